@@ -1,0 +1,14 @@
+//! Reflex base layer: the pieces every other crate of Reflex builds on.
+//!
+//! Nothing here knows about MPI. The modules are small and independent:
+//! - [`transport`]: the contract every transport (shared memory, TCP) implements for the engine;
+//! - [`buf`]: user buffers handed over the C ABI, wrapped so that the engine stays free of `unsafe`;
+//! - [`config`]: every `REFLEX_*` setting, typed and documented in one table;
+//! - [`futex`], [`cache`], [`segment`]: the primitives of shared memory (doorbells, padding, mapped files).
+
+pub mod buf;
+pub mod cache;
+pub mod config;
+pub mod futex;
+pub mod segment;
+pub mod transport;

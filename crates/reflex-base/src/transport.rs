@@ -1,0 +1,34 @@
+//! The transport contract: what the engine needs from any transport (shared memory, TCP, ...).
+//!
+//! Following the UCX/MPICH-ch4 model (see `shared/reference/style-models.md` §5.2), a transport only
+//! moves packets (small active messages) between ranks; it knows nothing of MPI. The engine builds all
+//! of MPI on top of these few methods. Back-pressure is a return value ([`WouldBlock`]), never a spin
+//! or a block inside the transport: the engine queues what could not be sent.
+//!
+//! Packets between one ordered pair of ranks are delivered in the order they were sent (FIFO); the
+//! engine's non-overtaking guarantee relies on it.
+
+/// Returned by [`Transport::try_send`] when the path to a peer is momentarily full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WouldBlock;
+
+/// A packet mover between the ranks of one job (indexed `0..nranks`).
+pub trait Transport {
+    /// Largest packet, in bytes, that [`Transport::try_send`] accepts.
+    fn max_packet(&self) -> usize;
+
+    /// Sends one packet of `len` bytes (`len <= max_packet()`) to rank `dest`. `fill` writes the
+    /// packet's bytes in place (straight into the transport's memory: this is where the engine packs),
+    /// and is called exactly once on success, never on `WouldBlock`.
+    fn try_send<F: FnOnce(&mut [u8])>(&mut self, dest: usize, len: usize, fill: F) -> Result<(), WouldBlock>;
+
+    /// Delivers received packets to `handler(source, bytes)`, in per-source FIFO order, and returns
+    /// how many were delivered. The slice is valid only during the call (it may point into shared
+    /// memory); the handler copies what it keeps. Must not block.
+    fn poll<H: FnMut(usize, &[u8])>(&mut self, handler: H) -> usize;
+
+    /// Blocks the calling process until a packet may have arrived for it, or `timeout` passes.
+    /// Called by the engine only after its own spinning budget ran out (spin-then-block); a spurious
+    /// return is allowed. Senders wake a sleeping receiver.
+    fn sleep(&mut self, timeout: std::time::Duration);
+}
