@@ -1,1 +1,560 @@
-//! placeholder: filled in by its owner
+//! Every `REFLEX_*` setting, typed, with its default and one-line doc, in ONE table.
+//!
+//! The table at the bottom of the "settings" section is the single place where settings are
+//! documented: a `macro_rules!` turns each line into a field of [`Config`], a parser arm and a
+//! row of [`Config::describe`] (which `reflex-info`, and later MPI_T, print). Adding a setting is
+//! one line. [`Config::from_vars`] reads any list of variables (testable), [`Config::from_env`]
+//! the process environment. Unknown `REFLEX_*` names are warnings naming the closest valid name
+//! (Levenshtein distance); a malformed value for a known name is an error naming the variable,
+//! the bad value and the expected form.
+
+use std::ffi::OsStr;
+use std::fmt;
+
+/// Prefix of every Reflex environment variable.
+pub const PREFIX: &str = "REFLEX_";
+
+/// How a setting's value is read from text and shown.
+pub trait SettingValue: Sized {
+    /// Parses the text of an environment variable (already trimmed).
+    fn parse_setting(text: &str) -> Option<Self>;
+    /// The value as a user would write it (parses back to the same value).
+    fn show(&self) -> String;
+    /// What a valid value looks like, for error messages.
+    fn expected() -> String;
+}
+
+/// A byte count, written with an optional `k`/`M`/`G` suffix (powers of 1024): `16384`, `64k`, `4M`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ByteSize(pub usize);
+
+impl ByteSize {
+    /// `n` KiB.
+    pub const fn kib(n: usize) -> Self {
+        Self(n * 1024)
+    }
+
+    /// The count in bytes.
+    pub const fn get(self) -> usize {
+        self.0
+    }
+}
+
+impl From<ByteSize> for usize {
+    fn from(size: ByteSize) -> usize {
+        size.0
+    }
+}
+
+/// Binary units, largest first, for showing sizes.
+const UNITS: [(&str, u32); 3] = [("G", 30), ("M", 20), ("K", 10)];
+
+impl SettingValue for ByteSize {
+    fn parse_setting(text: &str) -> Option<Self> {
+        let split = text
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len());
+        let (digits, suffix) = text.split_at(split);
+        let number: usize = digits.parse().ok()?;
+        let shift = match suffix.to_ascii_lowercase().as_str() {
+            "" | "b" => 0,
+            "k" | "kb" | "kib" => 10,
+            "m" | "mb" | "mib" => 20,
+            "g" | "gb" | "gib" => 30,
+            _ => return None,
+        };
+        number.checked_mul(1usize.checked_shl(shift)?).map(ByteSize)
+    }
+
+    fn show(&self) -> String {
+        for (unit, shift) in UNITS {
+            let scale = 1usize << shift;
+            if self.0 != 0 && self.0 & (scale - 1) == 0 {
+                return format!("{}{unit}", self.0 / scale);
+            }
+        }
+        self.0.to_string()
+    }
+
+    fn expected() -> String {
+        "a byte size such as 16384, 64k or 4M".to_owned()
+    }
+}
+
+impl SettingValue for u32 {
+    fn parse_setting(text: &str) -> Option<Self> {
+        text.parse().ok()
+    }
+
+    fn show(&self) -> String {
+        self.to_string()
+    }
+
+    fn expected() -> String {
+        format!("a whole number from 0 to {}", u32::MAX)
+    }
+}
+
+/// Declares an enum setting type whose variants are written as the given lowercase words.
+macro_rules! setting_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl SettingValue for $name {
+            fn parse_setting(text: &str) -> Option<Self> {
+                $(if text.eq_ignore_ascii_case($text) {
+                    return Some(Self::$variant);
+                })+
+                None
+            }
+
+            fn show(&self) -> String {
+                match self {
+                    $(Self::$variant => $text.to_owned()),+
+                }
+            }
+
+            fn expected() -> String {
+                format!("one of {}", [$($text),+].join("|"))
+            }
+        }
+    };
+}
+
+setting_enum! {
+    /// How large messages are copied between ranks of one node.
+    SingleCopy {
+        /// `process_vm_readv` when the kernel allows it, else the pipelined copy.
+        Auto = "auto",
+        /// Always `process_vm_readv` (cross-memory attach); fail if forbidden.
+        Cma = "cma",
+        /// Always the pipelined copy through the shared-memory rings.
+        Off = "off",
+    }
+}
+
+setting_enum! {
+    /// The least severe log message that is printed.
+    LogLevel {
+        Error = "error",
+        Warn = "warn",
+        Info = "info",
+        Debug = "debug",
+    }
+}
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Source {
+    /// Not set: the built-in default.
+    #[default]
+    Default,
+    /// Set by an environment variable.
+    Environment,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Default => "default",
+            Self::Environment => "environment",
+        })
+    }
+}
+
+/// One row of [`Config::describe`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingRow {
+    pub name: &'static str,
+    pub value: String,
+    pub default: String,
+    pub source: Source,
+    pub doc: &'static str,
+    pub expected: String,
+}
+
+/// Generates [`Config`], its parser and [`Config::describe`] from one table of settings.
+macro_rules! settings {
+    ($($field:ident: $ty:ty = $default:expr, $name:literal, $doc:literal;)+) => {
+        /// The effective configuration: every `REFLEX_*` setting, typed.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct Config {
+            $(#[doc = $doc] pub $field: $ty,)+
+            sources: Sources,
+        }
+
+        #[derive(Debug, Clone, Copy, PartialEq, Default)]
+        struct Sources {
+            $($field: Source,)+
+        }
+
+        impl Default for Config {
+            fn default() -> Self {
+                Self { $($field: $default,)+ sources: Sources::default() }
+            }
+        }
+
+        /// Every setting name, in table order.
+        pub const SETTING_NAMES: &[&str] = &[$($name),+];
+
+        impl Config {
+            /// Sets `name` from `text`; `None` when `name` is not a setting.
+            fn assign(&mut self, name: &str, text: &str) -> Option<Result<(), InvalidValue>> {
+                match name {
+                    $($name => Some(assign(
+                        $name,
+                        text,
+                        &mut self.$field,
+                        &mut self.sources.$field,
+                    )),)+
+                    _ => None,
+                }
+            }
+
+            /// (name, value, default, source, doc) of every setting, in table order.
+            pub fn describe(&self) -> Vec<SettingRow> {
+                let defaults = Self::default();
+                vec![$(SettingRow {
+                    name: $name,
+                    value: self.$field.show(),
+                    default: defaults.$field.show(),
+                    source: self.sources.$field,
+                    doc: $doc,
+                    expected: <$ty as SettingValue>::expected(),
+                }),+]
+            }
+        }
+    };
+}
+
+// The table: field: type = default, "REFLEX_NAME", "one-line doc";
+settings! {
+    eager_limit: ByteSize = ByteSize::kib(16), "REFLEX_EAGER_LIMIT", "largest message sent eagerly through shared-memory cells; larger messages use rendezvous";
+    shm_ring_bytes: ByteSize = ByteSize::kib(64), "REFLEX_SHM_RING_BYTES", "size of each per-pair shared-memory ring";
+    single_copy: SingleCopy = SingleCopy::Auto, "REFLEX_SINGLE_COPY", "large-message copy: auto, cma (process_vm_readv) or off (pipelined copy through the rings)";
+    pipeline_chunk: ByteSize = ByteSize::kib(16), "REFLEX_PIPELINE_CHUNK", "chunk size of the pipelined large-message copy";
+    spin_polls: u32 = 1000, "REFLEX_SPIN_POLLS", "empty polls before a waiting rank yields the CPU";
+    yield_polls: u32 = 100, "REFLEX_YIELD_POLLS", "sched_yield rounds before sleeping on the futex doorbell";
+    sleep_us: u32 = 1000, "REFLEX_SLEEP_US", "longest single futex sleep, in microseconds";
+    log: LogLevel = LogLevel::Warn, "REFLEX_LOG", "least severe log message printed: error, warn, info or debug";
+}
+
+/// Parses `text` into `slot` and records that it came from the environment.
+fn assign<T: SettingValue>(
+    name: &'static str,
+    text: &str,
+    slot: &mut T,
+    source: &mut Source,
+) -> Result<(), InvalidValue> {
+    let value = T::parse_setting(text.trim()).ok_or_else(|| InvalidValue {
+        name,
+        value: text.to_owned(),
+        expected: T::expected(),
+    })?;
+    *slot = value;
+    *source = Source::Environment;
+    Ok(())
+}
+
+/// A known setting with a value that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidValue {
+    pub name: &'static str,
+    pub value: String,
+    pub expected: String,
+}
+
+impl fmt::Display for InvalidValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid {}={:?}: expected {}",
+            self.name, self.value, self.expected
+        )
+    }
+}
+
+/// Every invalid setting found (all are reported at once).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub invalid: Vec<InvalidValue>,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lines: Vec<String> = self.invalid.iter().map(ToString::to_string).collect();
+        f.write_str(&lines.join("; "))
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Something suspicious but harmless in the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigWarning {
+    /// A `REFLEX_*` variable that is not a setting (probably a typo); it is ignored.
+    UnknownName { name: String, closest: &'static str },
+}
+
+impl fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnknownName { name, closest } => {
+                write!(
+                    f,
+                    "unknown setting {name} ignored (closest valid name: {closest})"
+                )
+            }
+        }
+    }
+}
+
+/// A configuration read from variables, with the warnings found on the way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedConfig {
+    pub config: Config,
+    pub warnings: Vec<ConfigWarning>,
+}
+
+impl Config {
+    /// Reads the `REFLEX_*` variables of the process environment.
+    pub fn from_env() -> Result<LoadedConfig, ConfigError> {
+        Self::from_vars(std::env::vars_os())
+    }
+
+    /// Reads `REFLEX_*` settings from `(name, value)` pairs; other names are ignored and a
+    /// later pair overrides an earlier one.
+    pub fn from_vars<I, K, V>(vars: I) -> Result<LoadedConfig, ConfigError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        let mut config = Self::default();
+        let mut warnings = Vec::new();
+        let mut invalid: Vec<InvalidValue> = Vec::new();
+        for (name, value) in vars {
+            let name = name.as_ref().to_string_lossy();
+            if !name.starts_with(PREFIX) {
+                continue;
+            }
+            let text = value.as_ref().to_str();
+            match config.assign(&name, text.unwrap_or("\u{fffd}")) {
+                None => warnings.push(ConfigWarning::UnknownName {
+                    closest: closest_name(&name),
+                    name: name.into_owned(),
+                }),
+                Some(result) => {
+                    invalid.retain(|bad| bad.name != name);
+                    if let Err(mut bad) = result {
+                        if text.is_none() {
+                            bad.value = value.as_ref().to_string_lossy().into_owned();
+                        }
+                        invalid.push(bad);
+                    }
+                }
+            }
+        }
+        if invalid.is_empty() {
+            Ok(LoadedConfig { config, warnings })
+        } else {
+            Err(ConfigError { invalid })
+        }
+    }
+
+    /// Where the value of the setting `name` came from (`None` if `name` is not a setting).
+    pub fn source_of(&self, name: &str) -> Option<Source> {
+        self.describe()
+            .into_iter()
+            .find(|row| row.name == name)
+            .map(|row| row.source)
+    }
+}
+
+/// The setting name closest to `name` by edit distance (ties: the first in table order).
+pub fn closest_name(name: &str) -> &'static str {
+    SETTING_NAMES
+        .iter()
+        .copied()
+        .min_by_key(|candidate| edit_distance(name, candidate))
+        .unwrap_or(PREFIX)
+}
+
+/// Levenshtein distance over bytes (names are ASCII), one row of memory.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.bytes().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(vars: &[(&str, &str)]) -> Result<LoadedConfig, ConfigError> {
+        Config::from_vars(vars.iter().copied())
+    }
+
+    #[test]
+    fn defaults_match_the_table() {
+        let loaded = load(&[("PATH", "/bin"), ("HOME", "/root")]).unwrap();
+        assert_eq!(loaded.config, Config::default());
+        assert!(loaded.warnings.is_empty());
+        let c = loaded.config;
+        assert_eq!(c.eager_limit, ByteSize(16384));
+        assert_eq!(c.shm_ring_bytes.get(), 65536);
+        assert_eq!(c.single_copy, SingleCopy::Auto);
+        assert_eq!(c.pipeline_chunk, ByteSize::kib(16));
+        assert_eq!((c.spin_polls, c.yield_polls, c.sleep_us), (1000, 100, 1000));
+        assert_eq!(c.log, LogLevel::Warn);
+    }
+
+    #[test]
+    fn values_and_sources_come_from_the_environment() {
+        let loaded = load(&[
+            ("REFLEX_EAGER_LIMIT", "64k"),
+            ("REFLEX_SHM_RING_BYTES", " 4M "),
+            ("REFLEX_SINGLE_COPY", "OFF"),
+            ("REFLEX_SPIN_POLLS", "0"),
+            ("REFLEX_LOG", "debug"),
+        ])
+        .unwrap();
+        let c = &loaded.config;
+        assert_eq!(c.eager_limit, ByteSize(65536));
+        assert_eq!(c.shm_ring_bytes, ByteSize(4 << 20));
+        assert_eq!(c.single_copy, SingleCopy::Off);
+        assert_eq!(c.spin_polls, 0);
+        assert_eq!(c.log, LogLevel::Debug);
+        assert_eq!(c.source_of("REFLEX_EAGER_LIMIT"), Some(Source::Environment));
+        assert_eq!(c.source_of("REFLEX_YIELD_POLLS"), Some(Source::Default));
+        assert_eq!(c.source_of("REFLEX_NOPE"), None);
+    }
+
+    #[test]
+    fn byte_sizes_accept_suffixes_and_show_round_trips() {
+        for (text, bytes) in [
+            ("0", 0),
+            ("100", 100),
+            ("64k", 65536),
+            ("64K", 65536),
+            ("64KiB", 65536),
+            ("4M", 4 << 20),
+            ("4mb", 4 << 20),
+            ("2G", 2 << 30),
+            ("7b", 7),
+        ] {
+            let size = ByteSize::parse_setting(text).unwrap();
+            assert_eq!(size, ByteSize(bytes), "{text}");
+            assert_eq!(ByteSize::parse_setting(&size.show()), Some(size));
+        }
+        assert_eq!(ByteSize(16384).show(), "16K");
+        assert_eq!(ByteSize(1000).show(), "1000");
+        for bad in [
+            "",
+            "k",
+            "-1",
+            "1.5M",
+            "12q",
+            "1 M",
+            "99999999999999999999",
+            "18014398509481984G",
+        ] {
+            assert_eq!(ByteSize::parse_setting(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_values_are_errors_naming_variable_value_and_form() {
+        let err = load(&[("REFLEX_EAGER_LIMIT", "12q"), ("REFLEX_LOG", "loud")]).unwrap_err();
+        assert_eq!(err.invalid.len(), 2);
+        assert_eq!(
+            err.invalid[0].to_string(),
+            "invalid REFLEX_EAGER_LIMIT=\"12q\": expected a byte size such as 16384, 64k or 4M"
+        );
+        assert_eq!(
+            err.invalid[1].to_string(),
+            "invalid REFLEX_LOG=\"loud\": expected one of error|warn|info|debug"
+        );
+        let err = load(&[("REFLEX_SPIN_POLLS", "-3")]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("a whole number from 0 to 4294967295"),
+            "{err}"
+        );
+        // A later good value repairs an earlier bad one.
+        assert!(load(&[("REFLEX_LOG", "loud"), ("REFLEX_LOG", "info")]).is_ok());
+    }
+
+    #[test]
+    fn unknown_names_warn_with_the_closest_valid_name() {
+        let loaded = load(&[
+            ("REFLEX_EAGER_LIMT", "1"),
+            ("REFLEX_SPIN_POLL", "5"),
+            ("REFLEXIVE", "x"),
+        ])
+        .unwrap();
+        assert_eq!(
+            loaded.warnings,
+            [
+                ConfigWarning::UnknownName {
+                    name: "REFLEX_EAGER_LIMT".into(),
+                    closest: "REFLEX_EAGER_LIMIT"
+                },
+                ConfigWarning::UnknownName {
+                    name: "REFLEX_SPIN_POLL".into(),
+                    closest: "REFLEX_SPIN_POLLS"
+                },
+            ]
+        );
+        assert_eq!(
+            loaded.warnings[0].to_string(),
+            "unknown setting REFLEX_EAGER_LIMT ignored (closest valid name: REFLEX_EAGER_LIMIT)"
+        );
+        assert_eq!(closest_name("REFLEX_SLEEP"), "REFLEX_SLEEP_US");
+    }
+
+    #[test]
+    fn non_utf8_values_are_invalid_not_panics() {
+        use std::os::unix::ffi::OsStrExt;
+        let bad = OsStr::from_bytes(b"4\xffM");
+        let err = Config::from_vars([(OsStr::new("REFLEX_EAGER_LIMIT"), bad)]).unwrap_err();
+        assert_eq!(err.invalid[0].value, "4\u{fffd}M");
+    }
+
+    #[test]
+    fn describe_lists_every_setting_once() {
+        let loaded = load(&[("REFLEX_SLEEP_US", "50")]).unwrap();
+        let rows = loaded.config.describe();
+        let names: Vec<_> = rows.iter().map(|r| r.name).collect();
+        assert_eq!(names, SETTING_NAMES);
+        let sleep = rows.iter().find(|r| r.name == "REFLEX_SLEEP_US").unwrap();
+        assert_eq!(
+            (sleep.value.as_str(), sleep.default.as_str()),
+            ("50", "1000")
+        );
+        assert_eq!(sleep.source, Source::Environment);
+        assert!(rows
+            .iter()
+            .all(|r| !r.doc.is_empty() && r.name.starts_with(PREFIX)));
+    }
+
+    #[test]
+    fn edit_distance_is_levenshtein() {
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("same", "same"), 0);
+    }
+}
