@@ -1,1 +1,42 @@
-//! placeholder: filled in by its owner
+//! Reflex's MPI engine: everything MPI means, built on the active messages of a transport.
+//!
+//! The C ABI layer (`reflex-mpi`) checks arguments, converts handles and calls into [`Engine`]; the
+//! engine implements the semantics (matching, protocols, requests, communicators, collectives) and
+//! moves bytes only through the [`reflex_base::transport::Transport`] contract. It contains no
+//! `unsafe` code: user memory arrives wrapped in `reflex_base::buf` types.
+//!
+//! Map of the crate: [`packet`] (wire format) → [`core`](crate::core) (matching and protocol
+//! reactions) → [`engine`] (progress, waiting, the outbox) → [`p2p`], [`completion`], [`coll`],
+//! [`comm_ops`] (the MPI operations) and [`world`] (start-up over PMI and shared memory).
+#![forbid(unsafe_code)]
+
+pub mod bsend;
+pub mod coll;
+pub mod comm;
+pub mod comm_ops;
+pub mod completion;
+mod core;
+pub mod datatype;
+pub mod engine;
+pub mod error;
+// TEMP pub mod fabric;
+pub mod op;
+pub mod p2p;
+pub mod packet;
+pub mod request;
+mod single_copy;
+pub mod testing;
+// TEMP pub mod world;
+
+pub use comm::{CommId, Comparison, GroupId, COMM_SELF, COMM_WORLD};
+pub use completion::Completion;
+pub use datatype::{Basic, Datatype, PairValue, ValueKind};
+pub use engine::{Engine, Tuning};
+pub use error::{ErrorClass, MpiError, Result};
+pub use op::ReduceOp;
+pub use p2p::Message;
+pub use request::{RequestId, SendMode, Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
+
+/// The error handler every communicator starts with (`MPI_ERRORS_ARE_FATAL` in MPICH's ABI); the
+/// engine stores handlers as opaque C-layer handles.
+pub const ERRORS_ARE_FATAL: i32 = 0x5400_0000;

@@ -1,0 +1,286 @@
+//! Communicators and groups.
+//!
+//! A communicator is a group (the world ranks of its members, in communicator-rank order), this
+//! process's rank in it, and a context id. Point-to-point traffic uses the context id `ctx`, collective
+//! traffic `ctx + 1`, so the two never match each other. New context ids are agreed by a max-reduction
+//! over the parent communicator (every member proposes its next free id), which needs no central
+//! server; disjoint communicators created by one split may share an id safely because no process
+//! belongs to two of them.
+
+use crate::error::{ErrorClass, MpiError, Result};
+use std::sync::Arc;
+
+/// Index of a communicator in the engine's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CommId(pub u32);
+
+/// `MPI_COMM_WORLD`.
+pub const COMM_WORLD: CommId = CommId(0);
+/// `MPI_COMM_SELF`.
+pub const COMM_SELF: CommId = CommId(1);
+
+/// Index of a group in the engine's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GroupId(pub u32);
+
+/// An ordered set of processes, as world ranks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// World rank of each member, indexed by group rank.
+    pub members: Arc<[u32]>,
+}
+
+impl Group {
+    /// Rank of world rank `world` in this group.
+    pub fn rank_of(&self, world: u32) -> Option<usize> {
+        self.members.iter().position(|&m| m == world)
+    }
+
+    /// Number of members.
+    pub fn size(&self) -> usize {
+        self.members.len()
+    }
+}
+
+/// Result of comparing two groups or communicators (`MPI_IDENT` ... `MPI_UNEQUAL`, MPICH values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Comparison {
+    /// Same object (communicators) or same members in the same order (groups).
+    Ident = 0,
+    /// Same members in the same order, different context.
+    Congruent = 1,
+    /// Same members, different order.
+    Similar = 2,
+    /// Anything else.
+    Unequal = 3,
+}
+
+/// Compares the membership of two groups.
+pub fn compare_groups(a: &Group, b: &Group) -> Comparison {
+    if a.members == b.members {
+        return Comparison::Ident;
+    }
+    if a.size() == b.size() {
+        let mut x = a.members.to_vec();
+        let mut y = b.members.to_vec();
+        x.sort_unstable();
+        y.sort_unstable();
+        if x == y {
+            return Comparison::Similar;
+        }
+    }
+    Comparison::Unequal
+}
+
+/// A communicator.
+#[derive(Debug, Clone)]
+pub struct Comm {
+    /// Context id for point-to-point traffic; collectives use `ctx + 1`.
+    pub ctx: u32,
+    /// This process's rank in the communicator.
+    pub rank: u32,
+    /// The members.
+    pub group: Group,
+    /// The error handler, as the C ABI layer names it (opaque to the engine).
+    pub errhandler: i32,
+    /// `MPI_Comm_set_name`.
+    pub name: String,
+}
+
+impl Comm {
+    /// Number of ranks.
+    pub fn size(&self) -> usize {
+        self.group.size()
+    }
+
+    /// World rank of communicator rank `rank` (caller checked the range).
+    pub fn world_of(&self, rank: usize) -> usize {
+        self.group.members[rank] as usize
+    }
+
+    /// Checks a destination rank: `0..size` or `PROC_NULL`.
+    pub fn check_rank(&self, rank: i32, what: &str) -> Result<()> {
+        if rank == crate::request::PROC_NULL || (rank >= 0 && (rank as usize) < self.size()) {
+            Ok(())
+        } else {
+            Err(MpiError::new(
+                ErrorClass::Rank,
+                format!(
+                    "{what} rank {rank} is out of range for a communicator of size {}",
+                    self.size()
+                ),
+            ))
+        }
+    }
+}
+
+/// The table of live communicators.
+#[derive(Debug, Default)]
+pub(crate) struct Comms {
+    slots: Vec<Option<Comm>>,
+    /// Lowest context id this process has not used yet (a multiple of 2).
+    pub(crate) next_ctx: u32,
+}
+
+impl Comms {
+    pub(crate) fn insert(&mut self, comm: Comm) -> CommId {
+        if let Some(i) = self.slots.iter().skip(2).position(Option::is_none) {
+            self.slots[i + 2] = Some(comm);
+            CommId(i as u32 + 2)
+        } else {
+            self.slots.push(Some(comm));
+            CommId(self.slots.len() as u32 - 1)
+        }
+    }
+
+    pub(crate) fn get(&self, id: CommId) -> Result<&Comm> {
+        self.slots
+            .get(id.0 as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| {
+                MpiError::new(
+                    ErrorClass::Comm,
+                    format!("communicator {} does not exist (freed?)", id.0),
+                )
+            })
+    }
+
+    pub(crate) fn get_mut(&mut self, id: CommId) -> Result<&mut Comm> {
+        self.slots
+            .get_mut(id.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or_else(|| {
+                MpiError::new(
+                    ErrorClass::Comm,
+                    format!("communicator {} does not exist (freed?)", id.0),
+                )
+            })
+    }
+
+    pub(crate) fn remove(&mut self, id: CommId) -> Result<Comm> {
+        if id == COMM_WORLD || id == COMM_SELF {
+            return Err(MpiError::new(
+                ErrorClass::Comm,
+                "predefined communicators cannot be freed",
+            ));
+        }
+        self.slots
+            .get_mut(id.0 as usize)
+            .and_then(Option::take)
+            .ok_or_else(|| {
+                MpiError::new(
+                    ErrorClass::Comm,
+                    format!("communicator {} does not exist (freed?)", id.0),
+                )
+            })
+    }
+}
+
+/// The table of live groups (`MPI_GROUP_EMPTY` is id 0).
+#[derive(Debug)]
+pub(crate) struct Groups {
+    slots: Vec<Option<Group>>,
+}
+
+/// `MPI_GROUP_EMPTY`.
+pub const GROUP_EMPTY: GroupId = GroupId(0);
+
+impl Default for Groups {
+    fn default() -> Self {
+        Self {
+            slots: vec![Some(Group {
+                members: Arc::from(Vec::new()),
+            })],
+        }
+    }
+}
+
+impl Groups {
+    pub(crate) fn insert(&mut self, group: Group) -> GroupId {
+        if let Some(i) = self.slots.iter().skip(1).position(Option::is_none) {
+            self.slots[i + 1] = Some(group);
+            GroupId(i as u32 + 1)
+        } else {
+            self.slots.push(Some(group));
+            GroupId(self.slots.len() as u32 - 1)
+        }
+    }
+
+    pub(crate) fn get(&self, id: GroupId) -> Result<&Group> {
+        self.slots
+            .get(id.0 as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| {
+                MpiError::new(
+                    ErrorClass::Group,
+                    format!("group {} does not exist (freed?)", id.0),
+                )
+            })
+    }
+
+    pub(crate) fn remove(&mut self, id: GroupId) -> Result<()> {
+        if id == GROUP_EMPTY {
+            return Err(MpiError::new(
+                ErrorClass::Group,
+                "MPI_GROUP_EMPTY cannot be freed",
+            ));
+        }
+        self.slots
+            .get_mut(id.0 as usize)
+            .and_then(Option::take)
+            .map(|_| ())
+            .ok_or_else(|| {
+                MpiError::new(
+                    ErrorClass::Group,
+                    format!("group {} does not exist (freed?)", id.0),
+                )
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(m: &[u32]) -> Group {
+        Group {
+            members: Arc::from(m.to_vec()),
+        }
+    }
+
+    #[test]
+    fn group_comparison() {
+        assert_eq!(
+            compare_groups(&group(&[0, 1, 2]), &group(&[0, 1, 2])),
+            Comparison::Ident
+        );
+        assert_eq!(
+            compare_groups(&group(&[0, 1, 2]), &group(&[2, 0, 1])),
+            Comparison::Similar
+        );
+        assert_eq!(
+            compare_groups(&group(&[0, 1]), &group(&[0, 2])),
+            Comparison::Unequal
+        );
+    }
+
+    #[test]
+    fn freed_slots_are_reused_and_predefined_ones_protected() {
+        let mut comms = Comms::default();
+        let c = |ctx| Comm {
+            ctx,
+            rank: 0,
+            group: group(&[0]),
+            errhandler: 0,
+            name: String::new(),
+        };
+        assert_eq!(comms.insert(c(0)), COMM_WORLD);
+        assert_eq!(comms.insert(c(2)), COMM_SELF);
+        let a = comms.insert(c(4));
+        assert!(comms.remove(COMM_WORLD).is_err());
+        comms.remove(a).unwrap();
+        assert_eq!(comms.get(a).unwrap_err().class, ErrorClass::Comm);
+        assert_eq!(comms.insert(c(6)), a);
+    }
+}

@@ -1,0 +1,238 @@
+//! Creating, comparing and freeing communicators and groups.
+//!
+//! `MPI_Comm_dup` and `MPI_Comm_split` are collective over the parent: one allgather carries every
+//! member's proposed context id (its lowest unused one) together with its color and key, so the new
+//! context id (the maximum proposal) and the new membership are agreed in a single exchange.
+
+use crate::comm::{compare_groups, Comm, CommId, Comparison, Group, GroupId, COMM_WORLD};
+use crate::engine::Engine;
+use crate::error::{ErrorClass, MpiError, Result};
+use reflex_base::transport::Transport;
+
+/// `MPI_UNDEFINED` (MPICH's value): the color of ranks that join no new communicator.
+pub const UNDEFINED: i32 = -32766;
+
+fn word(b: &[u8], i: usize) -> i32 {
+    i32::from_le_bytes(b[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+}
+
+impl<T: Transport> Engine<T> {
+    /// The communicator behind `id`.
+    pub fn comm(&self, id: CommId) -> Result<&Comm> {
+        self.comms.get(id)
+    }
+
+    /// Mutable access (names, error handlers).
+    pub fn comm_mut(&mut self, id: CommId) -> Result<&mut Comm> {
+        self.comms.get_mut(id)
+    }
+
+    /// One collective exchange of (next free context id, color, key); returns the agreed context id
+    /// and every member's (color, key).
+    fn exchange_for_new_comm(
+        &mut self,
+        parent: CommId,
+        color: i32,
+        key: i32,
+    ) -> Result<(u32, Vec<(i32, i32)>)> {
+        let proposal = self.comms.next_ctx as i32;
+        let mine = [proposal, color, key]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let all = self.allgather_bytes(parent, mine)?;
+        let ctx = all.iter().map(|b| word(b, 0)).max().unwrap_or(proposal) as u32;
+        self.comms.next_ctx = ctx + 2;
+        Ok((ctx, all.iter().map(|b| (word(b, 1), word(b, 2))).collect()))
+    }
+
+    /// `MPI_Comm_dup`: same group, new context, same error handler.
+    pub fn comm_dup(&mut self, parent: CommId) -> Result<CommId> {
+        let (ctx, _) = self.exchange_for_new_comm(parent, 0, 0)?;
+        let p = self.comms.get(parent)?;
+        let comm = Comm {
+            ctx,
+            rank: p.rank,
+            group: p.group.clone(),
+            errhandler: p.errhandler,
+            name: String::new(),
+        };
+        Ok(self.comms.insert(comm))
+    }
+
+    /// `MPI_Comm_split`: ranks with the same color form a communicator, ordered by (key, old rank).
+    /// Returns `None` for `MPI_UNDEFINED`.
+    pub fn comm_split(&mut self, parent: CommId, color: i32, key: i32) -> Result<Option<CommId>> {
+        if color < 0 && color != UNDEFINED {
+            return Err(MpiError::new(
+                ErrorClass::Arg,
+                format!("split color {color} is negative and not MPI_UNDEFINED"),
+            ));
+        }
+        let (ctx, choices) = self.exchange_for_new_comm(parent, color, key)?;
+        if color == UNDEFINED {
+            return Ok(None);
+        }
+        let p = self.comms.get(parent)?;
+        let mut chosen: Vec<(i32, usize)> = choices
+            .iter()
+            .enumerate()
+            .filter(|(_, (c, _))| *c == color)
+            .map(|(r, (_, k))| (*k, r))
+            .collect();
+        chosen.sort_unstable();
+        let members: Vec<u32> = chosen.iter().map(|&(_, r)| p.group.members[r]).collect();
+        let me = p.group.members[p.rank as usize];
+        let rank = members
+            .iter()
+            .position(|&m| m == me)
+            .expect("this rank chose its own color") as u32;
+        let comm = Comm {
+            ctx,
+            rank,
+            group: Group {
+                members: members.into(),
+            },
+            errhandler: p.errhandler,
+            name: String::new(),
+        };
+        Ok(Some(self.comms.insert(comm)))
+    }
+
+    /// `MPI_Comm_create`: the members of `group` (a subgroup of the parent) get a new communicator.
+    pub fn comm_create(&mut self, parent: CommId, group: GroupId) -> Result<Option<CommId>> {
+        let g = self.groups.get(group)?.clone();
+        let p = self.comms.get(parent)?;
+        if let Some(outsider) = g.members.iter().find(|m| p.group.rank_of(**m).is_none()) {
+            return Err(MpiError::new(
+                ErrorClass::Group,
+                format!("world rank {outsider} of the group is not in the communicator"),
+            ));
+        }
+        let me = p.group.members[p.rank as usize];
+        let (ctx, _) = self.exchange_for_new_comm(parent, 0, 0)?;
+        let Some(rank) = g.rank_of(me) else {
+            return Ok(None);
+        };
+        let errhandler = self.comms.get(parent)?.errhandler;
+        let comm = Comm {
+            ctx,
+            rank: rank as u32,
+            group: g,
+            errhandler,
+            name: String::new(),
+        };
+        Ok(Some(self.comms.insert(comm)))
+    }
+
+    /// `MPI_Comm_free`.
+    pub fn comm_free(&mut self, id: CommId) -> Result<()> {
+        self.comms.remove(id).map(|_| ())
+    }
+
+    /// `MPI_Comm_compare`.
+    pub fn comm_compare(&self, a: CommId, b: CommId) -> Result<Comparison> {
+        if a == b {
+            self.comms.get(a)?;
+            return Ok(Comparison::Ident);
+        }
+        let (ca, cb) = (self.comms.get(a)?, self.comms.get(b)?);
+        Ok(match compare_groups(&ca.group, &cb.group) {
+            Comparison::Ident => Comparison::Congruent,
+            other => other,
+        })
+    }
+
+    /// `MPI_Comm_group`: a new group handle with the communicator's members.
+    pub fn comm_group(&mut self, id: CommId) -> Result<GroupId> {
+        let group = self.comms.get(id)?.group.clone();
+        Ok(self.groups.insert(group))
+    }
+
+    /// The group behind `id`.
+    pub fn group(&self, id: GroupId) -> Result<&Group> {
+        self.groups.get(id)
+    }
+
+    /// This process's rank in `id`, if it is a member (`MPI_Group_rank`).
+    pub fn group_rank(&self, id: GroupId) -> Result<Option<usize>> {
+        Ok(self.groups.get(id)?.rank_of(self.core.me as u32))
+    }
+
+    /// `MPI_Group_free`.
+    pub fn group_free(&mut self, id: GroupId) -> Result<()> {
+        self.groups.remove(id)
+    }
+
+    /// `MPI_Group_compare`.
+    pub fn group_compare(&self, a: GroupId, b: GroupId) -> Result<Comparison> {
+        Ok(compare_groups(self.groups.get(a)?, self.groups.get(b)?))
+    }
+
+    /// `MPI_Group_translate_ranks`: each rank of `a` as a rank of `b` (`None` = `MPI_UNDEFINED`).
+    pub fn group_translate(
+        &self,
+        a: GroupId,
+        ranks: &[i32],
+        b: GroupId,
+    ) -> Result<Vec<Option<usize>>> {
+        let (ga, gb) = (self.groups.get(a)?, self.groups.get(b)?);
+        ranks
+            .iter()
+            .map(|&r| {
+                if r == crate::request::PROC_NULL {
+                    return Ok(None);
+                }
+                let world = usize::try_from(r)
+                    .ok()
+                    .and_then(|r| ga.members.get(r))
+                    .ok_or_else(|| {
+                        MpiError::new(
+                            ErrorClass::Rank,
+                            format!("rank {r} is out of range for a group of size {}", ga.size()),
+                        )
+                    })?;
+                Ok(gb.rank_of(*world))
+            })
+            .collect()
+    }
+
+    /// `MPI_Group_incl` (`exclude = false`) and `MPI_Group_excl` (`exclude = true`).
+    pub fn group_select(&mut self, id: GroupId, ranks: &[i32], exclude: bool) -> Result<GroupId> {
+        let g = self.groups.get(id)?;
+        let mut seen = vec![false; g.size()];
+        for &r in ranks {
+            let i = usize::try_from(r)
+                .ok()
+                .filter(|&i| i < g.size())
+                .ok_or_else(|| {
+                    MpiError::new(
+                        ErrorClass::Rank,
+                        format!("rank {r} is out of range for a group of size {}", g.size()),
+                    )
+                })?;
+            if std::mem::replace(&mut seen[i], true) {
+                return Err(MpiError::new(
+                    ErrorClass::Rank,
+                    format!("rank {r} appears twice"),
+                ));
+            }
+        }
+        let members: Vec<u32> = if exclude {
+            (0..g.size())
+                .filter(|&i| !seen[i])
+                .map(|i| g.members[i])
+                .collect()
+        } else {
+            ranks.iter().map(|&r| g.members[r as usize]).collect()
+        };
+        Ok(self.groups.insert(Group {
+            members: members.into(),
+        }))
+    }
+
+    /// The world group (`MPI_Comm_group(MPI_COMM_WORLD)` without a new handle).
+    pub fn world_group(&self) -> Result<&Group> {
+        Ok(&self.comms.get(COMM_WORLD)?.group)
+    }
+}

@@ -1,0 +1,496 @@
+//! The protocol core: matching and the reaction to every packet kind, with no transport inside.
+//!
+//! Receives are matched in posting order against messages in arrival order, on (context, source,
+//! tag) with `ANY_SOURCE`/`ANY_TAG` wildcards: this plus the transport's per-pair FIFO gives MPI's
+//! non-overtaking rule. A message that finds no posted receive waits in the unexpected queue (an
+//! eager payload is copied out of the transport; a rendezvous keeps only its RTS). Replies the core
+//! decides on (SYNC_ACK, CTS, FIN) are queued in the per-destination outbox, which the engine drains
+//! into the transport after each poll.
+
+use crate::error::{ErrorClass, MpiError};
+use crate::packet::{self, Envelope, Packet};
+use crate::request::{
+    InBuf, Op, RecvOp, RecvPhase, Request, RequestId, Requests, SendPhase, Status, ANY_SOURCE,
+    ANY_TAG,
+};
+use std::collections::VecDeque;
+
+/// A receive waiting in the posted queue; the pattern is kept inline so scans touch no request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Posted {
+    pub(crate) id: RequestId,
+    pub(crate) ctx: u32,
+    pub(crate) source: i32,
+    pub(crate) tag: i32,
+}
+
+impl Posted {
+    pub(crate) fn matches(&self, env: &Envelope) -> bool {
+        pattern_matches(self.ctx, self.source, self.tag, env)
+    }
+}
+
+/// Does a receive pattern accept a message envelope?
+pub(crate) fn pattern_matches(ctx: u32, source: i32, tag: i32, env: &Envelope) -> bool {
+    ctx == env.ctx
+        && (source == ANY_SOURCE || source as u32 == env.src)
+        && (tag == ANY_TAG || tag == env.tag)
+}
+
+/// What an unmatched message left behind.
+#[derive(Debug)]
+pub(crate) enum Body {
+    /// The eager payload, copied out of the transport.
+    Eager(Vec<u8>),
+    /// A rendezvous offer: the sender's pid and buffer address.
+    Rts { pid: u32, addr: u64 },
+}
+
+/// A message that arrived before its receive was posted (or was taken by `MPI_Mprobe`).
+#[derive(Debug)]
+pub(crate) struct Unexpected {
+    pub(crate) env: Envelope,
+    pub(crate) src_world: usize,
+    pub(crate) body: Body,
+}
+
+/// One unit of work waiting for room in the transport towards one destination.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Out {
+    /// The first packet (eager or RTS) of a send request.
+    Send(RequestId),
+    /// The next DATA chunk(s) of a streaming send request.
+    Data(RequestId),
+    /// A control packet (CTS, FIN, SYNC_ACK), stored inline.
+    Control([u8; 16], u8),
+}
+
+/// Engine state that packet handling needs (everything but the transport).
+#[derive(Debug)]
+pub(crate) struct Core {
+    pub(crate) me: usize,
+    pub(crate) pid: u32,
+    pub(crate) requests: Requests,
+    pub(crate) posted: VecDeque<Posted>,
+    pub(crate) unexpected: VecDeque<Unexpected>,
+    pub(crate) outbox: Vec<VecDeque<Out>>,
+    pub(crate) outbox_len: usize,
+    pub(crate) loopback: VecDeque<Vec<u8>>,
+    /// Use `process_vm_readv` for rendezvous (else stream through the transport).
+    pub(crate) single_copy: bool,
+    /// First fatal protocol error seen while polling (reported by the next engine call).
+    pub(crate) fatal: Option<MpiError>,
+    /// The attached buffer of buffered sends.
+    pub(crate) bsend: crate::bsend::BsendPool,
+}
+
+impl Core {
+    pub(crate) fn new(me: usize, nranks: usize, single_copy: bool) -> Self {
+        Self {
+            me,
+            pid: std::process::id(),
+            requests: Requests::default(),
+            posted: VecDeque::new(),
+            unexpected: VecDeque::new(),
+            outbox: (0..nranks).map(|_| VecDeque::new()).collect(),
+            outbox_len: 0,
+            loopback: VecDeque::new(),
+            single_copy,
+            fatal: None,
+            bsend: Default::default(),
+        }
+    }
+
+    pub(crate) fn queue_out(&mut self, dest: usize, item: Out) {
+        self.outbox[dest].push_back(item);
+        self.outbox_len += 1;
+    }
+
+    fn queue_control(&mut self, dest: usize, encode: impl FnOnce(&mut [u8]), len: usize) {
+        let mut bytes = [0u8; 16];
+        encode(&mut bytes);
+        self.queue_out(dest, Out::Control(bytes, len as u8));
+    }
+
+    /// Handles one packet from world rank `src_world`.
+    pub(crate) fn on_packet(&mut self, src_world: usize, bytes: &[u8]) {
+        match packet::decode(bytes) {
+            Ok(Packet::Eager { env, payload }) => {
+                self.on_message(src_world, env, MessageBody::Eager(payload))
+            }
+            Ok(Packet::Rts { env, pid, addr }) => {
+                self.on_message(src_world, env, MessageBody::Rts { pid, addr })
+            }
+            Ok(Packet::Cts { sreq, rreq }) => self.on_cts(src_world, sreq, rreq),
+            Ok(Packet::Data {
+                rreq,
+                offset,
+                payload,
+            }) => self.on_data(rreq, offset, payload),
+            Ok(Packet::Fin { sreq }) | Ok(Packet::SyncAck { sreq }) => {
+                self.complete_send(RequestId(sreq))
+            }
+            Err(e) => self.record_fatal(MpiError::new(
+                e.class,
+                format!("from rank {src_world}: {}", e.message),
+            )),
+        }
+    }
+
+    #[cold]
+    pub(crate) fn record_fatal(&mut self, e: MpiError) {
+        self.fatal.get_or_insert(e);
+    }
+
+    fn on_message(&mut self, src_world: usize, env: Envelope, body: MessageBody<'_>) {
+        let Some(pos) = self.posted.iter().position(|p| p.matches(&env)) else {
+            let body = match body {
+                MessageBody::Eager(payload) => Body::Eager(payload.to_vec()),
+                MessageBody::Rts { pid, addr } => Body::Rts { pid, addr },
+            };
+            self.unexpected.push_back(Unexpected {
+                env,
+                src_world,
+                body,
+            });
+            return;
+        };
+        let posted = self.posted.remove(pos).expect("position is in range");
+        self.deliver(posted.id, src_world, env, body);
+    }
+
+    /// Delivers a matched message into receive request `id`.
+    pub(crate) fn deliver(
+        &mut self,
+        id: RequestId,
+        src_world: usize,
+        env: Envelope,
+        body: MessageBody<'_>,
+    ) {
+        if env.flags & packet::FLAG_SYNC != 0 && matches!(body, MessageBody::Eager(_)) {
+            self.queue_control(
+                src_world,
+                |b| packet::encode_sync_ack(b, env.sreq),
+                packet::ACK_LEN,
+            );
+        }
+        match body {
+            MessageBody::Eager(payload) => {
+                let status = self.fill(id, &env, |dst| {
+                    let n = dst.len().min(payload.len());
+                    dst[..n].copy_from_slice(&payload[..n]);
+                    n
+                });
+                self.finish_recv(id, status);
+            }
+            MessageBody::Rts { pid, addr } => self.start_rendezvous(id, src_world, env, pid, addr),
+        }
+    }
+
+    /// Runs `copy` on the receive buffer of `id` and builds the resulting status.
+    fn fill(
+        &mut self,
+        id: RequestId,
+        env: &Envelope,
+        copy: impl FnOnce(&mut [u8]) -> usize,
+    ) -> Status {
+        let Some(Request {
+            op: Op::Recv(recv), ..
+        }) = self.requests.get_mut(id)
+        else {
+            return Status::empty();
+        };
+        let copied = copy(recv.buf.bytes_mut());
+        recv_status(env.src as i32, env.tag, env.len as usize, copied)
+    }
+
+    fn start_rendezvous(
+        &mut self,
+        id: RequestId,
+        src_world: usize,
+        env: Envelope,
+        pid: u32,
+        addr: u64,
+    ) {
+        if src_world == self.me {
+            return self.rendezvous_with_self(id, env);
+        }
+        if self.single_copy {
+            let mut failure = None;
+            let status = self.fill(id, &env, |dst| {
+                let n = dst.len().min(env.len as usize);
+                match crate::single_copy::read(pid, addr, &mut dst[..n]) {
+                    Ok(()) => n,
+                    Err(e) => {
+                        failure = Some(e);
+                        0
+                    }
+                }
+            });
+            match failure {
+                None => {
+                    self.queue_control(
+                        src_world,
+                        |b| packet::encode_fin(b, env.sreq),
+                        packet::ACK_LEN,
+                    );
+                    return self.finish_recv(id, status);
+                }
+                // The kernel refused (e.g. ptrace restrictions): stream from now on.
+                Some(_) => self.single_copy = false,
+            }
+        }
+        if let Some(Request {
+            op: Op::Recv(recv), ..
+        }) = self.requests.get_mut(id)
+        {
+            recv.phase = RecvPhase::Streaming {
+                received: 0,
+                expected: env.len as usize,
+            };
+            recv.source = env.src as i32;
+            recv.tag = env.tag;
+        }
+        self.queue_control(
+            src_world,
+            |b| packet::encode_cts(b, env.sreq, id.0),
+            packet::CTS_LEN,
+        );
+    }
+}
+
+/// A matched message's body, borrowed from the packet or from the unexpected queue.
+#[derive(Debug)]
+pub(crate) enum MessageBody<'a> {
+    Eager(&'a [u8]),
+    Rts { pid: u32, addr: u64 },
+}
+
+/// The status of a receive that got `copied` bytes of a `len`-byte message.
+fn recv_status(source: i32, tag: i32, len: usize, copied: usize) -> Status {
+    let error = (copied < len).then(|| {
+        MpiError::new(
+            ErrorClass::Truncate,
+            format!("message of {len} bytes from rank {source} (tag {tag}) truncated to a receive buffer of {copied} bytes"),
+        )
+    });
+    Status {
+        source,
+        tag,
+        bytes: copied,
+        cancelled: false,
+        error,
+    }
+}
+
+impl Core {
+    fn rendezvous_with_self(&mut self, rid: RequestId, env: Envelope) {
+        let sid = RequestId(env.sreq);
+        let Some(mut send) = self.requests.take(sid) else {
+            return self.record_fatal(MpiError::new(
+                ErrorClass::Intern,
+                "self rendezvous lost its send request",
+            ));
+        };
+        let status = match &send.op {
+            Op::Send(op) => {
+                let src = op.buf.bytes();
+                self.fill(rid, &env, |dst| {
+                    let n = dst.len().min(src.len());
+                    dst[..n].copy_from_slice(&src[..n]);
+                    n
+                })
+            }
+            _ => Status::empty(),
+        };
+        if let Op::Send(op) = &mut send.op {
+            op.phase = SendPhase::AwaitReply;
+        }
+        self.requests.put_back(sid, send);
+        self.finish_recv(rid, status);
+        self.complete_send(sid);
+    }
+
+    fn on_cts(&mut self, src_world: usize, sreq: u32, rreq: u32) {
+        let id = RequestId(sreq);
+        match self.requests.get_mut(id) {
+            Some(Request {
+                op: Op::Send(send), ..
+            }) if send.phase == SendPhase::AwaitReply => {
+                send.phase = SendPhase::Streaming { next: 0 };
+                send.peer_req = rreq;
+                self.queue_out(src_world, Out::Data(id));
+            }
+            _ => self.record_fatal(MpiError::new(
+                ErrorClass::Intern,
+                format!("cts from rank {src_world} for unknown send {sreq}"),
+            )),
+        }
+    }
+
+    fn on_data(&mut self, rreq: u32, offset: u64, payload: &[u8]) {
+        let id = RequestId(rreq);
+        let Some(Request {
+            op: Op::Recv(recv), ..
+        }) = self.requests.get_mut(id)
+        else {
+            return self.record_fatal(MpiError::new(
+                ErrorClass::Intern,
+                format!("data for unknown receive {rreq}"),
+            ));
+        };
+        let RecvPhase::Streaming { received, expected } = recv.phase else {
+            return self.record_fatal(MpiError::new(
+                ErrorClass::Intern,
+                format!("data for receive {rreq} not streaming"),
+            ));
+        };
+        let dst = recv.buf.bytes_mut();
+        let start = (offset as usize).min(dst.len());
+        let n = payload.len().min(dst.len() - start);
+        dst[start..start + n].copy_from_slice(&payload[..n]);
+        let received = received + payload.len();
+        if received < expected {
+            recv.phase = RecvPhase::Streaming { received, expected };
+            return;
+        }
+        let status = recv_status(
+            recv.source,
+            recv.tag,
+            expected,
+            expected.min(recv.buf.capacity()),
+        );
+        self.finish_recv(id, status);
+    }
+
+    /// Marks receive `id` complete with `status`.
+    pub(crate) fn finish_recv(&mut self, id: RequestId, status: Status) {
+        if let Some(Request {
+            op: Op::Recv(recv), ..
+        }) = self.requests.get_mut(id)
+        {
+            recv.phase = RecvPhase::Done;
+        }
+        self.complete(id, status);
+    }
+
+    /// Marks send `id` complete (its buffer is no longer needed).
+    pub(crate) fn complete_send(&mut self, id: RequestId) {
+        match self.requests.get_mut(id) {
+            Some(Request {
+                op: Op::Send(send), ..
+            }) => {
+                send.phase = SendPhase::Done;
+                self.complete(id, Status::empty());
+            }
+            _ => self.record_fatal(MpiError::new(
+                ErrorClass::Intern,
+                format!("acknowledgement for unknown send {}", id.0),
+            )),
+        }
+    }
+
+    /// Marks a request complete; a request the application already freed is released now.
+    pub(crate) fn complete(&mut self, id: RequestId, status: Status) {
+        let Some(req) = self.requests.get_mut(id) else {
+            return;
+        };
+        req.complete = true;
+        req.status = status;
+        if req.detached {
+            self.release(id);
+        }
+    }
+
+    /// Drops a completed request (or returns a persistent one to the inactive state).
+    pub(crate) fn release(&mut self, id: RequestId) {
+        if let Some(Request {
+            op: Op::Send(send), ..
+        }) = self.requests.get_mut(id)
+        {
+            let reserved = std::mem::take(&mut send.bsend_reserved);
+            self.bsend.give_back(reserved);
+        }
+        let persistent = self
+            .requests
+            .get(id)
+            .is_some_and(|r| r.persistent.is_some() && !r.detached);
+        if persistent {
+            if let Some(req) = self.requests.get_mut(id) {
+                req.op = Op::Null;
+            }
+        } else {
+            self.requests.remove(id);
+        }
+    }
+
+    /// Posts receive `id` with the given pattern: first against the unexpected queue, else queued.
+    pub(crate) fn post_recv(&mut self, id: RequestId, ctx: u32, source: i32, tag: i32) {
+        let found = self
+            .unexpected
+            .iter()
+            .position(|u| pattern_matches(ctx, source, tag, &u.env));
+        match found {
+            Some(pos) => {
+                let msg = self.unexpected.remove(pos).expect("position is in range");
+                self.deliver_unexpected(id, msg);
+            }
+            None => self.posted.push_back(Posted {
+                id,
+                ctx,
+                source,
+                tag,
+            }),
+        }
+    }
+
+    /// Delivers a message taken from the unexpected queue (or an `MPI_Mprobe` handle).
+    pub(crate) fn deliver_unexpected(&mut self, id: RequestId, msg: Unexpected) {
+        match &msg.body {
+            Body::Eager(bytes) => {
+                self.deliver(id, msg.src_world, msg.env, MessageBody::Eager(bytes))
+            }
+            Body::Rts { pid, addr } => self.deliver(
+                id,
+                msg.src_world,
+                msg.env,
+                MessageBody::Rts {
+                    pid: *pid,
+                    addr: *addr,
+                },
+            ),
+        }
+    }
+
+    /// Creates a receive request over `buf` (not yet posted), in `into` or a new slot.
+    pub(crate) fn new_recv(
+        &mut self,
+        buf: InBuf,
+        ctx: u32,
+        source: i32,
+        tag: i32,
+        into: Option<RequestId>,
+    ) -> RequestId {
+        let op = RecvOp {
+            buf,
+            ctx,
+            source,
+            tag,
+            phase: RecvPhase::Posted,
+        };
+        self.install(into, Op::Recv(op))
+    }
+
+    /// Puts a fresh operation into request `into` (a persistent request being started) or a new one.
+    pub(crate) fn install(&mut self, into: Option<RequestId>, op: Op) -> RequestId {
+        match into.and_then(|id| self.requests.get_mut(id).map(|r| (id, r))) {
+            Some((id, req)) => {
+                req.op = op;
+                req.complete = false;
+                req.status = Status::empty();
+                id
+            }
+            None => self.requests.insert(Request::new(op)),
+        }
+    }
+}

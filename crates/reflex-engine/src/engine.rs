@@ -1,0 +1,336 @@
+//! The engine object: transport + protocol core + communicators, and the progress loop.
+//!
+//! Progress is explicit (no thread): every blocking call spins on [`Engine::progress`], which drains
+//! the loopback queue (messages to self), polls the transport, and pushes queued work into the
+//! transport as room appears. Waiting is spin-then-block, as DESIGN.md asks: a bounded number of
+//! empty polls, then a bounded number of `sched_yield`s, then a futex sleep on the transport's
+//! doorbell (a sender rings it). With more ranks than cores the spin budget shrinks, so an idle rank
+//! hands its core to one that has work instead of burning its time slice.
+
+use crate::comm::{Comm, Comms, Groups};
+use crate::core::{Core, Out};
+use crate::error::Result;
+use crate::packet::{self, Envelope};
+use crate::request::{Op, Request, RequestId, SendPhase};
+use reflex_base::transport::{Transport, WouldBlock};
+use std::time::Duration;
+
+/// Protocol and waiting parameters (from `reflex_base::config`).
+#[derive(Debug, Clone, Copy)]
+pub struct Tuning {
+    /// Largest message sent eagerly.
+    pub eager_limit: usize,
+    /// Chunk size of a streamed rendezvous.
+    pub chunk: usize,
+    /// Empty polls before yielding.
+    pub spin_polls: u32,
+    /// Yields before sleeping on the doorbell.
+    pub yield_polls: u32,
+    /// Longest single doorbell sleep.
+    pub sleep: Duration,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Self {
+            eager_limit: 16 << 10,
+            chunk: 16 << 10,
+            spin_polls: 1000,
+            yield_polls: 100,
+            sleep: Duration::from_millis(1),
+        }
+    }
+}
+
+/// The MPI engine of one process, generic over its transport (static dispatch on the hot path).
+#[derive(Debug)]
+pub struct Engine<T: Transport> {
+    pub(crate) fabric: T,
+    pub(crate) core: Core,
+    pub(crate) comms: Comms,
+    pub(crate) groups: Groups,
+    pub(crate) tuning: Tuning,
+    /// Transport index of each world rank.
+    pub(crate) route: Vec<usize>,
+    /// World rank of each transport index (the inverse of `route`).
+    pub(crate) world_of_index: Vec<usize>,
+    pub(crate) messages: crate::p2p::Messages,
+}
+
+impl<T: Transport> Engine<T> {
+    /// Builds an engine for world rank `me` of `nranks`, reaching rank `r` through transport index
+    /// `route[r]`. `single_copy` enables `process_vm_readv` rendezvous.
+    pub fn new(fabric: T, me: usize, route: Vec<usize>, tuning: Tuning, single_copy: bool) -> Self {
+        let nranks = route.len();
+        let mut tuning = tuning;
+        tuning.eager_limit = tuning
+            .eager_limit
+            .min(fabric.max_packet() - packet::EAGER_HEADER);
+        tuning.chunk = tuning
+            .chunk
+            .clamp(1, fabric.max_packet() - packet::DATA_HEADER);
+        let mut world_of_index = vec![0; route.iter().max().map_or(0, |m| m + 1)];
+        for (world, &index) in route.iter().enumerate() {
+            world_of_index[index] = world;
+        }
+        let mut engine = Self {
+            world_of_index,
+            fabric,
+            core: Core::new(me, nranks, single_copy),
+            comms: Comms::default(),
+            groups: Groups::default(),
+            tuning,
+            route,
+            messages: Default::default(),
+        };
+        engine.install_predefined_comms(nranks);
+        engine
+    }
+
+    fn install_predefined_comms(&mut self, nranks: usize) {
+        let me = self.core.me as u32;
+        let world = crate::comm::Group {
+            members: (0..nranks as u32).collect(),
+        };
+        let own = crate::comm::Group {
+            members: vec![me].into(),
+        };
+        let fatal = crate::ERRORS_ARE_FATAL;
+        self.comms.insert(Comm {
+            ctx: 0,
+            rank: me,
+            group: world,
+            errhandler: fatal,
+            name: "MPI_COMM_WORLD".into(),
+        });
+        self.comms.insert(Comm {
+            ctx: 2,
+            rank: 0,
+            group: own,
+            errhandler: fatal,
+            name: "MPI_COMM_SELF".into(),
+        });
+        self.comms.next_ctx = 4;
+    }
+
+    /// This process's world rank.
+    pub fn world_rank(&self) -> usize {
+        self.core.me
+    }
+
+    /// Number of world ranks.
+    pub fn world_size(&self) -> usize {
+        self.route.len()
+    }
+
+    /// Tuning in effect.
+    pub fn tuning(&self) -> Tuning {
+        self.tuning
+    }
+
+    /// Advances every operation once; returns how many events happened.
+    pub fn progress(&mut self) -> usize {
+        let mut events = 0;
+        while let Some(pkt) = self.core.loopback.pop_front() {
+            let me = self.core.me;
+            self.core.on_packet(me, &pkt);
+            events += 1;
+        }
+        let core = &mut self.core;
+        let world_of = &self.world_of_index;
+        events += self
+            .fabric
+            .poll(|src, bytes| core.on_packet(world_of[src], bytes));
+        if self.core.outbox_len > 0 {
+            events += self.flush_outbox();
+        }
+        events
+    }
+
+    /// Reports (once) a protocol error found while polling.
+    pub(crate) fn check_fatal(&mut self) -> Result<()> {
+        match self.core.fatal.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Progresses until `done` holds, spinning, then yielding, then sleeping on the doorbell.
+    pub(crate) fn wait_until(&mut self, mut done: impl FnMut(&Self) -> bool) -> Result<()> {
+        let mut idle: u32 = 0;
+        loop {
+            if done(self) {
+                return Ok(());
+            }
+            let events = self.progress();
+            self.check_fatal()?;
+            if events > 0 {
+                idle = 0;
+                continue;
+            }
+            idle = idle.saturating_add(1);
+            if idle <= self.tuning.spin_polls {
+                std::hint::spin_loop();
+            } else if idle <= self.tuning.spin_polls + self.tuning.yield_polls
+                || self.core.outbox_len > 0
+            {
+                // Queued work waits for the peer to drain a ring, which rings no doorbell of ours.
+                std::thread::yield_now();
+            } else {
+                self.fabric.sleep(self.tuning.sleep);
+            }
+        }
+    }
+
+    /// Hands queued work to the transport, per destination, until each queue empties or blocks.
+    fn flush_outbox(&mut self) -> usize {
+        let mut sent = 0;
+        for dest in 0..self.core.outbox.len() {
+            while let Some(&item) = self.core.outbox[dest].front() {
+                match self.emit(dest, item) {
+                    Ok(()) => {
+                        self.core.outbox[dest].pop_front();
+                        self.core.outbox_len -= 1;
+                        sent += 1;
+                    }
+                    Err(WouldBlock) => break,
+                }
+            }
+        }
+        sent
+    }
+
+    /// Queues `item` for `dest`, or emits it at once when nothing is queued ahead of it.
+    pub(crate) fn submit(&mut self, dest: usize, item: Out) {
+        if self.core.outbox[dest].is_empty() && self.emit(dest, item).is_ok() {
+            return;
+        }
+        self.core.queue_out(dest, item);
+    }
+
+    /// Tries to put one unit of work on the wire.
+    fn emit(&mut self, dest: usize, item: Out) -> std::result::Result<(), WouldBlock> {
+        let mut wire = Wire {
+            fabric: &mut self.fabric,
+            loopback: &mut self.core.loopback,
+            me: self.core.me,
+            index: self.route[dest],
+        };
+        let requests = &mut self.core.requests;
+        let outcome = match item {
+            Out::Control(bytes, len) => {
+                let len = len as usize;
+                return wire.send(dest, len, |b| b.copy_from_slice(&bytes[..len]));
+            }
+            Out::Send(id) => emit_first_packet(
+                &mut wire,
+                dest,
+                requests,
+                id,
+                self.tuning.eager_limit,
+                self.core.pid,
+            )?,
+            Out::Data(id) => emit_chunks(&mut wire, dest, requests, id, self.tuning.chunk)?,
+        };
+        if let Some(id) = outcome {
+            self.core.complete_send(id);
+        }
+        Ok(())
+    }
+}
+
+/// The transport plus the loopback queue: where packets to one destination go.
+struct Wire<'a, T> {
+    fabric: &'a mut T,
+    loopback: &'a mut std::collections::VecDeque<Vec<u8>>,
+    me: usize,
+    index: usize,
+}
+
+impl<T: Transport> Wire<'_, T> {
+    fn send(
+        &mut self,
+        dest: usize,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> std::result::Result<(), WouldBlock> {
+        if dest == self.me {
+            let mut bytes = vec![0u8; len];
+            fill(&mut bytes);
+            self.loopback.push_back(bytes);
+            return Ok(());
+        }
+        self.fabric.try_send(self.index, len, fill)
+    }
+}
+
+/// Sends the eager packet or the RTS of send `id`; returns the request if it is now complete.
+fn emit_first_packet<T: Transport>(
+    wire: &mut Wire<'_, T>,
+    dest: usize,
+    requests: &mut crate::request::Requests,
+    id: RequestId,
+    eager_limit: usize,
+    pid: u32,
+) -> std::result::Result<Option<RequestId>, WouldBlock> {
+    let Some(Request {
+        op: Op::Send(send), ..
+    }) = requests.get_mut(id)
+    else {
+        return Ok(None);
+    };
+    let mut env: Envelope = send.env;
+    env.sreq = id.0;
+    let bytes = send.buf.bytes();
+    if bytes.len() <= eager_limit {
+        wire.send(dest, packet::EAGER_HEADER + bytes.len(), |b| {
+            packet::encode_eager_header(b, &env);
+            b[packet::EAGER_HEADER..].copy_from_slice(bytes);
+        })?;
+        if env.flags & packet::FLAG_SYNC != 0 {
+            send.phase = SendPhase::AwaitAck;
+            return Ok(None);
+        }
+        return Ok(Some(id));
+    }
+    let addr = bytes.as_ptr() as u64;
+    wire.send(dest, packet::RTS_LEN, |b| {
+        packet::encode_rts(b, &env, pid, addr)
+    })?;
+    send.phase = SendPhase::AwaitReply;
+    Ok(None)
+}
+
+/// Streams the DATA chunks of send `id` until done (returns it) or the transport is full.
+fn emit_chunks<T: Transport>(
+    wire: &mut Wire<'_, T>,
+    dest: usize,
+    requests: &mut crate::request::Requests,
+    id: RequestId,
+    chunk: usize,
+) -> std::result::Result<Option<RequestId>, WouldBlock> {
+    let Some(Request {
+        op: Op::Send(send), ..
+    }) = requests.get_mut(id)
+    else {
+        return Ok(None);
+    };
+    let SendPhase::Streaming { mut next } = send.phase else {
+        return Ok(None);
+    };
+    let bytes = send.buf.bytes();
+    let rreq = send.peer_req;
+    while next < bytes.len() {
+        let n = chunk.min(bytes.len() - next);
+        let result = wire.send(dest, packet::DATA_HEADER + n, |b| {
+            packet::encode_data_header(b, rreq, next as u64);
+            b[packet::DATA_HEADER..].copy_from_slice(&bytes[next..next + n]);
+        });
+        if result.is_err() {
+            send.phase = SendPhase::Streaming { next };
+            return Err(WouldBlock);
+        }
+        next += n;
+    }
+    Ok(Some(id))
+}

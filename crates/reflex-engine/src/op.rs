@@ -1,0 +1,272 @@
+//! Predefined reduction operations (`MPI_SUM`, `MPI_MAXLOC`, ...) on the basic datatypes.
+//!
+//! [`apply`] computes `inout[i] = input[i] op inout[i]` element by element, the order MPI defines for
+//! user functions, decoding elements from bytes with `from_ne_bytes` (no `unsafe`, no alignment
+//! assumptions on the buffers). Which operations apply to which kinds of value follows MPI-3.1
+//! §5.9.2; anything else is `MPI_ERR_OP`.
+
+use crate::datatype::{Basic, PairValue, ValueKind};
+use crate::error::{ErrorClass, MpiError, Result};
+
+/// A predefined reduction operation.
+#[allow(missing_docs)] // each variant is the MPI operation of the same name
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOp {
+    Max,
+    Min,
+    Sum,
+    Prod,
+    Land,
+    Band,
+    Lor,
+    Bor,
+    Lxor,
+    Bxor,
+    Minloc,
+    Maxloc,
+    Replace,
+    NoOp,
+}
+
+fn unsupported(op: ReduceOp, b: &Basic) -> MpiError {
+    MpiError::new(
+        ErrorClass::Op,
+        format!(
+            "{op:?} is not defined on a {}-byte {:?} datatype",
+            b.size, b.kind
+        ),
+    )
+}
+
+macro_rules! fold {
+    ($t:ty, $inout:expr, $input:expr, |$a:ident, $b:ident| $e:expr) => {{
+        const N: usize = std::mem::size_of::<$t>();
+        for (io, i) in $inout.chunks_exact_mut(N).zip($input.chunks_exact(N)) {
+            let $a = <$t>::from_ne_bytes(i.try_into().expect("chunk of N bytes"));
+            let $b = <$t>::from_ne_bytes((&*io).try_into().expect("chunk of N bytes"));
+            io.copy_from_slice(&($e).to_ne_bytes());
+        }
+    }};
+}
+
+macro_rules! integer_ops {
+    ($t:ty, $op:expr, $inout:expr, $input:expr, $basic:expr) => {
+        match $op {
+            ReduceOp::Max => fold!($t, $inout, $input, |a, b| a.max(b)),
+            ReduceOp::Min => fold!($t, $inout, $input, |a, b| a.min(b)),
+            ReduceOp::Sum => fold!($t, $inout, $input, |a, b| a.wrapping_add(b)),
+            ReduceOp::Prod => fold!($t, $inout, $input, |a, b| a.wrapping_mul(b)),
+            ReduceOp::Land => fold!($t, $inout, $input, |a, b| <$t>::from(a != 0 && b != 0)),
+            ReduceOp::Lor => fold!($t, $inout, $input, |a, b| <$t>::from(a != 0 || b != 0)),
+            ReduceOp::Lxor => fold!($t, $inout, $input, |a, b| <$t>::from((a != 0) != (b != 0))),
+            ReduceOp::Band => fold!($t, $inout, $input, |a, b| a & b),
+            ReduceOp::Bor => fold!($t, $inout, $input, |a, b| a | b),
+            ReduceOp::Bxor => fold!($t, $inout, $input, |a, b| a ^ b),
+            _ => return Err(unsupported($op, $basic)),
+        }
+    };
+}
+
+macro_rules! float_ops {
+    ($t:ty, $op:expr, $inout:expr, $input:expr, $basic:expr) => {
+        match $op {
+            ReduceOp::Max => fold!($t, $inout, $input, |a, b| if a > b { a } else { b }),
+            ReduceOp::Min => fold!($t, $inout, $input, |a, b| if a < b { a } else { b }),
+            ReduceOp::Sum => fold!($t, $inout, $input, |a, b| a + b),
+            ReduceOp::Prod => fold!($t, $inout, $input, |a, b| a * b),
+            _ => return Err(unsupported($op, $basic)),
+        }
+    };
+}
+
+/// `inout = input op inout`, element-wise over whole elements of `basic`.
+pub fn apply(op: ReduceOp, basic: &Basic, inout: &mut [u8], input: &[u8]) -> Result<()> {
+    match op {
+        ReduceOp::NoOp => return Ok(()),
+        ReduceOp::Replace => {
+            inout.copy_from_slice(&input[..inout.len()]);
+            return Ok(());
+        }
+        _ => {}
+    }
+    match (basic.kind, basic.size) {
+        (ValueKind::Signed, 1) => integer_ops!(i8, op, inout, input, basic),
+        (ValueKind::Signed, 2) => integer_ops!(i16, op, inout, input, basic),
+        (ValueKind::Signed, 4) => integer_ops!(i32, op, inout, input, basic),
+        (ValueKind::Signed, 8) => integer_ops!(i64, op, inout, input, basic),
+        (ValueKind::Unsigned, 1) => integer_ops!(u8, op, inout, input, basic),
+        (ValueKind::Unsigned, 2) => integer_ops!(u16, op, inout, input, basic),
+        (ValueKind::Unsigned, 4) => integer_ops!(u32, op, inout, input, basic),
+        (ValueKind::Unsigned, 8) => integer_ops!(u64, op, inout, input, basic),
+        (ValueKind::Byte, 1) if matches!(op, ReduceOp::Band | ReduceOp::Bor | ReduceOp::Bxor) => {
+            integer_ops!(u8, op, inout, input, basic)
+        }
+        (ValueKind::Logical, 1) if is_logical(op) => integer_ops!(u8, op, inout, input, basic),
+        (ValueKind::Logical, 4) if is_logical(op) => integer_ops!(u32, op, inout, input, basic),
+        (ValueKind::Float, 4) => float_ops!(f32, op, inout, input, basic),
+        (ValueKind::Float, 8) => float_ops!(f64, op, inout, input, basic),
+        (ValueKind::Complex, 8) => complex_ops::<4>(op, basic, inout, input)?,
+        (ValueKind::Complex, 16) => complex_ops::<8>(op, basic, inout, input)?,
+        (ValueKind::Pair { value }, _) if matches!(op, ReduceOp::Minloc | ReduceOp::Maxloc) => {
+            pair_ops(op, value, basic, inout, input)?
+        }
+        _ => return Err(unsupported(op, basic)),
+    }
+    Ok(())
+}
+
+fn is_logical(op: ReduceOp) -> bool {
+    matches!(op, ReduceOp::Land | ReduceOp::Lor | ReduceOp::Lxor)
+}
+
+/// Complex sum and product on pairs of `H`-byte floats.
+fn complex_ops<const H: usize>(
+    op: ReduceOp,
+    basic: &Basic,
+    inout: &mut [u8],
+    input: &[u8],
+) -> Result<()> {
+    let read = |b: &[u8]| -> f64 {
+        if H == 4 {
+            f32::from_ne_bytes(b.try_into().expect("4 bytes")) as f64
+        } else {
+            f64::from_ne_bytes(b.try_into().expect("8 bytes"))
+        }
+    };
+    let write = |b: &mut [u8], v: f64| {
+        if H == 4 {
+            b.copy_from_slice(&(v as f32).to_ne_bytes())
+        } else {
+            b.copy_from_slice(&v.to_ne_bytes())
+        }
+    };
+    for (io, i) in inout.chunks_exact_mut(2 * H).zip(input.chunks_exact(2 * H)) {
+        let (ar, ai) = (read(&i[..H]), read(&i[H..]));
+        let (br, bi) = (read(&io[..H]), read(&io[H..]));
+        let (re, im) = match op {
+            ReduceOp::Sum => (ar + br, ai + bi),
+            ReduceOp::Prod => (ar * br - ai * bi, ar * bi + ai * br),
+            _ => return Err(unsupported(op, basic)),
+        };
+        write(&mut io[..H], re);
+        write(&mut io[H..2 * H], im);
+    }
+    Ok(())
+}
+
+/// MINLOC/MAXLOC on (value, int index) structs: the better value wins; ties keep the lower index.
+fn pair_ops(
+    op: ReduceOp,
+    value: PairValue,
+    basic: &Basic,
+    inout: &mut [u8],
+    input: &[u8],
+) -> Result<()> {
+    let (vsize, ioff): (usize, usize) = match value {
+        PairValue::Float => (4, 4),
+        PairValue::Double => (8, 8),
+        PairValue::Long => (8, 8),
+        PairValue::Short => (2, 4),
+        PairValue::Int => (4, 4),
+        PairValue::LongDouble => return Err(unsupported(op, basic)),
+    };
+    let read_value = |b: &[u8]| -> f64 {
+        match value {
+            PairValue::Float => f32::from_ne_bytes(b[..4].try_into().expect("4 bytes")) as f64,
+            PairValue::Double => f64::from_ne_bytes(b[..8].try_into().expect("8 bytes")),
+            PairValue::Long => i64::from_ne_bytes(b[..8].try_into().expect("8 bytes")) as f64,
+            PairValue::Short => i16::from_ne_bytes(b[..2].try_into().expect("2 bytes")) as f64,
+            PairValue::Int | PairValue::LongDouble => {
+                i32::from_ne_bytes(b[..4].try_into().expect("4 bytes")) as f64
+            }
+        }
+    };
+    let exact_less = |a: &[u8], b: &[u8]| -> std::cmp::Ordering {
+        match value {
+            PairValue::Long => i64::from_ne_bytes(a[..8].try_into().expect("8"))
+                .cmp(&i64::from_ne_bytes(b[..8].try_into().expect("8"))),
+            _ => read_value(a)
+                .partial_cmp(&read_value(b))
+                .unwrap_or(std::cmp::Ordering::Equal),
+        }
+    };
+    let extent = basic.extent as usize;
+    for (io, i) in inout
+        .chunks_exact_mut(extent)
+        .zip(input.chunks_exact(extent))
+    {
+        let index = |b: &[u8]| i32::from_ne_bytes(b[ioff..ioff + 4].try_into().expect("4 bytes"));
+        let order = exact_less(i, io);
+        let take_input = match (op, order) {
+            (ReduceOp::Minloc, std::cmp::Ordering::Less)
+            | (ReduceOp::Maxloc, std::cmp::Ordering::Greater) => true,
+            (_, std::cmp::Ordering::Equal) => index(i) < index(io),
+            _ => false,
+        };
+        if take_input {
+            io[..vsize].copy_from_slice(&i[..vsize]);
+            io[ioff..ioff + 4].copy_from_slice(&i[ioff..ioff + 4]);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(v: &[i32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+    }
+
+    #[test]
+    fn integer_sum_max_and_bitwise() {
+        let int = Basic::plain(ValueKind::Signed, 4);
+        let mut acc = ints(&[1, -5, 7]);
+        apply(ReduceOp::Sum, &int, &mut acc, &ints(&[2, 3, -7])).unwrap();
+        assert_eq!(acc, ints(&[3, -2, 0]));
+        apply(ReduceOp::Max, &int, &mut acc, &ints(&[0, 0, 0])).unwrap();
+        assert_eq!(acc, ints(&[3, 0, 0]));
+        apply(ReduceOp::Bor, &int, &mut acc, &ints(&[4, 1, 2])).unwrap();
+        assert_eq!(acc, ints(&[7, 1, 2]));
+    }
+
+    #[test]
+    fn float_rejects_bitwise() {
+        let dbl = Basic::plain(ValueKind::Float, 8);
+        let mut acc = 1.5f64.to_ne_bytes().to_vec();
+        apply(ReduceOp::Prod, &dbl, &mut acc, &2.0f64.to_ne_bytes()).unwrap();
+        assert_eq!(f64::from_ne_bytes(acc[..].try_into().unwrap()), 3.0);
+        assert_eq!(
+            apply(ReduceOp::Band, &dbl, &mut acc, &[0; 8])
+                .unwrap_err()
+                .class,
+            ErrorClass::Op
+        );
+    }
+
+    #[test]
+    fn minloc_prefers_lower_index_on_ties() {
+        let two_int = Basic {
+            kind: ValueKind::Pair {
+                value: PairValue::Int,
+            },
+            size: 8,
+            extent: 8,
+        };
+        let mut acc = ints(&[5, 3, 9, 1]);
+        apply(ReduceOp::Minloc, &two_int, &mut acc, &ints(&[5, 2, 8, 4])).unwrap();
+        assert_eq!(acc, ints(&[5, 2, 8, 4]));
+        apply(ReduceOp::Maxloc, &two_int, &mut acc, &ints(&[5, 0, 7, 0])).unwrap();
+        assert_eq!(acc, ints(&[5, 0, 8, 4]));
+    }
+
+    #[test]
+    fn complex_product() {
+        let c = Basic::plain(ValueKind::Complex, 16);
+        let z = |re: f64, im: f64| [re.to_ne_bytes(), im.to_ne_bytes()].concat();
+        let mut acc = z(1.0, 2.0);
+        apply(ReduceOp::Prod, &c, &mut acc, &z(3.0, -1.0)).unwrap();
+        assert_eq!(acc, z(5.0, 5.0));
+    }
+}

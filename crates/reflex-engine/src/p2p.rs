@@ -1,0 +1,502 @@
+//! Point-to-point operations (MPI-3.1 chapter 3) on top of the protocol core.
+//!
+//! Blocking calls are their nonblocking form plus a wait, except the hottest one: a standard send
+//! that fits in one eager packet and finds its path empty goes straight into the transport with no
+//! request at all. Matched probes move a message from the unexpected queue into a message handle.
+
+use crate::comm::CommId;
+use crate::core::{Out, Unexpected};
+use crate::datatype::Datatype;
+use crate::engine::Engine;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::packet::{self, Envelope};
+use crate::request::{
+    InBuf, Op, OutBuf, Persistent, Request, RequestId, SendMode, SendOp, SendPhase, Status,
+    ANY_SOURCE, PROC_NULL,
+};
+use reflex_base::buf::{RecvBuf, SendBuf};
+use reflex_base::transport::Transport;
+
+/// A message taken by `MPI_Mprobe`/`MPI_Improbe`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Message {
+    /// `MPI_MESSAGE_NO_PROC`: the probe named `MPI_PROC_NULL`.
+    NoProc,
+    /// A real message, by slot.
+    Id(u32),
+}
+
+/// Messages taken by matched probes and not yet received.
+#[derive(Debug, Default)]
+pub(crate) struct Messages {
+    slots: Vec<Option<Unexpected>>,
+}
+
+impl Messages {
+    fn insert(&mut self, msg: Unexpected) -> u32 {
+        match self.slots.iter().position(Option::is_none) {
+            Some(i) => {
+                self.slots[i] = Some(msg);
+                i as u32
+            }
+            None => {
+                self.slots.push(Some(msg));
+                self.slots.len() as u32 - 1
+            }
+        }
+    }
+
+    fn take(&mut self, id: u32) -> Option<Unexpected> {
+        self.slots.get_mut(id as usize).and_then(Option::take)
+    }
+}
+
+fn probe_status(u: &Unexpected) -> Status {
+    Status {
+        source: u.env.src as i32,
+        tag: u.env.tag,
+        bytes: u.env.len as usize,
+        cancelled: false,
+        error: None,
+    }
+}
+
+fn null_status() -> Status {
+    Status::empty()
+}
+
+/// Checks that `count` elements of `dt` fit the `available` bytes wrapped by the caller.
+fn span(count: usize, dt: &Datatype, available: usize) -> Result<usize> {
+    let len = dt.contiguous_span(count)?;
+    if len > available {
+        return Err(MpiError::new(
+            ErrorClass::Buffer,
+            format!("{count} elements need {len} bytes but the buffer wraps {available}"),
+        ));
+    }
+    Ok(len)
+}
+
+impl<T: Transport> Engine<T> {
+    /// Starts a send of `count` elements of `dt` from `buf` to `dest` (`MPI_Isend` family).
+    #[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
+    pub fn isend(
+        &mut self,
+        buf: SendBuf,
+        count: usize,
+        dt: Datatype,
+        dest: i32,
+        tag: i32,
+        comm: CommId,
+        mode: SendMode,
+    ) -> Result<RequestId> {
+        let len = span(count, &dt, buf.len())?;
+        self.start_user_send(buf.slice(0, len), dest, tag, comm, mode, None)
+    }
+
+    /// Starts a send of all of `buf`, into request `into` (persistent) or a new one.
+    fn start_user_send(
+        &mut self,
+        buf: SendBuf,
+        dest: i32,
+        tag: i32,
+        comm: CommId,
+        mode: SendMode,
+        into: Option<RequestId>,
+    ) -> Result<RequestId> {
+        let c = self.comms.get(comm)?;
+        c.check_rank(dest, "destination")?;
+        if dest == PROC_NULL {
+            return Ok(self.install_completed(into));
+        }
+        let flags = if mode == SendMode::Synchronous {
+            packet::FLAG_SYNC
+        } else {
+            0
+        };
+        let env = Envelope {
+            ctx: c.ctx,
+            src: c.rank,
+            tag,
+            len: buf.len() as u64,
+            sreq: 0,
+            flags,
+        };
+        let dest_world = c.world_of(dest as usize);
+        self.start_send(OutBuf::User(buf), dest_world, env, mode, into)
+    }
+
+    /// Creates (or fills `into`) and submits a send; a buffered send copies and completes at once.
+    pub(crate) fn start_send(
+        &mut self,
+        buf: OutBuf,
+        dest_world: usize,
+        env: Envelope,
+        mode: SendMode,
+        into: Option<RequestId>,
+    ) -> Result<RequestId> {
+        if mode == SendMode::Buffered {
+            let bsend_reserved = self.core.bsend.reserve(env.len as usize)?;
+            let copy = OutBuf::Owned(buf.bytes().to_vec());
+            let op = SendOp {
+                buf: copy,
+                dest_world,
+                env,
+                phase: SendPhase::Queued,
+                bsend_reserved,
+                peer_req: 0,
+            };
+            let mut internal = Request::new(Op::Send(op));
+            internal.detached = true; // released (and its reservation returned) once on the wire
+            let internal = self.core.requests.insert(internal);
+            self.submit(dest_world, Out::Send(internal));
+            return Ok(self.install_completed(into));
+        }
+        let op = SendOp {
+            buf,
+            dest_world,
+            env,
+            phase: SendPhase::Queued,
+            bsend_reserved: 0,
+            peer_req: 0,
+        };
+        let id = self.core.install(into, Op::Send(op));
+        self.submit(dest_world, Out::Send(id));
+        Ok(id)
+    }
+
+    /// A request that is already complete with an empty status (PROC_NULL peers, buffered sends).
+    fn install_completed(&mut self, into: Option<RequestId>) -> RequestId {
+        let id = self.core.install(into, Op::Null);
+        self.core.complete(id, null_status());
+        id
+    }
+
+    /// Blocking send (`MPI_Send`, `MPI_Ssend`, `MPI_Bsend`, `MPI_Rsend`).
+    #[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
+    pub fn send(
+        &mut self,
+        buf: SendBuf,
+        count: usize,
+        dt: Datatype,
+        dest: i32,
+        tag: i32,
+        comm: CommId,
+        mode: SendMode,
+    ) -> Result<()> {
+        let id = self.isend(buf, count, dt, dest, tag, comm, mode)?;
+        self.wait(id).map(|_| ())
+    }
+
+    /// Starts a receive of up to `count` elements of `dt` into `buf` (`MPI_Irecv`).
+    pub fn irecv(
+        &mut self,
+        buf: RecvBuf,
+        count: usize,
+        dt: Datatype,
+        source: i32,
+        tag: i32,
+        comm: CommId,
+    ) -> Result<RequestId> {
+        let len = span(count, &dt, buf.len())?;
+        self.start_user_recv(buf.slice(0, len), source, tag, comm, None)
+    }
+
+    fn start_user_recv(
+        &mut self,
+        buf: RecvBuf,
+        source: i32,
+        tag: i32,
+        comm: CommId,
+        into: Option<RequestId>,
+    ) -> Result<RequestId> {
+        let c = self.comms.get(comm)?;
+        if source != ANY_SOURCE {
+            c.check_rank(source, "source")?;
+        }
+        if source == PROC_NULL {
+            return Ok(self.install_completed(into));
+        }
+        let ctx = c.ctx;
+        let id = self.core.new_recv(InBuf::User(buf), ctx, source, tag, into);
+        self.core.post_recv(id, ctx, source, tag);
+        Ok(id)
+    }
+
+    /// Blocking receive (`MPI_Recv`).
+    pub fn recv(
+        &mut self,
+        buf: RecvBuf,
+        count: usize,
+        dt: Datatype,
+        source: i32,
+        tag: i32,
+        comm: CommId,
+    ) -> Result<Status> {
+        let id = self.irecv(buf, count, dt, source, tag, comm)?;
+        self.wait(id)
+    }
+
+    /// `MPI_Iprobe`: the status of the first matching unexpected message, if any.
+    pub fn iprobe(&mut self, source: i32, tag: i32, comm: CommId) -> Result<Option<Status>> {
+        let (ctx, source) = self.probe_pattern(source, comm)?;
+        if source == PROC_NULL {
+            return Ok(Some(null_status()));
+        }
+        self.progress();
+        self.check_fatal()?;
+        Ok(self
+            .find_unexpected(ctx, source, tag)
+            .map(|i| probe_status(&self.core.unexpected[i])))
+    }
+
+    /// `MPI_Probe`: waits for a matching message and returns its status.
+    pub fn probe(&mut self, source: i32, tag: i32, comm: CommId) -> Result<Status> {
+        let (ctx, source) = self.probe_pattern(source, comm)?;
+        if source == PROC_NULL {
+            return Ok(null_status());
+        }
+        self.wait_until(|e| e.find_unexpected(ctx, source, tag).is_some())?;
+        let i = self
+            .find_unexpected(ctx, source, tag)
+            .expect("waited for it");
+        Ok(probe_status(&self.core.unexpected[i]))
+    }
+
+    /// `MPI_Improbe`: takes the first matching message, if any.
+    pub fn improbe(
+        &mut self,
+        source: i32,
+        tag: i32,
+        comm: CommId,
+    ) -> Result<Option<(Message, Status)>> {
+        let (ctx, source) = self.probe_pattern(source, comm)?;
+        if source == PROC_NULL {
+            return Ok(Some((Message::NoProc, null_status())));
+        }
+        self.progress();
+        self.check_fatal()?;
+        Ok(self
+            .find_unexpected(ctx, source, tag)
+            .map(|i| self.take_message(i)))
+    }
+
+    /// `MPI_Mprobe`: waits for and takes a matching message.
+    pub fn mprobe(&mut self, source: i32, tag: i32, comm: CommId) -> Result<(Message, Status)> {
+        let (ctx, source) = self.probe_pattern(source, comm)?;
+        if source == PROC_NULL {
+            return Ok((Message::NoProc, null_status()));
+        }
+        self.wait_until(|e| e.find_unexpected(ctx, source, tag).is_some())?;
+        let i = self
+            .find_unexpected(ctx, source, tag)
+            .expect("waited for it");
+        Ok(self.take_message(i))
+    }
+
+    /// `MPI_Imrecv`: receives a message taken by a matched probe.
+    pub fn imrecv(
+        &mut self,
+        buf: RecvBuf,
+        count: usize,
+        dt: Datatype,
+        message: Message,
+    ) -> Result<RequestId> {
+        let len = span(count, &dt, buf.len())?;
+        let id = match message {
+            Message::NoProc => {
+                return Ok(self.core.requests.insert(Request::completed(null_status())))
+            }
+            Message::Id(m) => m,
+        };
+        let msg = self.messages.take(id).ok_or_else(|| {
+            MpiError::new(
+                ErrorClass::Request,
+                format!("message handle {id} was already received or never existed"),
+            )
+        })?;
+        let rid = self.core.new_recv(
+            InBuf::User(buf.slice(0, len)),
+            msg.env.ctx,
+            msg.env.src as i32,
+            msg.env.tag,
+            None,
+        );
+        self.core.deliver_unexpected(rid, msg);
+        Ok(rid)
+    }
+
+    /// `MPI_Mrecv`.
+    pub fn mrecv(
+        &mut self,
+        buf: RecvBuf,
+        count: usize,
+        dt: Datatype,
+        message: Message,
+    ) -> Result<Status> {
+        let id = self.imrecv(buf, count, dt, message)?;
+        self.wait(id)
+    }
+
+    fn probe_pattern(&self, source: i32, comm: CommId) -> Result<(u32, i32)> {
+        let c = self.comms.get(comm)?;
+        if source != ANY_SOURCE {
+            c.check_rank(source, "source")?;
+        }
+        Ok((c.ctx, source))
+    }
+
+    fn find_unexpected(&self, ctx: u32, source: i32, tag: i32) -> Option<usize> {
+        self.core
+            .unexpected
+            .iter()
+            .position(|u| crate::core::pattern_matches(ctx, source, tag, &u.env))
+    }
+
+    fn take_message(&mut self, index: usize) -> (Message, Status) {
+        let msg = self
+            .core
+            .unexpected
+            .remove(index)
+            .expect("index is in range");
+        let status = probe_status(&msg);
+        (Message::Id(self.messages.insert(msg)), status)
+    }
+
+    /// `MPI_Send_init` family: a persistent send, inactive until started.
+    #[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
+    pub fn send_init(
+        &mut self,
+        buf: SendBuf,
+        count: usize,
+        dt: Datatype,
+        dest: i32,
+        tag: i32,
+        comm: CommId,
+        mode: SendMode,
+    ) -> Result<RequestId> {
+        let len = span(count, &dt, buf.len())?;
+        self.comms.get(comm)?.check_rank(dest, "destination")?;
+        let template = Persistent::Send {
+            buf: buf.slice(0, len),
+            dest,
+            tag,
+            comm: comm.0,
+            mode,
+        };
+        Ok(self.insert_persistent(template))
+    }
+
+    /// `MPI_Recv_init`: a persistent receive, inactive until started.
+    pub fn recv_init(
+        &mut self,
+        buf: RecvBuf,
+        count: usize,
+        dt: Datatype,
+        source: i32,
+        tag: i32,
+        comm: CommId,
+    ) -> Result<RequestId> {
+        let len = span(count, &dt, buf.len())?;
+        let c = self.comms.get(comm)?;
+        if source != ANY_SOURCE {
+            c.check_rank(source, "source")?;
+        }
+        let template = Persistent::Recv {
+            buf: buf.slice(0, len),
+            source,
+            tag,
+            comm: comm.0,
+        };
+        Ok(self.insert_persistent(template))
+    }
+
+    fn insert_persistent(&mut self, template: Persistent) -> RequestId {
+        let mut req = Request::completed(null_status());
+        req.persistent = Some(template);
+        self.core.requests.insert(req)
+    }
+
+    /// `MPI_Start`: activates a persistent request.
+    pub fn start(&mut self, id: RequestId) -> Result<()> {
+        let req = self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
+        let Some(template) = req.persistent else {
+            return Err(MpiError::new(
+                ErrorClass::Request,
+                "MPI_Start needs a persistent request",
+            ));
+        };
+        if !req.complete {
+            return Err(MpiError::new(
+                ErrorClass::Request,
+                "MPI_Start on a persistent request that is still active",
+            ));
+        }
+        match template {
+            Persistent::Send {
+                buf,
+                dest,
+                tag,
+                comm,
+                mode,
+            } => self.start_user_send(buf, dest, tag, CommId(comm), mode, Some(id))?,
+            Persistent::Recv {
+                buf,
+                source,
+                tag,
+                comm,
+            } => self.start_user_recv(buf, source, tag, CommId(comm), Some(id))?,
+        };
+        Ok(())
+    }
+
+    /// `MPI_Cancel`: a posted, unmatched receive is cancelled; anything else completes normally.
+    pub fn cancel(&mut self, id: RequestId) -> Result<()> {
+        self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
+        if let Some(pos) = self.core.posted.iter().position(|p| p.id == id) {
+            self.core.posted.remove(pos);
+            let mut status = null_status();
+            status.cancelled = true;
+            self.core.finish_recv(id, status);
+        }
+        Ok(())
+    }
+
+    /// `MPI_Request_free`: the application drops its handle; the operation still completes.
+    pub fn request_free(&mut self, id: RequestId) -> Result<()> {
+        let req = self
+            .core
+            .requests
+            .get_mut(id)
+            .ok_or_else(|| bad_request(id))?;
+        req.detached = true;
+        if req.complete {
+            self.core.release(id);
+        }
+        Ok(())
+    }
+
+    /// `MPI_Buffer_attach`.
+    pub fn buffer_attach(&mut self, addr: usize, size: usize) -> Result<()> {
+        self.core.bsend.attach(addr, size)
+    }
+
+    /// `MPI_Buffer_detach`: waits until every buffered message is on its way, then returns the buffer.
+    pub fn buffer_detach(&mut self) -> Result<(usize, usize)> {
+        self.wait_until(|e| e.core.bsend.used == 0)?;
+        self.core
+            .bsend
+            .detach()
+            .ok_or_else(|| MpiError::new(ErrorClass::Buffer, "no buffer is attached"))
+    }
+}
+
+pub(crate) fn bad_request(id: RequestId) -> MpiError {
+    MpiError::new(
+        ErrorClass::Request,
+        format!(
+            "request {} does not exist (already completed or freed?)",
+            id.0
+        ),
+    )
+}

@@ -1,0 +1,328 @@
+//! Wire format of the engine's active messages (the packets the transport carries).
+//!
+//! All of MPI point-to-point is built from seven packet kinds (the MPICH-ch4 "active message"
+//! approach): an eager message carries its payload; a large message sends a request-to-send (RTS),
+//! and the receiver either reads the payload in one copy (`process_vm_readv`) and answers FIN, or
+//! answers clear-to-send (CTS) and the sender streams DATA chunks. Synchronous eager sends get a
+//! SYNC_ACK when matched. Fields are little-endian at fixed offsets; decoding checks every length,
+//! so a malformed packet is an error, never a panic or an out-of-bounds read.
+//!
+//! ```text
+//! match header (EAGER, RTS), 32 bytes:
+//!  0 kind u8 | 1 flags u8 | 2 pad u16 | 4 ctx u32 | 8 src u32 | 12 tag i32 | 16 len u64 | 24 sreq u32 | 28 pid u32
+//!  RTS appends: 32 addr u64                      EAGER appends: the payload (len bytes)
+//! CTS:  0 kind | 4 sreq u32 | 8 rreq u32                     (12 bytes)
+//! DATA: 0 kind | 4 rreq u32 | 8 offset u64 | 16 payload      (16 + n bytes)
+//! FIN, SYNC_ACK: 0 kind | 4 sreq u32                         (8 bytes)
+//! ```
+
+use crate::error::{ErrorClass, MpiError, Result};
+
+const KIND_EAGER: u8 = 1;
+const KIND_RTS: u8 = 2;
+const KIND_CTS: u8 = 3;
+const KIND_DATA: u8 = 4;
+const KIND_FIN: u8 = 5;
+const KIND_SYNC_ACK: u8 = 6;
+
+/// The sender wants to know when the message is matched (`MPI_Ssend`).
+pub const FLAG_SYNC: u8 = 1;
+
+/// Bytes before an eager payload.
+pub const EAGER_HEADER: usize = 32;
+/// Bytes of an RTS packet.
+pub const RTS_LEN: usize = 40;
+/// Bytes before a DATA payload.
+pub const DATA_HEADER: usize = 16;
+/// Bytes of a CTS packet.
+pub const CTS_LEN: usize = 12;
+/// Bytes of a FIN or SYNC_ACK packet.
+pub const ACK_LEN: usize = 8;
+
+/// The matching envelope of a message plus the sender's bookkeeping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Envelope {
+    /// Context id of the communicator (point-to-point or collective).
+    pub ctx: u32,
+    /// Rank of the sender in the communicator.
+    pub src: u32,
+    /// Message tag.
+    pub tag: i32,
+    /// Total message length in bytes.
+    pub len: u64,
+    /// Sender's request id (for SYNC_ACK, CTS, FIN).
+    pub sreq: u32,
+    /// Packet flags ([`FLAG_SYNC`]).
+    pub flags: u8,
+}
+
+/// A decoded packet; payload slices borrow from the packet bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Packet<'a> {
+    /// A whole message.
+    Eager {
+        /// Envelope.
+        env: Envelope,
+        /// The message bytes.
+        payload: &'a [u8],
+    },
+    /// Request to send a large message; the sender's buffer is at `addr` in process `pid`.
+    Rts {
+        /// Envelope.
+        env: Envelope,
+        /// Sender's process id, for a single-copy read.
+        pid: u32,
+        /// Address of the sender's buffer in its process.
+        addr: u64,
+    },
+    /// Receiver matched an RTS and asks for the data to be streamed.
+    Cts {
+        /// Sender's request.
+        sreq: u32,
+        /// Receiver's request.
+        rreq: u32,
+    },
+    /// One streamed chunk of a large message.
+    Data {
+        /// Receiver's request.
+        rreq: u32,
+        /// Byte offset of the chunk in the message.
+        offset: u64,
+        /// The chunk.
+        payload: &'a [u8],
+    },
+    /// Receiver finished reading the sender's buffer.
+    Fin {
+        /// Sender's request.
+        sreq: u32,
+    },
+    /// A synchronous eager message was matched.
+    SyncAck {
+        /// Sender's request.
+        sreq: u32,
+    },
+}
+
+fn malformed(what: &str, len: usize) -> MpiError {
+    MpiError::new(
+        ErrorClass::Intern,
+        format!("malformed {what} packet of {len} bytes"),
+    )
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+fn envelope_at(b: &[u8]) -> Envelope {
+    Envelope {
+        flags: b[1],
+        ctx: u32_at(b, 4),
+        src: u32_at(b, 8),
+        tag: u32_at(b, 12) as i32,
+        len: u64_at(b, 16),
+        sreq: u32_at(b, 24),
+    }
+}
+
+/// Decodes one packet, checking every length.
+pub fn decode(b: &[u8]) -> Result<Packet<'_>> {
+    let Some(&kind) = b.first() else {
+        return Err(malformed("empty", 0));
+    };
+    let need = |n: usize, what: &str| {
+        if b.len() < n {
+            Err(malformed(what, b.len()))
+        } else {
+            Ok(())
+        }
+    };
+    match kind {
+        KIND_EAGER => {
+            need(EAGER_HEADER, "eager")?;
+            let env = envelope_at(b);
+            let payload = &b[EAGER_HEADER..];
+            if payload.len() as u64 != env.len {
+                return Err(malformed("eager (length mismatch)", b.len()));
+            }
+            Ok(Packet::Eager { env, payload })
+        }
+        KIND_RTS => {
+            need(RTS_LEN, "rts")?;
+            Ok(Packet::Rts {
+                env: envelope_at(b),
+                pid: u32_at(b, 28),
+                addr: u64_at(b, 32),
+            })
+        }
+        KIND_CTS => {
+            need(CTS_LEN, "cts")?;
+            Ok(Packet::Cts {
+                sreq: u32_at(b, 4),
+                rreq: u32_at(b, 8),
+            })
+        }
+        KIND_DATA => {
+            need(DATA_HEADER, "data")?;
+            Ok(Packet::Data {
+                rreq: u32_at(b, 4),
+                offset: u64_at(b, 8),
+                payload: &b[DATA_HEADER..],
+            })
+        }
+        KIND_FIN => {
+            need(ACK_LEN, "fin")?;
+            Ok(Packet::Fin { sreq: u32_at(b, 4) })
+        }
+        KIND_SYNC_ACK => {
+            need(ACK_LEN, "sync-ack")?;
+            Ok(Packet::SyncAck { sreq: u32_at(b, 4) })
+        }
+        other => Err(MpiError::new(
+            ErrorClass::Intern,
+            format!("unknown packet kind {other}"),
+        )),
+    }
+}
+
+fn put_envelope(b: &mut [u8], kind: u8, env: &Envelope, pid: u32) {
+    b[0] = kind;
+    b[1] = env.flags;
+    b[2] = 0;
+    b[3] = 0;
+    b[4..8].copy_from_slice(&env.ctx.to_le_bytes());
+    b[8..12].copy_from_slice(&env.src.to_le_bytes());
+    b[12..16].copy_from_slice(&env.tag.to_le_bytes());
+    b[16..24].copy_from_slice(&env.len.to_le_bytes());
+    b[24..28].copy_from_slice(&env.sreq.to_le_bytes());
+    b[28..32].copy_from_slice(&pid.to_le_bytes());
+}
+
+/// Writes an eager header into `b[..EAGER_HEADER]`; the caller writes the payload after it.
+pub fn encode_eager_header(b: &mut [u8], env: &Envelope) {
+    put_envelope(b, KIND_EAGER, env, 0);
+}
+
+/// Writes an RTS packet into `b[..RTS_LEN]`.
+pub fn encode_rts(b: &mut [u8], env: &Envelope, pid: u32, addr: u64) {
+    put_envelope(b, KIND_RTS, env, pid);
+    b[32..40].copy_from_slice(&addr.to_le_bytes());
+}
+
+/// Writes a CTS packet into `b[..CTS_LEN]`.
+pub fn encode_cts(b: &mut [u8], sreq: u32, rreq: u32) {
+    b[..4].copy_from_slice(&[KIND_CTS, 0, 0, 0]);
+    b[4..8].copy_from_slice(&sreq.to_le_bytes());
+    b[8..12].copy_from_slice(&rreq.to_le_bytes());
+}
+
+/// Writes a DATA header into `b[..DATA_HEADER]`; the caller writes the chunk after it.
+pub fn encode_data_header(b: &mut [u8], rreq: u32, offset: u64) {
+    b[..4].copy_from_slice(&[KIND_DATA, 0, 0, 0]);
+    b[4..8].copy_from_slice(&rreq.to_le_bytes());
+    b[8..16].copy_from_slice(&offset.to_le_bytes());
+}
+
+/// Writes a FIN packet into `b[..ACK_LEN]`.
+pub fn encode_fin(b: &mut [u8], sreq: u32) {
+    b[..4].copy_from_slice(&[KIND_FIN, 0, 0, 0]);
+    b[4..8].copy_from_slice(&sreq.to_le_bytes());
+}
+
+/// Writes a SYNC_ACK packet into `b[..ACK_LEN]`.
+pub fn encode_sync_ack(b: &mut [u8], sreq: u32) {
+    b[..4].copy_from_slice(&[KIND_SYNC_ACK, 0, 0, 0]);
+    b[4..8].copy_from_slice(&sreq.to_le_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> Envelope {
+        Envelope {
+            ctx: 4,
+            src: 3,
+            tag: -7,
+            len: 5,
+            sreq: 9,
+            flags: FLAG_SYNC,
+        }
+    }
+
+    #[test]
+    fn eager_round_trip() {
+        let mut b = vec![0u8; EAGER_HEADER + 5];
+        encode_eager_header(&mut b, &env());
+        b[EAGER_HEADER..].copy_from_slice(b"hello");
+        assert_eq!(
+            decode(&b).unwrap(),
+            Packet::Eager {
+                env: env(),
+                payload: b"hello"
+            }
+        );
+    }
+
+    #[test]
+    fn control_round_trips() {
+        let mut b = [0u8; RTS_LEN];
+        encode_rts(&mut b, &env(), 77, 0xdead_beef);
+        assert_eq!(
+            decode(&b).unwrap(),
+            Packet::Rts {
+                env: env(),
+                pid: 77,
+                addr: 0xdead_beef
+            }
+        );
+        encode_cts(&mut b, 1, 2);
+        assert_eq!(
+            decode(&b[..CTS_LEN]).unwrap(),
+            Packet::Cts { sreq: 1, rreq: 2 }
+        );
+        encode_fin(&mut b, 5);
+        assert_eq!(decode(&b[..ACK_LEN]).unwrap(), Packet::Fin { sreq: 5 });
+        encode_sync_ack(&mut b, 6);
+        assert_eq!(decode(&b[..ACK_LEN]).unwrap(), Packet::SyncAck { sreq: 6 });
+        encode_data_header(&mut b, 3, 1 << 40);
+        assert_eq!(
+            decode(&b[..DATA_HEADER + 2]).unwrap(),
+            Packet::Data {
+                rreq: 3,
+                offset: 1 << 40,
+                payload: &b[16..18]
+            }
+        );
+    }
+
+    #[test]
+    fn truncated_and_garbage_packets_are_errors() {
+        let mut b = vec![0u8; EAGER_HEADER + 5];
+        encode_eager_header(&mut b, &env());
+        assert!(decode(&b[..EAGER_HEADER + 4]).is_err());
+        for n in 0..RTS_LEN {
+            let mut p = [0u8; RTS_LEN];
+            encode_rts(&mut p, &env(), 1, 2);
+            assert!(decode(&p[..n]).is_err());
+        }
+        assert!(decode(&[99, 0, 0, 0]).is_err());
+        // every prefix of arbitrary bytes decodes or errors, never panics
+        let noise: Vec<u8> = (0..64u32).map(|i| (i * 37 % 251) as u8).collect();
+        for k in 0..=6u8 {
+            for n in 0..noise.len() {
+                let mut v = noise[..n].to_vec();
+                if let Some(first) = v.first_mut() {
+                    *first = k;
+                }
+                let _ = decode(&v);
+            }
+        }
+    }
+}

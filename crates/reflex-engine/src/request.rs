@@ -1,0 +1,254 @@
+//! Requests: the state of every operation in flight, in a slab indexed by [`RequestId`].
+//!
+//! A request is created by a nonblocking call (or internally by a blocking one), advanced by the
+//! progress engine as packets arrive, and released when the application completes it (wait/test) or
+//! frees it. Persistent requests keep their arguments and go back to the inactive state instead of
+//! being released. Slots are reused through a free list, so steady-state traffic allocates nothing.
+
+use crate::error::MpiError;
+use crate::packet::Envelope;
+use reflex_base::buf::{RecvBuf, SendBuf};
+
+/// Index of a request in the engine's slab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RequestId(pub u32);
+
+/// `MPI_ANY_SOURCE` as the engine stores it in a receive pattern.
+pub const ANY_SOURCE: i32 = -2;
+/// `MPI_ANY_TAG` as the engine stores it in a receive pattern.
+pub const ANY_TAG: i32 = -1;
+/// `MPI_PROC_NULL`.
+pub const PROC_NULL: i32 = -1;
+
+/// What a completed operation reports (`MPI_Status`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    /// Rank of the sender in the communicator (or `PROC_NULL`).
+    pub source: i32,
+    /// Tag of the message (or `ANY_TAG` for a null receive).
+    pub tag: i32,
+    /// Bytes delivered into the receive buffer.
+    pub bytes: usize,
+    /// The operation was cancelled.
+    pub cancelled: bool,
+    /// Per-request error (e.g. truncation).
+    pub error: Option<MpiError>,
+}
+
+impl Status {
+    /// The status of an operation that moved nothing (PROC_NULL peers, sends).
+    pub fn empty() -> Self {
+        Self {
+            source: PROC_NULL,
+            tag: ANY_TAG,
+            bytes: 0,
+            cancelled: false,
+            error: None,
+        }
+    }
+}
+
+/// Bytes a send reads: the application's buffer, or one the engine owns (buffered sends, collectives).
+#[derive(Debug)]
+pub(crate) enum OutBuf {
+    User(SendBuf),
+    Owned(Vec<u8>),
+}
+
+impl OutBuf {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            OutBuf::User(b) => b.as_slice(),
+            OutBuf::Owned(v) => v,
+        }
+    }
+}
+
+/// Bytes a receive writes: the application's buffer or one the engine owns.
+#[derive(Debug)]
+pub(crate) enum InBuf {
+    User(RecvBuf),
+    Owned(Vec<u8>),
+}
+
+impl InBuf {
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        match self {
+            InBuf::User(b) => b.as_mut_slice(),
+            InBuf::Owned(v) => v,
+        }
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        match self {
+            InBuf::User(b) => b.len(),
+            InBuf::Owned(v) => v.len(),
+        }
+    }
+}
+
+/// Where a send stands in its protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SendPhase {
+    /// Not yet handed to the transport (queued behind back-pressure, or a persistent request not started).
+    Queued,
+    /// Eager synchronous send delivered; waiting for SYNC_ACK.
+    AwaitAck,
+    /// RTS delivered; waiting for FIN (single copy) or CTS (streaming).
+    AwaitReply,
+    /// Streaming DATA chunks; `next` is the offset of the next chunk to queue.
+    Streaming { next: usize },
+    /// Nothing left to do.
+    Done,
+}
+
+/// The send flavours of MPI point-to-point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendMode {
+    /// `MPI_Send`/`MPI_Isend`.
+    Standard,
+    /// `MPI_Ssend`: completes only once matched.
+    Synchronous,
+    /// `MPI_Bsend`: copied into the attached buffer, completes at once.
+    Buffered,
+    /// `MPI_Rsend`: the receive is known to be posted (sent like a standard send).
+    Ready,
+}
+
+#[derive(Debug)]
+pub(crate) struct SendOp {
+    pub(crate) buf: OutBuf,
+    pub(crate) dest_world: usize,
+    pub(crate) env: Envelope,
+    pub(crate) phase: SendPhase,
+    /// Bytes of the attached buffer this buffered send holds until it is on the wire.
+    pub(crate) bsend_reserved: usize,
+    /// The receiver's request id, once a CTS named it (streaming rendezvous).
+    pub(crate) peer_req: u32,
+}
+
+/// Where a receive stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RecvPhase {
+    /// In the posted queue, unmatched.
+    Posted,
+    /// Matched a streamed rendezvous; `received` of `expected` bytes arrived.
+    Streaming { received: usize, expected: usize },
+    /// Complete.
+    Done,
+}
+
+#[derive(Debug)]
+pub(crate) struct RecvOp {
+    pub(crate) buf: InBuf,
+    pub(crate) ctx: u32,
+    pub(crate) source: i32,
+    pub(crate) tag: i32,
+    pub(crate) phase: RecvPhase,
+}
+
+/// Arguments a persistent request re-uses on every `MPI_Start`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Persistent {
+    Send {
+        buf: SendBuf,
+        dest: i32,
+        tag: i32,
+        comm: u32,
+        mode: SendMode,
+    },
+    Recv {
+        buf: RecvBuf,
+        source: i32,
+        tag: i32,
+        comm: u32,
+    },
+}
+
+#[derive(Debug)]
+pub(crate) enum Op {
+    Send(SendOp),
+    Recv(RecvOp),
+    /// Completed at creation (PROC_NULL peers, buffered sends, inactive persistent requests).
+    Null,
+}
+
+#[derive(Debug)]
+pub(crate) struct Request {
+    pub(crate) op: Op,
+    pub(crate) complete: bool,
+    pub(crate) status: Status,
+    pub(crate) persistent: Option<Persistent>,
+    /// The application freed the handle; release the slot once the operation completes.
+    pub(crate) detached: bool,
+}
+
+impl Request {
+    pub(crate) fn new(op: Op) -> Self {
+        Self {
+            op,
+            complete: false,
+            status: Status::empty(),
+            persistent: None,
+            detached: false,
+        }
+    }
+
+    pub(crate) fn completed(status: Status) -> Self {
+        Self {
+            op: Op::Null,
+            complete: true,
+            status,
+            persistent: None,
+            detached: false,
+        }
+    }
+}
+
+/// The slab of requests.
+#[derive(Debug, Default)]
+pub(crate) struct Requests {
+    slots: Vec<Option<Request>>,
+    free: Vec<u32>,
+}
+
+impl Requests {
+    pub(crate) fn insert(&mut self, req: Request) -> RequestId {
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = Some(req);
+            RequestId(i)
+        } else {
+            self.slots.push(Some(req));
+            RequestId(self.slots.len() as u32 - 1)
+        }
+    }
+
+    pub(crate) fn get(&self, id: RequestId) -> Option<&Request> {
+        self.slots.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    pub(crate) fn get_mut(&mut self, id: RequestId) -> Option<&mut Request> {
+        self.slots.get_mut(id.0 as usize).and_then(Option::as_mut)
+    }
+
+    /// Takes a request out of its slot without freeing the slot (see [`Requests::put_back`]).
+    pub(crate) fn take(&mut self, id: RequestId) -> Option<Request> {
+        self.slots.get_mut(id.0 as usize)?.take()
+    }
+
+    /// Returns a request taken with [`Requests::take`] to its slot.
+    pub(crate) fn put_back(&mut self, id: RequestId, req: Request) {
+        self.slots[id.0 as usize] = Some(req);
+    }
+
+    pub(crate) fn remove(&mut self, id: RequestId) -> Option<Request> {
+        let req = self.slots.get_mut(id.0 as usize)?.take()?;
+        self.free.push(id.0);
+        Some(req)
+    }
+
+    /// Number of live requests (tests, leak checks at finalize).
+    pub(crate) fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}

@@ -1,0 +1,459 @@
+//! Engine behaviour over the in-process transport: ranks are threads.
+//!
+//! These tests exercise matching, both large-message protocols' streaming path, back-pressure,
+//! persistent and buffered sends, and the collectives, for several rank counts, without shared
+//! memory. The C test suite covers the same ground through the real library and transport.
+
+use reflex_base::buf::{RecvBuf, SendBuf};
+use reflex_engine::testing::MemTransport;
+use reflex_engine::*;
+
+type E = Engine<MemTransport>;
+
+fn byte() -> Datatype {
+    Datatype::Basic(Basic::plain(ValueKind::Byte, 1))
+}
+
+fn int() -> Datatype {
+    Datatype::Basic(Basic::plain(ValueKind::Signed, 4))
+}
+
+fn send_buf(v: Vec<u8>) -> SendBuf {
+    SendBuf::from_slice(Box::leak(v.into_boxed_slice()))
+}
+
+fn recv_buf(n: usize) -> RecvBuf {
+    RecvBuf::from_slice(Box::leak(vec![0u8; n].into_boxed_slice()))
+}
+
+/// Runs `body` on `n` ranks with a transport holding `capacity` packets per inbox.
+fn run(
+    n: usize,
+    capacity: usize,
+    tuning: Tuning,
+    body: impl Fn(&mut E) + Send + Sync + Copy + 'static,
+) {
+    let handles: Vec<_> = MemTransport::mesh(n, capacity, 4096)
+        .into_iter()
+        .enumerate()
+        .map(|(rank, t)| {
+            std::thread::spawn(move || {
+                let mut e = Engine::new(t, rank, (0..n).collect(), tuning, false);
+                body(&mut e);
+                e.barrier(COMM_WORLD).unwrap();
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("rank thread panicked");
+    }
+}
+
+fn small_tuning() -> Tuning {
+    Tuning {
+        eager_limit: 256,
+        chunk: 1000,
+        spin_polls: 10,
+        yield_polls: 10,
+        sleep: std::time::Duration::from_micros(100),
+    }
+}
+
+#[test]
+fn messages_from_one_sender_arrive_in_order_across_protocols() {
+    run(2, 4, small_tuning(), |e| {
+        let sizes = [0usize, 1, 255, 256, 257, 5000, 3, 70_000, 8];
+        if e.world_rank() == 0 {
+            let reqs: Vec<_> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| {
+                    e.isend(
+                        send_buf(vec![i as u8; n]),
+                        n,
+                        byte(),
+                        1,
+                        7,
+                        COMM_WORLD,
+                        SendMode::Standard,
+                    )
+                    .unwrap()
+                })
+                .collect();
+            for r in reqs {
+                e.wait(r).unwrap();
+            }
+        } else {
+            for (i, &n) in sizes.iter().enumerate() {
+                let buf = recv_buf(n);
+                let st = e
+                    .recv(buf, n, byte(), ANY_SOURCE, ANY_TAG, COMM_WORLD)
+                    .unwrap();
+                assert_eq!((st.source, st.tag, st.bytes), (0, 7, n));
+                assert!(
+                    buf.as_slice().iter().all(|&b| b == i as u8),
+                    "message {i} corrupted"
+                );
+            }
+        }
+    });
+}
+
+#[test]
+fn tag_selection_skips_earlier_messages() {
+    run(2, 16, small_tuning(), |e| {
+        if e.world_rank() == 0 {
+            for tag in [1, 2, 3] {
+                e.send(
+                    send_buf(vec![tag as u8; 4]),
+                    4,
+                    byte(),
+                    1,
+                    tag,
+                    COMM_WORLD,
+                    SendMode::Standard,
+                )
+                .unwrap();
+            }
+        } else {
+            for tag in [3, 1, 2] {
+                let buf = recv_buf(4);
+                let st = e.recv(buf, 4, byte(), 0, tag, COMM_WORLD).unwrap();
+                assert_eq!(st.tag, tag);
+                assert_eq!(buf.as_slice(), &[tag as u8; 4]);
+            }
+        }
+    });
+}
+
+#[test]
+fn truncation_reports_the_error_and_keeps_the_tail() {
+    run(2, 16, small_tuning(), |e| {
+        for n in [100usize, 5000] {
+            if e.world_rank() == 0 {
+                e.send(
+                    send_buf(vec![9; n]),
+                    n,
+                    byte(),
+                    1,
+                    0,
+                    COMM_WORLD,
+                    SendMode::Standard,
+                )
+                .unwrap();
+            } else {
+                let buf = recv_buf(n);
+                let st = e
+                    .recv(buf.slice(0, n / 2), n / 2, byte(), 0, 0, COMM_WORLD)
+                    .unwrap();
+                assert_eq!(
+                    st.error.as_ref().map(|e| e.class),
+                    Some(ErrorClass::Truncate)
+                );
+                assert_eq!(st.bytes, n / 2);
+                assert!(
+                    buf.as_slice()[n / 2..].iter().all(|&b| b == 0),
+                    "wrote past the receive buffer"
+                );
+            }
+        }
+    });
+}
+
+#[test]
+fn synchronous_send_waits_for_the_match() {
+    run(2, 16, small_tuning(), |e| {
+        if e.world_rank() == 0 {
+            let r = e
+                .isend(
+                    send_buf(vec![1; 8]),
+                    8,
+                    byte(),
+                    1,
+                    5,
+                    COMM_WORLD,
+                    SendMode::Synchronous,
+                )
+                .unwrap();
+            // Rank 1 posts its receive only after this message; the ssend cannot be complete yet.
+            for _ in 0..100 {
+                e.progress();
+            }
+            assert!(!e.is_complete(r).unwrap());
+            e.send(
+                send_buf(vec![0; 1]),
+                1,
+                byte(),
+                1,
+                6,
+                COMM_WORLD,
+                SendMode::Standard,
+            )
+            .unwrap();
+            e.wait(r).unwrap();
+        } else {
+            e.recv(recv_buf(1), 1, byte(), 0, 6, COMM_WORLD).unwrap();
+            e.recv(recv_buf(8), 8, byte(), 0, 5, COMM_WORLD).unwrap();
+        }
+    });
+}
+
+#[test]
+fn many_outstanding_requests_survive_back_pressure() {
+    run(2, 2, small_tuning(), |e| {
+        let n = 2000;
+        let peer = 1 - e.world_rank() as i32;
+        let bufs: Vec<_> = (0..n).map(|_| recv_buf(4)).collect();
+        let mut reqs: Vec<_> = bufs
+            .iter()
+            .map(|b| e.irecv(*b, 1, int(), peer, ANY_TAG, COMM_WORLD).unwrap())
+            .collect();
+        for i in 0..n {
+            let v = (i as i32).to_ne_bytes().to_vec();
+            reqs.push(
+                e.isend(
+                    send_buf(v),
+                    1,
+                    int(),
+                    peer,
+                    i as i32,
+                    COMM_WORLD,
+                    SendMode::Standard,
+                )
+                .unwrap(),
+            );
+        }
+        for r in reqs {
+            e.wait(r).unwrap();
+        }
+        for (i, b) in bufs.iter().enumerate() {
+            assert_eq!(b.as_slice(), &(i as i32).to_ne_bytes());
+        }
+    });
+}
+
+#[test]
+fn probe_and_matched_probe() {
+    run(3, 16, small_tuning(), |e| {
+        let me = e.world_rank();
+        if me != 0 {
+            e.send(
+                send_buf(vec![me as u8; 10 * me]),
+                10 * me,
+                byte(),
+                0,
+                me as i32,
+                COMM_WORLD,
+                SendMode::Standard,
+            )
+            .unwrap();
+            return;
+        }
+        let st = e.probe(ANY_SOURCE, 2, COMM_WORLD).unwrap();
+        assert_eq!((st.source, st.bytes), (2, 20));
+        let (msg, st) = e.mprobe(1, ANY_TAG, COMM_WORLD).unwrap();
+        assert_eq!(st.bytes, 10);
+        let buf = recv_buf(10);
+        e.mrecv(buf, 10, byte(), msg).unwrap();
+        assert_eq!(buf.as_slice(), &[1; 10]);
+        assert!(e.improbe(1, ANY_TAG, COMM_WORLD).unwrap().is_none());
+        e.recv(recv_buf(20), 20, byte(), 2, 2, COMM_WORLD).unwrap();
+    });
+}
+
+#[test]
+fn persistent_requests_restart_and_cancel_works() {
+    run(2, 16, small_tuning(), |e| {
+        let me = e.world_rank();
+        let buf = recv_buf(4);
+        let req = if me == 0 {
+            e.send_init(
+                buf.as_send(),
+                1,
+                int(),
+                1,
+                0,
+                COMM_WORLD,
+                SendMode::Standard,
+            )
+            .unwrap()
+        } else {
+            e.recv_init(buf, 1, int(), 0, 0, COMM_WORLD).unwrap()
+        };
+        for round in 0..50i32 {
+            if me == 0 {
+                let mut b = buf;
+                b.as_mut_slice().copy_from_slice(&round.to_ne_bytes());
+            }
+            e.start(req).unwrap();
+            let c = e.wait_retire(req).unwrap();
+            assert!(!c.freed);
+            if me == 1 {
+                assert_eq!(buf.as_slice(), &round.to_ne_bytes());
+            }
+        }
+        e.request_free(req).unwrap();
+        let r = e
+            .irecv(recv_buf(4), 1, int(), ANY_SOURCE, 99, COMM_WORLD)
+            .unwrap();
+        e.cancel(r).unwrap();
+        assert!(e.wait(r).unwrap().cancelled);
+    });
+}
+
+#[test]
+fn buffered_sends_complete_at_once_and_detach_waits() {
+    run(2, 2, small_tuning(), |e| {
+        if e.world_rank() == 0 {
+            e.buffer_attach(0x1000, 10 * (64 + bsend::BSEND_OVERHEAD))
+                .unwrap();
+            for i in 0..10u8 {
+                e.send(
+                    send_buf(vec![i; 64]),
+                    64,
+                    byte(),
+                    1,
+                    0,
+                    COMM_WORLD,
+                    SendMode::Buffered,
+                )
+                .unwrap();
+            }
+            e.buffer_detach().unwrap();
+            // A buffer one byte too small for the message and its overhead refuses it.
+            e.buffer_attach(0x1000, 64 + bsend::BSEND_OVERHEAD - 1)
+                .unwrap();
+            let err = e
+                .send(
+                    send_buf(vec![0; 64]),
+                    64,
+                    byte(),
+                    1,
+                    0,
+                    COMM_WORLD,
+                    SendMode::Buffered,
+                )
+                .unwrap_err();
+            assert_eq!(err.class, ErrorClass::Buffer);
+            assert_eq!(
+                e.buffer_detach().unwrap(),
+                (0x1000, 64 + bsend::BSEND_OVERHEAD - 1)
+            );
+        } else {
+            for i in 0..10u8 {
+                let b = recv_buf(64);
+                e.recv(b, 64, byte(), 0, 0, COMM_WORLD).unwrap();
+                assert_eq!(b.as_slice(), &[i; 64]);
+            }
+        }
+    });
+}
+
+fn collectives_on(n: usize) {
+    run(n, 8, small_tuning(), |e| {
+        let me = e.world_rank() as i32;
+        let size = e.world_size() as i32;
+        for root in 0..size {
+            let b = recv_buf(4000);
+            if me == root {
+                let mut w = b;
+                w.as_mut_slice()
+                    .iter_mut()
+                    .enumerate()
+                    .for_each(|(i, x)| *x = (i as i32 + root) as u8);
+            }
+            e.bcast(b, 1000, int(), root, COMM_WORLD).unwrap();
+            assert!(b
+                .as_slice()
+                .iter()
+                .enumerate()
+                .all(|(i, &x)| x == (i as i32 + root) as u8));
+
+            let mine = send_buf([me + 1, -me].iter().flat_map(|v| v.to_ne_bytes()).collect());
+            let out = recv_buf(8);
+            e.reduce(Some(mine), out, 2, int(), ReduceOp::Sum, root, COMM_WORLD)
+                .unwrap();
+            if me == root {
+                let sum: i32 = (1..=size).sum();
+                assert_eq!(
+                    out.as_slice(),
+                    &[sum.to_ne_bytes(), (-(size * (size - 1) / 2)).to_ne_bytes()].concat()
+                );
+            }
+            let all = recv_buf(4 * size as usize);
+            e.gather(
+                Some((send_buf(me.to_ne_bytes().to_vec()), 1, int())),
+                all,
+                1,
+                int(),
+                root,
+                COMM_WORLD,
+            )
+            .unwrap();
+            if me == root {
+                let expect: Vec<u8> = (0..size).flat_map(|r| r.to_ne_bytes()).collect();
+                assert_eq!(all.as_slice(), &expect[..]);
+            }
+        }
+        let out = recv_buf(4);
+        e.allreduce(
+            Some(send_buf(me.to_ne_bytes().to_vec())),
+            out,
+            1,
+            int(),
+            ReduceOp::Max,
+            COMM_WORLD,
+        )
+        .unwrap();
+        assert_eq!(out.as_slice(), &(size - 1).to_ne_bytes());
+        let all = recv_buf(4 * size as usize);
+        e.allgather(
+            Some((send_buf((me * 3).to_ne_bytes().to_vec()), 1, int())),
+            all,
+            1,
+            int(),
+            COMM_WORLD,
+        )
+        .unwrap();
+        let expect: Vec<u8> = (0..size).flat_map(|r| (r * 3).to_ne_bytes()).collect();
+        assert_eq!(all.as_slice(), &expect[..]);
+    });
+}
+
+#[test]
+fn collectives_one_to_five_ranks() {
+    for n in 1..=5 {
+        collectives_on(n);
+    }
+}
+
+#[test]
+fn split_and_dup_build_working_communicators() {
+    run(4, 8, small_tuning(), |e| {
+        let me = e.world_rank() as i32;
+        let half = e.comm_split(COMM_WORLD, me % 2, -me).unwrap().unwrap();
+        let c = e.comm(half).unwrap();
+        assert_eq!(c.size(), 2);
+        assert_eq!(c.rank, if me < 2 { 1 } else { 0 }); // key -me reverses the order
+        let dup = e.comm_dup(half).unwrap();
+        assert_eq!(e.comm_compare(half, dup).unwrap(), Comparison::Congruent);
+        let out = recv_buf(4);
+        e.allreduce(
+            Some(send_buf(me.to_ne_bytes().to_vec())),
+            out,
+            1,
+            int(),
+            ReduceOp::Sum,
+            dup,
+        )
+        .unwrap();
+        let expect = if me % 2 == 0 { 2 } else { 4 };
+        assert_eq!(out.as_slice(), &(expect as i32).to_ne_bytes());
+        assert!(e
+            .comm_split(COMM_WORLD, comm_ops::UNDEFINED, 0)
+            .unwrap()
+            .is_none());
+        e.comm_free(dup).unwrap();
+        e.comm_free(half).unwrap();
+    });
+}
