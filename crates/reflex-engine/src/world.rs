@@ -36,8 +36,9 @@ pub fn host_name() -> String {
 impl World {
     /// Connects to the launcher, sets up the transports and builds the engine.
     pub fn init() -> Result<World> {
-        let (config, warnings) = Config::from_env().map_err(|e| MpiError::new(ErrorClass::Arg, e.to_string()))?;
-        for w in warnings {
+        let loaded = Config::from_env().map_err(|e| MpiError::new(ErrorClass::Arg, e.to_string()))?;
+        let config = loaded.config;
+        for w in loaded.warnings {
             eprintln!("reflex: warning: {w}");
         }
         let mut pmi = PmiClient::from_env().map_err(|e| pmi_error("cannot connect to the process manager", e))?;
@@ -77,8 +78,8 @@ fn tuning_of(config: &Config, nranks: usize) -> Tuning {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let oversubscribed = nranks > cores;
     Tuning {
-        eager_limit: config.eager_limit,
-        chunk: config.pipeline_chunk,
+        eager_limit: config.eager_limit.get(),
+        chunk: config.pipeline_chunk.get(),
         spin_polls: if oversubscribed { config.spin_polls.min(50) } else { config.spin_polls },
         yield_polls: config.yield_polls,
         sleep: Duration::from_micros(u64::from(config.sleep_us)),
@@ -90,7 +91,7 @@ fn wire_up_shm(pmi: &mut PmiClient, config: &Config, rank: usize, size: usize) -
     let host = host_name();
     pmi.put(&format!("reflex-host-{rank}"), &host).map_err(|e| pmi_error("publishing the host name", e))?;
     let name = reflex_base::segment::segment_name(pmi.kvsname(), 0);
-    let params = ShmParams { ring_bytes: config.shm_ring_bytes, ..ShmParams::default() };
+    let params = ShmParams { ring_bytes: config.shm_ring_bytes.get(), ..ShmParams::default() };
     let created = if rank == 0 {
         Some(ShmSegment::create(&name, size, &params).map_err(|e| pmi_error(&format!("cannot create shared segment {name}"), e))?)
     } else {

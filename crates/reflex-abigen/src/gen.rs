@@ -1,0 +1,144 @@
+//! Emitting the two generated files: the prototype block of `mpi.h` and the Rust shims.
+//!
+//! Every function gets a `PMPI_X` that does the work and an `MPI_X` that calls `PMPI_X`, so a
+//! profiling library that defines `MPI_X` intercepts the call. A shim contains no logic: the panic
+//! boundary and error-handler dispatch (`crate::call`), the checks and handle conversions that
+//! follow from the parameter kinds (`crate::kinds`), and one call of `crate::imp::<name>`.
+//! Functions Reflex does not implement yet return `MPI_ERR_UNSUPPORTED_OPERATION` naming themselves.
+
+use crate::ctype::rust_type;
+use crate::spec::{CallStyle, Function, Param};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// `MPI_Comm_rank` → `comm_rank`.
+pub fn imp_name(f: &Function) -> String {
+    f.name.trim_start_matches("MPI_").to_ascii_lowercase()
+}
+
+/// The C prototypes, MPI and PMPI, for `mpi.h`.
+pub fn header_prototypes(functions: &[Function]) -> String {
+    let mut out = String::new();
+    for f in functions {
+        let params = if f.params.is_empty() {
+            "void".to_string()
+        } else {
+            f.params.iter().map(c_param).collect::<Vec<_>>().join(", ")
+        };
+        let _ = writeln!(out, "{} {}({});", f.ret, f.name, params);
+        let _ = writeln!(out, "{} P{}({});", f.ret, f.name, params);
+    }
+    out
+}
+
+fn c_param(p: &Param) -> String {
+    match p.c_type.find('[') {
+        Some(i) => format!("{} {}{}", p.c_type[..i].trim(), p.name, &p.c_type[i..].replace(' ', "")),
+        None if p.c_type.ends_with('*') => format!("{}{}", p.c_type, p.name),
+        None => format!("{} {}", p.c_type, p.name),
+    }
+}
+
+/// Converts or checks one argument by kind; `None` passes it through unchanged.
+fn conversion(p: &Param, f: &Function) -> Option<String> {
+    let n = &p.name;
+    let comm = f.params.iter().find(|q| q.kind == "COMM").map(|q| q.name.clone());
+    let count = f.params.iter().find(|q| q.kind == "COUNT").map(|q| q.name.clone());
+    let with_comm = |func: &str| comm.as_ref().map(|c| format!("let {n} = crate::kinds::{func}(w, {c}, {n})?;"));
+    Some(match p.kind.as_str() {
+        "COMM" => format!("let {n} = crate::kinds::comm(w, {n})?;"),
+        "DATATYPE" => format!("let {n} = crate::kinds::datatype({n})?;"),
+        "GROUP" => format!("let {n} = crate::kinds::group({n})?;"),
+        "OP" => format!("let {n} = crate::kinds::op({n})?;"),
+        "COUNT" => format!("let {n} = crate::kinds::count({n}, \"{n}\")?;"),
+        "TAG" => format!("let {n} = crate::kinds::tag({n})?;"),
+        "RECV_TAG" => format!("let {n} = crate::kinds::recv_tag({n})?;"),
+        "RANK" => return with_comm("rank"),
+        "SOURCE" => return with_comm("source"),
+        "ROOT" => return with_comm("root"),
+        "BUF_IN" | "BUF_OUT" | "BUF_INPLACE_IN" => {
+            let c = count.clone()?;
+            format!("crate::kinds::buffer({n} as *const c_void, {c}, \"{n}\")?;")
+        }
+        k if k.ends_with("_OUT") && !matches!(k, "STATUS_OUT" | "STATUS_ARRAY_OUT" | "STRING_OUT" | "ERRCODES_OUT" | "PTR_OUT") => {
+            format!("crate::kinds::out_ptr({n}, \"{n}\")?;")
+        }
+        _ => return None,
+    })
+}
+
+/// Orders conversions the way MPICH checks: the communicator first, then parameter order.
+fn ordered_conversions(f: &Function) -> Vec<String> {
+    let comm_first = f.params.iter().filter(|p| p.kind == "COMM");
+    let rest = f.params.iter().filter(|p| p.kind != "COMM");
+    comm_first.chain(rest).filter_map(|p| conversion(p, f)).collect()
+}
+
+fn rust_params(f: &Function) -> String {
+    f.params.iter().map(|p| format!("{}: {}", p.name, rust_type(&p.c_type))).collect::<Vec<_>>().join(", ")
+}
+
+fn arg_names(f: &Function) -> String {
+    f.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>().join(", ")
+}
+
+/// The body of `PMPI_X`.
+fn shim_body(f: &Function, style: Option<CallStyle>) -> String {
+    let name = &f.name;
+    let args = arg_names(f);
+    let imp = imp_name(f);
+    let errh = f
+        .params
+        .iter()
+        .find(|p| p.kind == "COMM")
+        .map_or("None".to_string(), |p| format!("Some({})", p.name));
+    match style {
+        None if f.ret == "int" => format!("crate::call::unsupported(\"{name}\")"),
+        None => format!("crate::call::unsupported_value(\"{name}\")"),
+        Some(CallStyle::Direct) => format!("crate::imp::{imp}({args})"),
+        Some(CallStyle::Anytime) => format!("crate::call::anytime(\"{name}\", || crate::imp::{imp}({args}))"),
+        Some(CallStyle::World) => {
+            let mut body = String::new();
+            for c in ordered_conversions(f) {
+                let _ = write!(body, "\n            {c}");
+            }
+            let w = if args.is_empty() { "w".to_string() } else { format!("w, {args}") };
+            format!("crate::call::world(\"{name}\", {errh}, |w| {{{body}\n            crate::imp::{imp}({w})\n        }})")
+        }
+    }
+}
+
+/// The Rust shims for every function.
+pub fn rust_shims(functions: &[Function], implemented: &BTreeMap<String, CallStyle>) -> String {
+    let mut out = String::from(
+        "// @generated by reflex-abigen from abi/functions.txt and abi/implemented.txt; do not edit.\n\
+         //! The exported `MPI_*`/`PMPI_*` symbols (generated; see `reflex-abigen`).\n\
+         #![allow(non_snake_case, unused_variables, clippy::missing_safety_doc, clippy::too_many_arguments)]\n\
+         // Reason for the allow: names and parameter lists are those of the MPI standard.\n\n\
+         use crate::ffi;\nuse std::ffi::{c_char, c_int, c_void};\n\n",
+    );
+    for f in functions {
+        let style = implemented.get(&f.name).copied();
+        let ret = rust_type(&f.ret);
+        let params = rust_params(f);
+        let body = shim_body(f, style);
+        let _ = write!(
+            out,
+            "/// `P{name}`: the implementation (MPI-3.1).\n\
+             #[no_mangle]\n\
+             pub unsafe extern \"C\" fn P{name}({params}) -> {ret} {{\n    \
+             // SAFETY: the caller upholds the MPI standard's preconditions for {name}; the kinds checks\n    \
+             // reject what can be detected (null outputs, bad handles) before any dereference.\n    \
+             #[allow(unused_unsafe)] // the body may or may not call unsafe helpers\n    \
+             unsafe {{\n        {body}\n    }}\n}}\n\n\
+             /// `{name}`: forwards to `P{name}` (profiling tools interpose this symbol).\n\
+             #[no_mangle]\n\
+             pub unsafe extern \"C\" fn {name}({params}) -> {ret} {{\n    \
+             // SAFETY: same contract as P{name}.\n    \
+             unsafe {{ P{name}({args}) }}\n}}\n\n",
+            name = f.name,
+            args = arg_names(f),
+        );
+    }
+    out
+}
