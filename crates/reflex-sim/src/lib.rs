@@ -17,8 +17,11 @@
 //! - [`report`]: CSV/JSON/SVG output and the `reproduce` command.
 #![forbid(unsafe_code)]
 
+pub mod check;
 pub mod error;
+pub mod metrics;
 pub mod rng;
+pub mod routing;
 pub mod topology;
 
 pub use error::{Result, SimError};
