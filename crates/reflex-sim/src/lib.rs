@@ -22,6 +22,7 @@ pub mod error;
 pub mod metrics;
 pub mod rng;
 pub mod routing;
+pub mod sim;
 pub mod topology;
 
 pub use error::{Result, SimError};

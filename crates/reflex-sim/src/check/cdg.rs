@@ -283,7 +283,7 @@ pub fn check_tables_union(topo: &Topology, tables: &[&TableRouting]) -> Result<u
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::rng::SimRng;
     use crate::routing::orientation::Orientation;

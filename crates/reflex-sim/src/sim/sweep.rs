@@ -1,0 +1,1 @@
+//! Injection-rate sweeps (placeholder replaced below).
