@@ -1,1 +1,144 @@
-//! placeholder: filled in by its owner
+//! Reflex's launcher: `mpiexec` for one host, and `reflex-info`.
+//!
+//! `mpiexec` forks the ranks itself and serves PMI-1 in-process (DESIGN.md "Wire-up and
+//! launch"), with the I/O-free [`reflex_pmi::Server`] inside a `poll(2)` loop. Modules:
+//! - [`args`]: the Hydra-compatible command line;
+//! - [`spawn`]: one rank's environment, PMI socket, pipes and process group;
+//! - [`supervise`]: the event loop (PMI, stdio, signals, reaping, termination, cleanup);
+//! - [`pmi_conn`], [`output`], [`stdin`]: the byte plumbing of that loop;
+//! - [`procs`]: exit statuses, signal names, finding leftover processes;
+//! - [`info`]: what `reflex-info` prints.
+
+#![forbid(unsafe_code)]
+
+pub mod args;
+pub mod info;
+pub mod output;
+pub mod pmi_conn;
+pub mod procs;
+pub mod spawn;
+pub mod stdin;
+pub mod supervise;
+
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::{AsFd, IntoRawFd};
+
+use nix::fcntl::{fcntl, FcntlArg};
+use nix::sys::resource::{getrlimit, setrlimit, Resource};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+
+use args::{Invocation, JobSpec, HELP};
+use supervise::Supervisor;
+
+/// Exit status for a command line that cannot be run.
+const USAGE_STATUS: i32 = 2;
+
+/// `mpiexec` with the given arguments (without the program name); returns the exit status.
+pub fn mpiexec_main(args: impl IntoIterator<Item = OsString>) -> i32 {
+    match args::parse_args(args) {
+        Ok(Invocation::Help) => {
+            print!("{HELP}");
+            0
+        }
+        Ok(Invocation::Version) => {
+            println!("mpiexec (Reflex) {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        Ok(Invocation::Run(spec)) => run_job(&spec),
+        Err(e) => {
+            eprintln!("mpiexec: {e}");
+            USAGE_STATUS
+        }
+    }
+}
+
+/// Runs one job to its end, then removes its shared-memory segments whatever happened.
+fn run_job(spec: &JobSpec) -> i32 {
+    let kvsname = reflex_pmi::new_kvsname("reflex");
+    let status = match prepare_and_launch(spec, &kvsname) {
+        Ok(supervisor) => supervisor.run(),
+        Err(message) => {
+            eprintln!("mpiexec: {message}");
+            1
+        }
+    };
+    if let Err(e) = reflex_base::segment::remove_job_segments(&kvsname) {
+        eprintln!("mpiexec: cannot remove the shared-memory segments of job {kvsname}: {e}");
+    }
+    status
+}
+
+/// Sets mpiexec up (descriptors, signals, subreaper) and starts every rank. A rank that cannot
+/// start makes the job fail; the supervisor then cleans up the ranks already started.
+fn prepare_and_launch(spec: &JobSpec, kvsname: &str) -> Result<Supervisor, String> {
+    if let Some(dir) = &spec.wdir {
+        // The ranks start in mpiexec's directory (posix_spawn has no chdir), and a relative
+        // program is found from there, as under Hydra's proxy.
+        std::env::set_current_dir(dir)
+            .map_err(|e| format!("cannot use working directory {}: {e}", dir.display()))?;
+    }
+    ensure_standard_fds()
+        .map_err(|e| format!("cannot open /dev/null for a closed standard descriptor: {e}"))?;
+    raise_fd_limit();
+    let signals = route_signals().map_err(|e| format!("cannot set up signal handling: {e}"))?;
+    nix::sys::prctl::set_child_subreaper(true)
+        .map_err(|e| format!("cannot become a child subreaper: {e}"))?;
+
+    let server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, spec.ranks as i32);
+    let mut supervisor = Supervisor::new(signals, server, spec.label);
+    for rank in 0..spec.ranks {
+        match spawn::spawn_rank(spec, kvsname, rank, supervisor.group()) {
+            Ok(spawned) => supervisor.add_rank(spawned),
+            Err(e) => {
+                supervisor.fail(&e.to_string(), e.status_code());
+                break;
+            }
+        }
+    }
+    Ok(supervisor)
+}
+
+/// Blocks SIGCHLD, SIGINT, SIGTERM and SIGHUP and returns a signalfd that receives them
+/// (std's `Command` clears the signal mask in the children).
+fn route_signals() -> nix::Result<SignalFd> {
+    let mut mask = SigSet::empty();
+    for signal in [
+        Signal::SIGCHLD,
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+    ] {
+        mask.add(signal);
+    }
+    mask.thread_block()?;
+    SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
+}
+
+/// Opens `/dev/null` on any of fds 0-2 that is closed, so that no socket or pipe of the job
+/// lands on a standard descriptor number.
+fn ensure_standard_fds() -> io::Result<()> {
+    let (stdin, stdout, stderr) = (io::stdin(), io::stdout(), io::stderr());
+    for fd in [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()] {
+        if fcntl(fd, FcntlArg::F_GETFD).is_err() {
+            // open() takes the lowest free number, which is this one: keep it open for good.
+            let null: File = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/null")?;
+            let _ = null.into_raw_fd();
+        }
+    }
+    Ok(())
+}
+
+/// Each rank costs four descriptors: use the hard limit.
+fn raise_fd_limit() {
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        if soft < hard {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! `pmi-test-rank`: a scriptable rank for mpiexec's integration tests (not an end-user tool).
+//!
+//! Arguments are steps run in order; `@R:step` runs only on rank R (from `PMI_RANK`).
+//! Steps: `init`, `exchange` (put small and large values, barrier, read every peer's),
+//! `barrier`, `finalize`, `abort:CODE` (PMI abort, then wait to be killed), `print:TEXT`,
+//! `eprint:TEXT`, `partial:TEXT` (stdout without newline), `cat` (stdin to stdout), `pid`,
+//! `ready`, `env:NAME`, `pwd`, `exit:CODE`, `kill:SIGNAL` (itself), `ignore-term` (blocks
+//! SIGTERM so only SIGKILL works), `orphan` (double-forks a sleeping grandchild in its own
+//! process group and prints `orphan <pid>`), `sleep` (until killed).
+
+#![forbid(unsafe_code)]
+
+use std::io::{self, Read, Write};
+use std::process::{Command, Stdio};
+
+use nix::sys::signal::{kill, SigSet, Signal};
+use nix::unistd::getpid;
+use reflex_pmi::PmiClient;
+use std::os::unix::process::CommandExt;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("spawn-sleeper") {
+        if let Err(e) = spawn_sleeper() {
+            eprintln!("pmi-test-rank: cannot start the sleeper: {e}");
+            std::process::exit(99);
+        }
+        return;
+    }
+    let rank: u32 = std::env::var("PMI_RANK")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0);
+    let mut client: Option<PmiClient> = None;
+    for arg in &args {
+        let step = match arg.strip_prefix('@').and_then(|s| s.split_once(':')) {
+            Some((only, step)) if only.parse() == Ok(rank) => step,
+            Some(_) => continue,
+            None => arg,
+        };
+        if let Err(e) = run_step(step, rank, &mut client) {
+            eprintln!("pmi-test-rank {rank}: step {step:?} failed: {e}");
+            std::process::exit(99);
+        }
+    }
+}
+
+fn run_step(step: &str, rank: u32, client: &mut Option<PmiClient>) -> Result<(), String> {
+    let (name, arg) = step.split_once(':').unwrap_or((step, ""));
+    let mut out = io::stdout().lock();
+    match name {
+        "init" => *client = Some(PmiClient::from_env().map_err(|e| e.to_string())?),
+        "exchange" => exchange(pmi(client)?)?,
+        "barrier" => pmi(client)?.barrier().map_err(|e| e.to_string())?,
+        "finalize" => pmi(client)?.finalize().map_err(|e| e.to_string())?,
+        "abort" => {
+            let code = arg.parse().map_err(|_| format!("bad code {arg:?}"))?;
+            pmi(client)?
+                .abort(code, &format!("test abort from rank {rank}"))
+                .map_err(|e| e.to_string())?;
+            sleep_forever();
+        }
+        "print" => writeln!(out, "{arg}").map_err(|e| e.to_string())?,
+        "eprint" => eprintln!("{arg}"),
+        "partial" => write!(out, "{arg}").map_err(|e| e.to_string())?,
+        "cat" => {
+            let mut input = Vec::new();
+            io::stdin()
+                .read_to_end(&mut input)
+                .map_err(|e| e.to_string())?;
+            out.write_all(&input).map_err(|e| e.to_string())?;
+        }
+        "pid" => writeln!(out, "pid {rank} {}", std::process::id()).map_err(|e| e.to_string())?,
+        "ready" => writeln!(out, "ready {rank}").map_err(|e| e.to_string())?,
+        "env" => writeln!(out, "{arg}={}", std::env::var(arg).unwrap_or_default())
+            .map_err(|e| e.to_string())?,
+        "pwd" => {
+            let dir = std::env::current_dir().map_err(|e| e.to_string())?;
+            writeln!(out, "pwd {}", dir.display()).map_err(|e| e.to_string())?;
+        }
+        "exit" => {
+            out.flush().map_err(|e| e.to_string())?;
+            std::process::exit(arg.parse().map_err(|_| format!("bad code {arg:?}"))?);
+        }
+        "kill" => {
+            let signal = arg
+                .parse::<i32>()
+                .ok()
+                .and_then(|s| Signal::try_from(s).ok())
+                .ok_or("bad signal")?;
+            out.flush().map_err(|e| e.to_string())?;
+            kill(getpid(), signal).map_err(|e| e.to_string())?;
+            sleep_forever();
+        }
+        "ignore-term" => SigSet::from(Signal::SIGTERM)
+            .thread_block()
+            .map_err(|e| e.to_string())?,
+        "orphan" => orphan()?,
+        "sleep" => {
+            out.flush().map_err(|e| e.to_string())?;
+            sleep_forever();
+        }
+        _ => return Err(format!("unknown step {name:?}")),
+    }
+    out.flush().map_err(|e| e.to_string())
+}
+
+fn pmi(client: &mut Option<PmiClient>) -> Result<&mut PmiClient, String> {
+    client
+        .as_mut()
+        .ok_or_else(|| "pmi is not initialised (use the init step first)".to_owned())
+}
+
+/// Puts a small and a large value, fences, and checks every peer's values.
+fn exchange(client: &mut PmiClient) -> Result<(), String> {
+    let (rank, size) = (client.rank(), client.size());
+    let err = |e: reflex_pmi::PmiError| e.to_string();
+    if std::env::var("PMI_JOBID").ok().as_deref() != Some(client.kvsname()) {
+        return Err(format!(
+            "kvsname {} differs from PMI_JOBID",
+            client.kvsname()
+        ));
+    }
+    if client.process_mapping() != Some(&vec![0; size as usize][..]) {
+        return Err(format!(
+            "unexpected process mapping {:?}",
+            client.process_mapping()
+        ));
+    }
+    client
+        .put(&format!("card-{rank}"), &format!("shm://{rank}"))
+        .map_err(err)?;
+    client
+        .put_large(&format!("big-{rank}"), &big_value(rank))
+        .map_err(err)?;
+    client.barrier().map_err(err)?;
+    for peer in 0..size {
+        let card = client.get(&format!("card-{peer}")).map_err(err)?;
+        let big = client.get_large(&format!("big-{peer}")).map_err(err)?;
+        if card != format!("shm://{peer}") || big != big_value(peer) {
+            return Err(format!("wrong values from rank {peer}"));
+        }
+    }
+    println!("rank {rank} of {size} exchanged with every peer");
+    Ok(())
+}
+
+fn big_value(rank: u32) -> String {
+    format!("{rank:x}").repeat(3000)
+}
+
+/// Double fork: a middle process starts the sleeper and exits, orphaning it.
+fn orphan() -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let status = Command::new(exe)
+        .arg("spawn-sleeper")
+        .status()
+        .map_err(|e| e.to_string())?;
+    if !status.success() {
+        return Err(format!("middle process failed: {status}"));
+    }
+    Ok(())
+}
+
+/// The middle process: starts a sleeper in a new process group (out of the job's group, so
+/// only the subreaper can find it), reports its pid, exits without waiting.
+fn spawn_sleeper() -> io::Result<()> {
+    let exe = std::env::current_exe()?;
+    let child = Command::new(exe)
+        .arg("sleep")
+        .process_group(0)
+        .stdin(Stdio::null())
+        .spawn()?;
+    println!("orphan {}", child.id());
+    Ok(())
+}
+
+fn sleep_forever() -> ! {
+    loop {
+        std::thread::park();
+    }
+}

@@ -1,0 +1,190 @@
+//! Starting one rank: environment, PMI socket, stdio pipes, process group, signal state.
+//!
+//! Each rank gets one end of an AF_UNIX socketpair as `PMI_FD` (inheritable, like Hydra's, so
+//! wrapper scripts work), plus `PMI_RANK`, `PMI_SIZE`, `PMI_JOBID` (the job's unique KVS name),
+//! `MPI_LOCALNRANKS` and `MPI_LOCALRANKID` (launchers.md §2.1). All ranks join one process group
+//! led by rank 0, so a signal reaches their children too. Ranks are started with
+//! `posix_spawnp`, which also gives each an empty signal mask (mpiexec blocks the signals it
+//! reads through a signalfd) and default SIGPIPE handling (the Rust runtime ignores SIGPIPE in
+//! mpiexec, and an ignored signal would survive `exec`); std's `Command` does neither without
+//! `unsafe`. Ranks are started one after another from one thread, so the only inheritable
+//! socket at each spawn is that rank's own.
+
+use std::ffi::{CString, OsStr, OsString};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::net::UnixStream;
+
+use nix::errno::Errno;
+use nix::fcntl::{fcntl, FcntlArg, FdFlag, OFlag};
+use nix::spawn::{posix_spawnp, PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags};
+use nix::sys::signal::{SigSet, Signal};
+use nix::unistd::{pipe2, Pid};
+
+use crate::args::{EnvPolicy, JobSpec};
+
+/// A started rank and mpiexec's ends of its connections.
+#[derive(Debug)]
+pub struct Spawned {
+    pub pid: Pid,
+    pub pmi: UnixStream,
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
+    /// Rank 0's stdin pipe (non-blocking); `None` for the others, which read `/dev/null`.
+    pub stdin: Option<File>,
+}
+
+/// Why a rank could not be started.
+#[derive(Debug)]
+pub struct SpawnError {
+    pub rank: u32,
+    pub program: OsString,
+    pub source: io::Error,
+}
+
+impl std::fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot start rank {} ({:?}): {}",
+            self.rank, self.program, self.source
+        )
+    }
+}
+
+impl SpawnError {
+    /// The shell's convention: 127 when the program is not found, 126 when it cannot run.
+    pub fn status_code(&self) -> i32 {
+        if self.source.kind() == io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        }
+    }
+}
+
+/// Starts `rank` of `spec`; `group` is the job's process group (`None` for rank 0, which
+/// creates it). The working directory is mpiexec's own (it moves to `-wdir` before spawning).
+pub fn spawn_rank(
+    spec: &JobSpec,
+    kvsname: &str,
+    rank: u32,
+    group: Option<Pid>,
+) -> Result<Spawned, SpawnError> {
+    let error = |source: io::Error| SpawnError {
+        rank,
+        program: spec.program.clone(),
+        source,
+    };
+    let errno = |e: Errno| error(e.into());
+    let (ours, theirs) = UnixStream::pair().map_err(error)?;
+    ours.set_nonblocking(true).map_err(error)?;
+    fcntl(&theirs, FcntlArg::F_SETFD(FdFlag::empty())).map_err(errno)?;
+    let (stdout_read, stdout_write) = pipe2(OFlag::O_CLOEXEC).map_err(errno)?;
+    let (stderr_read, stderr_write) = pipe2(OFlag::O_CLOEXEC).map_err(errno)?;
+    let (stdin_read, stdin_write) = if rank == 0 {
+        let (read, write) = pipe2(OFlag::O_CLOEXEC).map_err(errno)?;
+        (read, Some(write))
+    } else {
+        (OwnedFd::from(File::open("/dev/null").map_err(error)?), None)
+    };
+
+    let mut actions = PosixSpawnFileActions::init().map_err(errno)?;
+    actions.add_dup2(stdin_read.as_raw_fd(), 0).map_err(errno)?;
+    actions
+        .add_dup2(stdout_write.as_raw_fd(), 1)
+        .map_err(errno)?;
+    actions
+        .add_dup2(stderr_write.as_raw_fd(), 2)
+        .map_err(errno)?;
+
+    let mut attr = PosixSpawnAttr::init().map_err(errno)?;
+    attr.set_sigmask(&SigSet::empty()).map_err(errno)?;
+    attr.set_sigdefault(&SigSet::from(Signal::SIGPIPE))
+        .map_err(errno)?;
+    attr.set_pgroup(group.unwrap_or(Pid::from_raw(0)))
+        .map_err(errno)?;
+    let flags = PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK
+        | PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF
+        | PosixSpawnFlags::POSIX_SPAWN_SETPGROUP;
+    attr.set_flags(flags).map_err(errno)?;
+
+    let program = c_string(&spec.program).map_err(error)?;
+    let mut argv = vec![program.clone()];
+    for arg in &spec.args {
+        argv.push(c_string(arg).map_err(error)?);
+    }
+    let envp = rank_environment(spec, kvsname, rank, theirs.as_raw_fd()).map_err(error)?;
+    let pid = posix_spawnp(&program, &actions, &attr, &argv, &envp).map_err(errno)?;
+
+    let stdin = match stdin_write {
+        Some(write) => {
+            fcntl(&write, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(errno)?;
+            Some(File::from(write))
+        }
+        None => None,
+    };
+    Ok(Spawned {
+        pid,
+        pmi: ours,
+        stdout: stdout_read,
+        stderr: stderr_read,
+        stdin,
+    })
+}
+
+/// The rank's environment: mpiexec's (as the policy says), then `-env`/`-genv`, then PMI.
+fn rank_environment(
+    spec: &JobSpec,
+    kvsname: &str,
+    rank: u32,
+    pmi_fd: i32,
+) -> io::Result<Vec<CString>> {
+    let mut vars: Vec<(OsString, OsString)> = match &spec.env_policy {
+        EnvPolicy::All => std::env::vars_os().collect(),
+        EnvPolicy::None => Vec::new(),
+        EnvPolicy::List(names) => names
+            .iter()
+            .filter_map(|n| std::env::var_os(n).map(|v| (n.into(), v)))
+            .collect(),
+    };
+    vars.retain(|(name, _)| name != "PMI_PORT" && name != "PMI_ID");
+    let ranks = spec.ranks.to_string();
+    let rank = rank.to_string();
+    let pmi = [
+        ("PMI_FD", pmi_fd.to_string()),
+        ("PMI_RANK", rank.clone()),
+        ("PMI_SIZE", ranks.clone()),
+        ("PMI_JOBID", kvsname.to_owned()),
+        ("MPI_LOCALNRANKS", ranks),
+        ("MPI_LOCALRANKID", rank),
+    ];
+    let assignments = spec
+        .env
+        .iter()
+        .cloned()
+        .chain(pmi.into_iter().map(|(k, v)| (k.into(), v.into())));
+    for (name, value) in assignments {
+        vars.retain(|(existing, _)| *existing != name);
+        vars.push((name, value));
+    }
+    vars.iter()
+        .map(|(name, value)| {
+            let mut entry = name.clone();
+            entry.push("=");
+            entry.push(value);
+            c_string(&entry)
+        })
+        .collect()
+}
+
+fn c_string(text: &OsStr) -> io::Result<CString> {
+    CString::new(text.as_bytes()).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{text:?} contains a NUL byte"),
+        )
+    })
+}

@@ -1,0 +1,453 @@
+//! The event loop of a running job: serve PMI, forward stdio and signals, reap, clean up.
+//!
+//! One `poll(2)` loop watches a signalfd (SIGCHLD, SIGINT, SIGTERM, SIGHUP), every rank's PMI
+//! socket and stdout/stderr pipes, and the stdin forwarding. Policy, as in DESIGN.md "Errors and
+//! bad input": the first rank that exits non-zero, dies by a signal, calls MPI_Abort or breaks
+//! the PMI protocol makes mpiexec print one line and terminate the job: SIGTERM to every process
+//! of the job, SIGKILL after [`KILL_GRACE`]. The job is over only when every rank has been
+//! reaped, no child of mpiexec (a subreaper) is left and every output pipe reached EOF, so no
+//! orphan survives and no output is lost.
+
+use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{killpg, Signal};
+use nix::sys::signalfd::SignalFd;
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::{getpid, Pid};
+use reflex_pmi::{Event, Outcome, Server};
+
+use crate::output::{OutputPipe, Sink, Sinks};
+use crate::pmi_conn::PmiConn;
+use crate::procs::{live_children, signal_all, signal_description, Ending};
+use crate::spawn::Spawned;
+use crate::stdin::StdinForward;
+
+/// Time between SIGTERM and SIGKILL when the job is terminated (the whole job must be gone
+/// within about a second, DESIGN.md).
+pub const KILL_GRACE: Duration = Duration::from_millis(500);
+/// How often processes re-parented to mpiexec are looked for while the job is being killed.
+const KILL_RESCAN: Duration = Duration::from_millis(100);
+/// How long output pipes may stay open after every process of the job is gone (a pipe can
+/// only stay open if it was handed to a process outside the job).
+const DRAIN_GRACE: Duration = Duration::from_secs(1);
+
+/// One rank as the loop sees it.
+#[derive(Debug)]
+struct Rank {
+    pid: Pid,
+    ending: Option<Ending>,
+    pmi: Option<PmiConn>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Running,
+    /// SIGTERM sent; SIGKILL at the deadline.
+    Terminating {
+        kill_at: Instant,
+    },
+    /// SIGKILL sent; repeated for processes that appear later.
+    Killing,
+}
+
+/// What a poll slot belongs to.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Signals,
+    Pmi(usize),
+    Output(usize),
+    StdinSource,
+    StdinTarget,
+}
+
+/// A running job.
+#[derive(Debug)]
+pub struct Supervisor {
+    label: bool,
+    me: Pid,
+    group: Option<Pid>,
+    signals: SignalFd,
+    server: Server,
+    ranks: Vec<Rank>,
+    outputs: Vec<OutputPipe>,
+    sinks: Sinks,
+    stdin: StdinForward,
+    phase: Phase,
+    status: Option<i32>,
+    user_signals: u32,
+    drain_until: Option<Instant>,
+}
+
+impl Supervisor {
+    /// A supervisor with no rank yet; `signals` must already be blocked and routed to it.
+    pub fn new(signals: SignalFd, server: Server, label: bool) -> Self {
+        Self {
+            label,
+            me: getpid(),
+            group: None,
+            signals,
+            server,
+            ranks: Vec::new(),
+            outputs: Vec::new(),
+            sinks: Sinks::default(),
+            stdin: StdinForward::new(None),
+            phase: Phase::Running,
+            status: None,
+            user_signals: 0,
+            drain_until: None,
+        }
+    }
+
+    /// The job's process group, once rank 0 has started.
+    pub fn group(&self) -> Option<Pid> {
+        self.group
+    }
+
+    /// Adds the next rank.
+    pub fn add_rank(&mut self, spawned: Spawned) {
+        let rank = self.ranks.len() as u32;
+        if rank == 0 {
+            self.group = Some(spawned.pid);
+            self.stdin = StdinForward::new(spawned.stdin);
+        }
+        self.outputs.push(OutputPipe::new(
+            spawned.stdout,
+            Sink::Stdout,
+            rank,
+            self.label,
+        ));
+        self.outputs.push(OutputPipe::new(
+            spawned.stderr,
+            Sink::Stderr,
+            rank,
+            self.label,
+        ));
+        self.ranks.push(Rank {
+            pid: spawned.pid,
+            ending: None,
+            pmi: Some(PmiConn::new(spawned.pmi)),
+        });
+    }
+
+    /// Prints `mpiexec: <message>` and terminates the job with exit status `status`, unless
+    /// the job is already being terminated (only the first failure is reported).
+    pub fn fail(&mut self, message: &str, status: i32) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        self.sinks
+            .write(Sink::Stderr, format!("mpiexec: {message}\n").as_bytes());
+        self.status.get_or_insert(status);
+        self.terminate();
+    }
+
+    /// Runs the job to its end; returns mpiexec's exit status.
+    pub fn run(mut self) -> i32 {
+        loop {
+            self.reap();
+            let now = Instant::now();
+            self.advance_phase(now);
+            if self.finished(now) {
+                break;
+            }
+            self.poll_once(now);
+        }
+        for output in &mut self.outputs {
+            output.drain_and_close(&mut self.sinks);
+        }
+        self.status.unwrap_or(0)
+    }
+
+    fn rank0_unreaped(&self) -> bool {
+        self.ranks.first().is_some_and(|r| r.ending.is_none())
+    }
+
+    fn all_ranks_ended(&self) -> bool {
+        self.ranks.iter().all(|r| r.ending.is_some())
+    }
+
+    /// Sends `signal` to every process of the job: the process group while its leader (rank 0)
+    /// is unreaped, so that its id cannot have been reused, and every child of mpiexec.
+    fn signal_job(&self, signal: Signal) {
+        if let (Some(group), true) = (self.group, self.rank0_unreaped()) {
+            let _ = killpg(group, signal);
+        }
+        signal_all(&live_children(self.me), signal);
+    }
+
+    fn terminate(&mut self) {
+        self.signal_job(Signal::SIGTERM);
+        // A stopped process only acts on SIGTERM once continued.
+        self.signal_job(Signal::SIGCONT);
+        self.phase = Phase::Terminating {
+            kill_at: Instant::now() + KILL_GRACE,
+        };
+    }
+
+    /// Escalates to SIGKILL at the deadline; while killing, kills newly re-parented processes.
+    /// Once every rank has ended, leftover processes (a rank's background children) are
+    /// terminated the same way, quietly.
+    fn advance_phase(&mut self, now: Instant) {
+        match self.phase {
+            Phase::Running if self.all_ranks_ended() && !live_children(self.me).is_empty() => {
+                self.terminate()
+            }
+            Phase::Terminating { kill_at } if now >= kill_at => {
+                self.signal_job(Signal::SIGKILL);
+                self.phase = Phase::Killing;
+            }
+            Phase::Killing => self.signal_job(Signal::SIGKILL),
+            _ => {}
+        }
+    }
+
+    fn finished(&mut self, now: Instant) -> bool {
+        if !self.all_ranks_ended() || !live_children(self.me).is_empty() {
+            return false;
+        }
+        if self.outputs.iter().all(|o| !o.is_open()) {
+            return true;
+        }
+        let deadline = *self.drain_until.get_or_insert(now + DRAIN_GRACE);
+        now >= deadline
+    }
+
+    /// Reaps every child that has ended (ranks and re-parented orphans).
+    fn reap(&mut self) {
+        loop {
+            match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) | Err(_) => return,
+                Ok(status) => {
+                    if let Some((pid, ending)) = Ending::from_wait(status) {
+                        self.on_exit(pid, ending);
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_exit(&mut self, pid: Pid, ending: Ending) {
+        let Some(rank) = self
+            .ranks
+            .iter()
+            .position(|r| r.pid == pid && r.ending.is_none())
+        else {
+            return; // a re-parented orphan: nothing to report
+        };
+        // Everything the rank wrote to PMI before exiting (an abort, typically) comes first.
+        self.receive_pmi(rank);
+        self.close_pmi(rank);
+        self.ranks[rank].ending = Some(ending);
+        if rank == 0 {
+            self.stdin.stop();
+        }
+        if ending.is_failure() {
+            let message = format!(
+                "rank {rank} (pid {pid}) {}; terminating the job",
+                ending.describe()
+            );
+            self.fail(&message, ending.status_code());
+        }
+    }
+
+    fn poll_once(&mut self, now: Instant) {
+        let timeout = self.poll_timeout(now);
+        let (slots, ready) = {
+            let (slots, mut fds) = self.poll_set();
+            match poll(&mut fds, timeout) {
+                Ok(_) => {}
+                Err(Errno::EINTR) => return,
+                Err(e) => {
+                    self.fail(&format!("poll failed: {e}"), 1);
+                    return;
+                }
+            }
+            let ready: Vec<PollFlags> = fds
+                .iter()
+                .map(|fd| fd.revents().unwrap_or(PollFlags::empty()))
+                .collect();
+            (slots, ready)
+        };
+        for (slot, flags) in slots.into_iter().zip(ready) {
+            if !flags.is_empty() {
+                self.dispatch(slot, flags);
+            }
+        }
+    }
+
+    fn poll_timeout(&self, now: Instant) -> PollTimeout {
+        let wait = match self.phase {
+            Phase::Terminating { kill_at } => {
+                Some(kill_at.saturating_duration_since(now).min(KILL_RESCAN))
+            }
+            Phase::Killing => Some(KILL_RESCAN),
+            Phase::Running if self.all_ranks_ended() => Some(KILL_RESCAN),
+            Phase::Running => None,
+        };
+        let wait = match (wait, self.drain_until) {
+            (Some(w), Some(d)) => Some(w.min(d.saturating_duration_since(now))),
+            (w, d) => w.or(d.map(|d| d.saturating_duration_since(now))),
+        };
+        wait.map_or(PollTimeout::NONE, |w| {
+            PollTimeout::try_from(w).unwrap_or(PollTimeout::MAX)
+        })
+    }
+
+    fn poll_set(&self) -> (Vec<Slot>, Vec<PollFd<'_>>) {
+        let mut set = vec![(
+            Slot::Signals,
+            PollFd::new(self.signals.as_fd(), PollFlags::POLLIN),
+        )];
+        for (i, rank) in self.ranks.iter().enumerate() {
+            if let Some(conn) = &rank.pmi {
+                let mut events = PollFlags::POLLIN;
+                if conn.wants_write() {
+                    events |= PollFlags::POLLOUT;
+                }
+                set.push((Slot::Pmi(i), PollFd::new(conn.fd(), events)));
+            }
+        }
+        for (i, output) in self.outputs.iter().enumerate() {
+            if let Some(fd) = output.fd() {
+                set.push((Slot::Output(i), PollFd::new(fd, PollFlags::POLLIN)));
+            }
+        }
+        if let Some(fd) = self.stdin.source_fd() {
+            set.push((Slot::StdinSource, PollFd::new(fd, PollFlags::POLLIN)));
+        }
+        if let Some(fd) = self.stdin.target_fd() {
+            set.push((Slot::StdinTarget, PollFd::new(fd, PollFlags::POLLOUT)));
+        }
+        set.into_iter().unzip()
+    }
+
+    fn dispatch(&mut self, slot: Slot, flags: PollFlags) {
+        match slot {
+            Slot::Signals => self.read_signals(),
+            Slot::Pmi(rank) => {
+                if flags.intersects(PollFlags::POLLOUT) {
+                    if let Some(conn) = self.ranks[rank].pmi.as_mut() {
+                        conn.flush();
+                    }
+                }
+                if !(flags - PollFlags::POLLOUT).is_empty() {
+                    self.receive_pmi(rank);
+                }
+            }
+            Slot::Output(i) => self.outputs[i].pump(&mut self.sinks),
+            Slot::StdinSource => self.stdin.read_source(),
+            Slot::StdinTarget => self.stdin.write_target(),
+        }
+    }
+
+    fn read_signals(&mut self) {
+        while let Ok(Some(info)) = self.signals.read_signal() {
+            let signal = info.ssi_signo as i32;
+            if signal != Signal::SIGCHLD as i32 {
+                self.forward_user_signal(signal);
+            }
+        }
+    }
+
+    /// SIGINT/SIGTERM/SIGHUP go to the ranks; a second one kills the job.
+    fn forward_user_signal(&mut self, signal: i32) {
+        let Ok(sig) = Signal::try_from(signal) else {
+            return;
+        };
+        self.user_signals += 1;
+        if self.user_signals > 1 {
+            let message = format!(
+                "received signal {signal} ({}) again; killing the job",
+                signal_description(signal)
+            );
+            self.fail(&message, 128 + signal);
+            return;
+        }
+        match (self.group, self.rank0_unreaped()) {
+            (Some(group), true) => {
+                let _ = killpg(group, sig);
+            }
+            _ => {
+                let live: Vec<Pid> = self
+                    .ranks
+                    .iter()
+                    .filter(|r| r.ending.is_none())
+                    .map(|r| r.pid)
+                    .collect();
+                signal_all(&live, sig);
+            }
+        }
+    }
+
+    /// Reads and serves what `rank` sent on its PMI socket.
+    fn receive_pmi(&mut self, rank: usize) {
+        let Some(conn) = self.ranks[rank].pmi.as_mut() else {
+            return;
+        };
+        let received = conn.receive();
+        for line in &received.lines {
+            let outcome = self.server.handle_line(rank as u32, line);
+            self.apply(outcome);
+        }
+        let broken = received.error.is_some();
+        if let Some(error) = received.error {
+            let event = Event::ProtocolError {
+                rank: rank as u32,
+                error: error.to_string(),
+            };
+            self.apply(Outcome {
+                replies: Vec::new(),
+                event: Some(event),
+            });
+        }
+        if received.closed || broken {
+            self.close_pmi(rank);
+        }
+    }
+
+    fn close_pmi(&mut self, rank: usize) {
+        if self.ranks[rank].pmi.take().is_some() {
+            let outcome = self.server.disconnect(rank as u32);
+            self.apply(outcome);
+        }
+    }
+
+    /// Writes the server's replies and acts on its event.
+    fn apply(&mut self, outcome: Outcome) {
+        for reply in outcome.replies {
+            if let Some(conn) = self
+                .ranks
+                .get_mut(reply.rank as usize)
+                .and_then(|r| r.pmi.as_mut())
+            {
+                conn.send(&reply.line);
+            }
+        }
+        match outcome.event {
+            Some(Event::Abort { rank, code, msg }) => {
+                let detail = msg.map(|m| format!(": {m}")).unwrap_or_default();
+                self.fail(
+                    &format!("rank {rank} called MPI_Abort with code {code}{detail}"),
+                    code,
+                );
+            }
+            Some(Event::BarrierBroken { missing, waiting }) => {
+                let message = format!(
+                    "{waiting} rank(s) wait in a pmi barrier that rank {missing} can no longer reach \
+                     (it finalized or closed its pmi connection); terminating the job"
+                );
+                self.fail(&message, 1);
+            }
+            Some(Event::ProtocolError { rank, error }) => {
+                self.fail(
+                    &format!("rank {rank} broke the pmi protocol: {error}; terminating the job"),
+                    1,
+                );
+            }
+            Some(Event::Finalize { .. } | Event::BarrierComplete) | None => {}
+        }
+    }
+}
