@@ -18,8 +18,10 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+pub mod cli;
 pub mod error;
 pub mod metrics;
+pub mod report;
 pub mod rng;
 pub mod routing;
 pub mod sim;
