@@ -2,7 +2,7 @@
 //!
 //! Arguments are steps run in order; `@R:step` runs only on rank R (from `PMI_RANK`).
 //! Steps: `init`, `exchange` (put small and large values, barrier, read every peer's),
-//! `barrier`, `finalize`, `abort:CODE` (PMI abort, then wait to be killed), `print:TEXT`,
+//! `layout` (prints kvsname and node mapping), `barrier`, `finalize`, `abort:CODE` (PMI abort, then wait to be killed), `print:TEXT`,
 //! `eprint:TEXT`, `partial:TEXT` (stdout without newline), `cat` (stdin to stdout), `pid`,
 //! `ready`, `env:NAME`, `pwd`, `exit:CODE`, `kill:SIGNAL` (itself), `ignore-term` (blocks
 //! SIGTERM so only SIGKILL works), `orphan` (double-forks a sleeping grandchild in its own
@@ -27,9 +27,10 @@ fn main() {
         }
         return;
     }
-    let rank: u32 = std::env::var("PMI_RANK")
-        .ok()
-        .and_then(|r| r.parse().ok())
+    // PMI_RANK under mpiexec, Hydra and Slurm; PMI_ID under Hydra -pmi-port.
+    let rank: u32 = ["PMI_RANK", "PMI_ID"]
+        .iter()
+        .find_map(|var| std::env::var(var).ok()?.parse().ok())
         .unwrap_or(0);
     let mut client: Option<PmiClient> = None;
     for arg in &args {
@@ -51,6 +52,15 @@ fn run_step(step: &str, rank: u32, client: &mut Option<PmiClient>) -> Result<(),
     match name {
         "init" => *client = Some(PmiClient::from_env().map_err(|e| e.to_string())?),
         "exchange" => exchange(pmi(client)?)?,
+        "layout" => {
+            let c = pmi(client)?;
+            let line = format!(
+                "layout {rank} kvsname={} mapping={:?}",
+                c.kvsname(),
+                c.process_mapping()
+            );
+            writeln!(out, "{line}").map_err(|e| e.to_string())?;
+        }
         "barrier" => pmi(client)?.barrier().map_err(|e| e.to_string())?,
         "finalize" => pmi(client)?.finalize().map_err(|e| e.to_string())?,
         "abort" => {
@@ -115,18 +125,6 @@ fn pmi(client: &mut Option<PmiClient>) -> Result<&mut PmiClient, String> {
 fn exchange(client: &mut PmiClient) -> Result<(), String> {
     let (rank, size) = (client.rank(), client.size());
     let err = |e: reflex_pmi::PmiError| e.to_string();
-    if std::env::var("PMI_JOBID").ok().as_deref() != Some(client.kvsname()) {
-        return Err(format!(
-            "kvsname {} differs from PMI_JOBID",
-            client.kvsname()
-        ));
-    }
-    if client.process_mapping() != Some(&vec![0; size as usize][..]) {
-        return Err(format!(
-            "unexpected process mapping {:?}",
-            client.process_mapping()
-        ));
-    }
     client
         .put(&format!("card-{rank}"), &format!("shm://{rank}"))
         .map_err(err)?;
