@@ -31,6 +31,7 @@ use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
 use args::{Invocation, JobSpec, HELP};
+use reflex_base::config::Config;
 use supervise::Supervisor;
 
 /// Exit status for a command line that cannot be run.
@@ -87,10 +88,16 @@ fn prepare_and_launch(spec: &JobSpec, kvsname: &str) -> Result<Supervisor, Strin
     nix::sys::prctl::set_child_subreaper(true)
         .map_err(|e| format!("cannot become a child subreaper: {e}"))?;
 
+    let job = spawn::Job {
+        spec,
+        kvsname,
+        vars: spawn::job_variables(spec),
+    };
+    check_settings(&job.vars)?;
     let server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, spec.ranks as i32);
     let mut supervisor = Supervisor::new(signals, server, spec.label);
     for rank in 0..spec.ranks {
-        match spawn::spawn_rank(spec, kvsname, rank, supervisor.group()) {
+        match spawn::spawn_rank(&job, rank, supervisor.group()) {
             Ok(spawned) => supervisor.add_rank(spawned),
             Err(e) => {
                 supervisor.fail(&e.to_string(), e.status_code());
@@ -99,6 +106,16 @@ fn prepare_and_launch(spec: &JobSpec, kvsname: &str) -> Result<Supervisor, Strin
         }
     }
     Ok(supervisor)
+}
+
+/// Checks the `REFLEX_*` settings the ranks will see, once for the whole job: an invalid value
+/// stops the launch (every rank would fail the same way), an unknown name is a warning.
+fn check_settings(vars: &[(OsString, OsString)]) -> Result<(), String> {
+    let loaded = Config::from_vars(vars.iter().map(|(k, v)| (k, v))).map_err(|e| e.to_string())?;
+    for warning in loaded.warnings {
+        eprintln!("mpiexec: warning: {warning}");
+    }
+    Ok(())
 }
 
 /// Blocks SIGCHLD, SIGINT, SIGTERM and SIGHUP and returns a signalfd that receives them

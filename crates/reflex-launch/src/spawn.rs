@@ -25,6 +25,16 @@ use nix::unistd::{pipe2, Pid};
 
 use crate::args::{EnvPolicy, JobSpec};
 
+/// What every rank of one job shares.
+#[derive(Debug)]
+pub struct Job<'a> {
+    pub spec: &'a JobSpec,
+    /// The job's KVS name (`PMI_JOBID`).
+    pub kvsname: &'a str,
+    /// The environment common to every rank ([`job_variables`]).
+    pub vars: Vec<(OsString, OsString)>,
+}
+
 /// A started rank and mpiexec's ends of its connections.
 #[derive(Debug)]
 pub struct Spawned {
@@ -67,12 +77,8 @@ impl SpawnError {
 
 /// Starts `rank` of `spec`; `group` is the job's process group (`None` for rank 0, which
 /// creates it). The working directory is mpiexec's own (it moves to `-wdir` before spawning).
-pub fn spawn_rank(
-    spec: &JobSpec,
-    kvsname: &str,
-    rank: u32,
-    group: Option<Pid>,
-) -> Result<Spawned, SpawnError> {
+pub fn spawn_rank(job: &Job<'_>, rank: u32, group: Option<Pid>) -> Result<Spawned, SpawnError> {
+    let spec = job.spec;
     let error = |source: io::Error| SpawnError {
         rank,
         program: spec.program.clone(),
@@ -116,7 +122,7 @@ pub fn spawn_rank(
     for arg in &spec.args {
         argv.push(c_string(arg).map_err(error)?);
     }
-    let envp = rank_environment(spec, kvsname, rank, theirs.as_raw_fd()).map_err(error)?;
+    let envp = rank_environment(job, rank, theirs.as_raw_fd()).map_err(error)?;
     let pid = posix_spawnp(&program, &actions, &attr, &argv, &envp).map_err(errno)?;
 
     let stdin = match stdin_write {
@@ -135,13 +141,9 @@ pub fn spawn_rank(
     })
 }
 
-/// The rank's environment: mpiexec's (as the policy says), then `-env`/`-genv`, then PMI.
-fn rank_environment(
-    spec: &JobSpec,
-    kvsname: &str,
-    rank: u32,
-    pmi_fd: i32,
-) -> io::Result<Vec<CString>> {
+/// The environment common to every rank: mpiexec's own (as `-genvall/-genvnone/-genvlist`
+/// say, without a surrounding launcher's `PMI_PORT`/`PMI_ID`), then `-env`/`-genv`.
+pub fn job_variables(spec: &JobSpec) -> Vec<(OsString, OsString)> {
     let mut vars: Vec<(OsString, OsString)> = match &spec.env_policy {
         EnvPolicy::All => std::env::vars_os().collect(),
         EnvPolicy::None => Vec::new(),
@@ -151,24 +153,32 @@ fn rank_environment(
             .collect(),
     };
     vars.retain(|(name, _)| name != "PMI_PORT" && name != "PMI_ID");
-    let ranks = spec.ranks.to_string();
+    for (name, value) in &spec.env {
+        set_var(&mut vars, name.clone(), value.clone());
+    }
+    vars
+}
+
+fn set_var(vars: &mut Vec<(OsString, OsString)>, name: OsString, value: OsString) {
+    vars.retain(|(existing, _)| *existing != name);
+    vars.push((name, value));
+}
+
+/// One rank's environment: the job's variables plus the PMI ones.
+fn rank_environment(job: &Job<'_>, rank: u32, pmi_fd: i32) -> io::Result<Vec<CString>> {
+    let mut vars = job.vars.clone();
+    let ranks = job.spec.ranks.to_string();
     let rank = rank.to_string();
     let pmi = [
         ("PMI_FD", pmi_fd.to_string()),
         ("PMI_RANK", rank.clone()),
         ("PMI_SIZE", ranks.clone()),
-        ("PMI_JOBID", kvsname.to_owned()),
+        ("PMI_JOBID", job.kvsname.to_owned()),
         ("MPI_LOCALNRANKS", ranks),
         ("MPI_LOCALRANKID", rank),
     ];
-    let assignments = spec
-        .env
-        .iter()
-        .cloned()
-        .chain(pmi.into_iter().map(|(k, v)| (k.into(), v.into())));
-    for (name, value) in assignments {
-        vars.retain(|(existing, _)| *existing != name);
-        vars.push((name, value));
+    for (name, value) in pmi {
+        set_var(&mut vars, name.into(), value.into());
     }
     vars.iter()
         .map(|(name, value)| {

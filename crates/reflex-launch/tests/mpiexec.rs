@@ -352,3 +352,25 @@ fn non_pmi_programs_run_too() {
     lines.sort_unstable();
     assert_eq!(lines, ["0/2", "1/2"]);
 }
+
+#[test]
+fn reflex_settings_are_checked_once_before_launch() {
+    let mut command = mpiexec(&["-n", "2", RANK, "print:ran"]);
+    let bad = finish(command.env("REFLEX_LOG", "loud").spawn().unwrap());
+    assert_eq!(bad.code(), 1);
+    assert_eq!(
+        bad.stderr,
+        "mpiexec: invalid REFLEX_LOG=\"loud\": expected one of error|warn|info|debug\n"
+    );
+    assert_eq!(bad.stdout, "");
+    let typo = run_ranks(
+        &["-n", "2", "-env", "REFLEX_EAGER_LIMT", "1"],
+        &["print:ran"],
+    );
+    assert_eq!(typo.code(), 0);
+    assert_eq!(
+        typo.stderr,
+        "mpiexec: warning: unknown setting REFLEX_EAGER_LIMT ignored (closest valid name: REFLEX_EAGER_LIMIT)\n"
+    );
+    assert_eq!(typo.stdout, "ran\nran\n");
+}
