@@ -113,6 +113,8 @@ pub struct Producer {
     mask: u64,
     ncells: u64,
     max_packet: usize,
+    /// Cells needed by the last refused push, until a refresh finds room (0: not stalled).
+    stalled: u64,
 }
 
 /// The reading end of a ring.
@@ -149,6 +151,7 @@ impl Producer {
             mask: ncells - 1,
             ncells,
             max_packet: max_packet(ncells as usize * CELL),
+            stalled: 0,
         }
     }
 
@@ -206,10 +209,21 @@ impl Producer {
     fn refresh_tail(&mut self, need: u64) -> Result<(), WouldBlock> {
         self.cached_tail = self.mem.tail().load(Acquire);
         if self.head.wrapping_sub(self.cached_tail) > self.ncells - need {
+            self.stalled = need;
             Err(WouldBlock)
         } else {
+            self.stalled = 0;
             Ok(())
         }
+    }
+
+    /// Whether the last refused push would now fit (false if none was refused since).
+    ///
+    /// A sleeping sender re-checks this before blocking; the consumer wakes it after publishing
+    /// its position, so a full ring cannot put both sides to sleep.
+    pub fn room_again(&self) -> bool {
+        self.stalled != 0
+            && self.head.wrapping_sub(self.mem.tail().load(Acquire)) <= self.ncells - self.stalled
     }
 }
 
@@ -236,6 +250,11 @@ impl Consumer {
     #[inline]
     pub fn has_packet(&self) -> bool {
         self.mem.header(self.tail & self.mask).load(Acquire) != 0 && !self.broken
+    }
+
+    /// The position last published to the producer; it changes when a receive frees room.
+    pub fn published(&self) -> u64 {
+        self.published
     }
 
     /// Whether a corrupt header stopped this ring for good.

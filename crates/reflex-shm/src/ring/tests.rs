@@ -57,8 +57,15 @@ fn a_full_ring_would_block_until_the_consumer_catches_up() {
         assert!(testkit::check(&pop(&mut c).unwrap(), seq));
     }
     assert_eq!(p.try_push(8, |_| ()), Err(WouldBlock));
+    assert!(!p.room_again());
     assert!(testkit::check(&pop(&mut c).unwrap(), 3));
+    assert_eq!(c.published(), 4);
+    assert!(
+        p.room_again(),
+        "the consumer published room for the refused packet"
+    );
     p.try_push(8, |b| testkit::fill(b, sent)).unwrap();
+    assert!(!p.room_again(), "no refused push pending");
 }
 
 #[test]
@@ -71,7 +78,7 @@ fn wrap_around_skips_to_cell_zero_and_stays_in_order() {
         if p.try_push(len, |b| testkit::fill(b, sent)).is_ok() {
             sent += 1;
         }
-        if rng.next_u64().is_multiple_of(3) {
+        if rng.next_u64() % 3 == 0 {
             while let Some(s) = c.recv_begin() {
                 assert!(testkit::check(&s, got), "packet {got}");
                 got += 1;
@@ -139,7 +146,7 @@ fn a_corrupt_header_stops_the_consumer_instead_of_reading_out_of_bounds() {
 /// Spins politely: the machine may have fewer cores than busy threads.
 fn backoff(spins: &mut u32) {
     *spins += 1;
-    if (*spins).is_multiple_of(64) {
+    if *spins % 64 == 0 {
         std::thread::yield_now();
     } else {
         std::hint::spin_loop();
