@@ -157,7 +157,17 @@ fn pmi_abort_kills_the_job_with_its_code() {
 
 #[test]
 fn ranks_that_ignore_sigterm_are_killed() {
-    let run = run_ranks(&["-n", "2"], &["pid", "ignore-term", "@0:exit:2", "sleep"]);
+    let run = run_ranks(
+        &["-n", "2"],
+        &[
+            "pid",
+            "ignore-term",
+            "init",
+            "barrier",
+            "@0:exit:2",
+            "sleep",
+        ],
+    );
     assert_eq!(run.code(), 2);
     assert_all_gone(&run.pids());
 }
@@ -172,7 +182,10 @@ fn double_forked_orphans_are_killed_after_a_clean_job() {
 
 #[test]
 fn double_forked_orphans_are_killed_after_a_failure() {
-    let run = run_ranks(&["-n", "2"], &["pid", "@1:orphan", "@1:exit:4", "sleep"]);
+    let run = run_ranks(
+        &["-n", "2"],
+        &["pid", "init", "barrier", "@1:orphan", "@1:exit:4", "sleep"],
+    );
     assert_eq!(run.code(), 4);
     assert_eq!(run.pids().len(), 3, "{}", run.stdout);
     assert_all_gone(&run.pids());
