@@ -19,6 +19,8 @@ pub struct Received {
     pub lines: Vec<Vec<u8>>,
     /// The rank closed its end (or the socket failed).
     pub closed: bool,
+    /// The read budget ran out: more bytes may be waiting.
+    pub more: bool,
     /// The rank sent a line the protocol forbids (the connection is unusable afterwards).
     pub error: Option<CodecError>,
 }
@@ -55,10 +57,12 @@ impl PmiConn {
         let mut received = Received::default();
         let mut chunk = [0u8; 4096];
         let mut budget = READ_BUDGET;
+        received.more = true;
         while budget > 0 {
             match self.stream.read(&mut chunk) {
                 Ok(0) => {
                     received.closed = true;
+                    received.more = false;
                     break;
                 }
                 Ok(n) => {
@@ -66,9 +70,13 @@ impl PmiConn {
                     self.lines.extend(&chunk[..n]);
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    received.more = false;
+                    break;
+                }
                 Err(_) => {
                     received.closed = true;
+                    received.more = false;
                     break;
                 }
             }

@@ -34,6 +34,9 @@ const KILL_RESCAN: Duration = Duration::from_millis(100);
 /// only stay open if it was handed to a process outside the job).
 const DRAIN_GRACE: Duration = Duration::from_secs(1);
 
+/// Read budgets spent on a rank's PMI socket after it exited (1 MiB: far above any real job).
+const EXIT_DRAIN_ROUNDS: usize = 16;
+
 /// One rank as the loop sees it.
 #[derive(Debug)]
 struct Rank {
@@ -238,7 +241,12 @@ impl Supervisor {
             return; // a re-parented orphan: nothing to report
         };
         // Everything the rank wrote to PMI before exiting (an abort, typically) comes first.
-        self.receive_pmi(rank);
+        // (Bounded: a process that inherited the socket could keep writing to it.)
+        for _ in 0..EXIT_DRAIN_ROUNDS {
+            if !self.receive_pmi(rank) {
+                break;
+            }
+        }
         self.close_pmi(rank);
         self.ranks[rank].ending = Some(ending);
         if rank == 0 {
@@ -334,7 +342,7 @@ impl Supervisor {
                     }
                 }
                 if !(flags - PollFlags::POLLOUT).is_empty() {
-                    self.receive_pmi(rank);
+                    let _ = self.receive_pmi(rank);
                 }
             }
             Slot::Output(i) => self.outputs[i].pump(&mut self.sinks),
@@ -383,9 +391,10 @@ impl Supervisor {
     }
 
     /// Reads and serves what `rank` sent on its PMI socket.
-    fn receive_pmi(&mut self, rank: usize) {
+    /// Returns whether more bytes may be waiting (the read budget ran out).
+    fn receive_pmi(&mut self, rank: usize) -> bool {
         let Some(conn) = self.ranks[rank].pmi.as_mut() else {
-            return;
+            return false;
         };
         let received = conn.receive();
         for line in &received.lines {
@@ -405,7 +414,9 @@ impl Supervisor {
         }
         if received.closed || broken {
             self.close_pmi(rank);
+            return false;
         }
+        received.more
     }
 
     fn close_pmi(&mut self, rank: usize) {
