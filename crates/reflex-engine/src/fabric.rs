@@ -23,7 +23,12 @@ impl Transport for Fabric {
     }
 
     #[inline]
-    fn try_send<F: FnOnce(&mut [u8])>(&mut self, dest: usize, len: usize, fill: F) -> Result<(), WouldBlock> {
+    fn try_send<F: FnOnce(&mut [u8])>(
+        &mut self,
+        dest: usize,
+        len: usize,
+        fill: F,
+    ) -> Result<(), WouldBlock> {
         match self {
             Fabric::Shm(t) => t.try_send(dest, len, fill),
             Fabric::Alone => unreachable!("a job of one process has no peer {dest}"),

@@ -19,14 +19,14 @@ mod core;
 pub mod datatype;
 pub mod engine;
 pub mod error;
-// TEMP pub mod fabric;
+pub mod fabric;
 pub mod op;
 pub mod p2p;
 pub mod packet;
 pub mod request;
 mod single_copy;
 pub mod testing;
-// TEMP pub mod world;
+pub mod world;
 
 pub use comm::{CommId, Comparison, GroupId, COMM_SELF, COMM_WORLD};
 pub use completion::Completion;

@@ -1,0 +1,156 @@
+//! Handle values of MPICH's ABI: predefined constants and how Reflex numbers user objects.
+//!
+//! MPICH handles are 32-bit: two bits of kind (builtin `0x4`, direct `0x8` in the top nibble),
+//! four bits of object type, and an index. Predefined objects keep MPICH's exact values (programs
+//! compiled against MPICH's `mpi.h` pass them); objects Reflex creates get the "direct" kind with
+//! the engine's table index, so they never collide with a predefined value or a null handle.
+
+use crate::ffi::*;
+use reflex_engine::{CommId, GroupId, RequestId};
+
+/// `MPI_COMM_NULL`.
+pub const COMM_NULL: MPI_Comm = 0x0400_0000;
+/// `MPI_COMM_WORLD`.
+pub const COMM_WORLD: MPI_Comm = 0x4400_0000;
+/// `MPI_COMM_SELF`.
+pub const COMM_SELF: MPI_Comm = 0x4400_0001;
+const COMM_USER: u32 = 0x8400_0000;
+
+/// `MPI_GROUP_NULL`.
+pub const GROUP_NULL: MPI_Group = 0x0800_0000;
+/// `MPI_GROUP_EMPTY`.
+pub const GROUP_EMPTY: MPI_Group = 0x4800_0000;
+const GROUP_USER: u32 = 0x8800_0000;
+
+/// `MPI_REQUEST_NULL` (also `MPI_MESSAGE_NULL`).
+pub const REQUEST_NULL: MPI_Request = 0x2c00_0000;
+const REQUEST_USER: u32 = 0xac00_0000;
+/// `MPI_MESSAGE_NO_PROC`.
+pub const MESSAGE_NO_PROC: MPI_Message = 0x6c00_0000;
+const MESSAGE_USER: u32 = 0xac80_0000;
+
+/// `MPI_ERRHANDLER_NULL`.
+pub const ERRHANDLER_NULL: MPI_Errhandler = 0x1400_0000;
+/// `MPI_ERRORS_ARE_FATAL`.
+pub const ERRORS_ARE_FATAL: MPI_Errhandler = 0x5400_0000;
+/// `MPI_ERRORS_RETURN`.
+pub const ERRORS_RETURN: MPI_Errhandler = 0x5400_0001;
+/// `MPI_ERRORS_ABORT` (MPI-4).
+pub const ERRORS_ABORT: MPI_Errhandler = 0x5400_0003;
+const ERRHANDLER_USER: u32 = 0x9400_0000;
+
+/// `MPI_OP_NULL`.
+pub const OP_NULL: MPI_Op = 0x1800_0000;
+/// `MPI_DATATYPE_NULL`.
+pub const DATATYPE_NULL: MPI_Datatype = 0x0c00_0000;
+
+fn user(base: u32, index: u32) -> i32 {
+    (base | index) as i32
+}
+
+fn user_index(base: u32, handle: i32, limit: u32) -> Option<u32> {
+    let h = handle as u32;
+    (h & 0xff80_0000 == base & 0xff80_0000 && (h & 0x007f_ffff) < limit).then_some(h & 0x007f_ffff)
+}
+
+/// The C handle of communicator `id`.
+pub fn comm_handle(id: CommId) -> MPI_Comm {
+    match id {
+        reflex_engine::COMM_WORLD => COMM_WORLD,
+        reflex_engine::COMM_SELF => COMM_SELF,
+        CommId(i) => user(COMM_USER, i),
+    }
+}
+
+/// The communicator a C handle names (not checked against the engine's table).
+pub fn comm_id(h: MPI_Comm) -> Option<CommId> {
+    match h {
+        COMM_WORLD => Some(reflex_engine::COMM_WORLD),
+        COMM_SELF => Some(reflex_engine::COMM_SELF),
+        _ => user_index(COMM_USER, h, 1 << 23)
+            .filter(|&i| i >= 2)
+            .map(CommId),
+    }
+}
+
+/// The C handle of group `id`.
+pub fn group_handle(id: GroupId) -> MPI_Group {
+    if id == reflex_engine::comm::GROUP_EMPTY {
+        GROUP_EMPTY
+    } else {
+        user(GROUP_USER, id.0)
+    }
+}
+
+/// The group a C handle names.
+pub fn group_id(h: MPI_Group) -> Option<GroupId> {
+    if h == GROUP_EMPTY {
+        return Some(reflex_engine::comm::GROUP_EMPTY);
+    }
+    user_index(GROUP_USER, h, 1 << 23)
+        .filter(|&i| i >= 1)
+        .map(GroupId)
+}
+
+/// The C handle of request `id`.
+pub fn request_handle(id: RequestId) -> MPI_Request {
+    user(REQUEST_USER, id.0)
+}
+
+/// The request a C handle names (`None` for `MPI_REQUEST_NULL` and garbage alike; callers
+/// distinguish the null handle first).
+pub fn request_id(h: MPI_Request) -> Option<RequestId> {
+    user_index(REQUEST_USER, h, 1 << 23).map(RequestId)
+}
+
+/// The C handle of a matched-probe message.
+pub fn message_handle(m: reflex_engine::Message) -> MPI_Message {
+    match m {
+        reflex_engine::Message::NoProc => MESSAGE_NO_PROC,
+        reflex_engine::Message::Id(i) => user(MESSAGE_USER, i),
+    }
+}
+
+/// The message a C handle names.
+pub fn message_id(h: MPI_Message) -> Option<reflex_engine::Message> {
+    if h == MESSAGE_NO_PROC {
+        return Some(reflex_engine::Message::NoProc);
+    }
+    user_index(MESSAGE_USER, h, 1 << 23).map(reflex_engine::Message::Id)
+}
+
+/// The C handle of user error handler number `index`.
+pub fn errhandler_handle(index: u32) -> MPI_Errhandler {
+    user(ERRHANDLER_USER, index)
+}
+
+/// The user error handler number of a C handle.
+pub fn errhandler_index(h: MPI_Errhandler) -> Option<u32> {
+    user_index(ERRHANDLER_USER, h, 1 << 23)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_handles_round_trip_and_never_hit_predefined_values() {
+        for i in [2u32, 3, 1000, (1 << 23) - 1] {
+            let h = comm_handle(CommId(i));
+            assert_eq!(comm_id(h), Some(CommId(i)));
+            assert!(![COMM_NULL, COMM_WORLD, COMM_SELF].contains(&h));
+        }
+        assert_eq!(comm_id(COMM_NULL), None);
+        assert_eq!(comm_id(0x1234), None);
+        assert_eq!(request_id(REQUEST_NULL), None);
+        assert_eq!(
+            request_id(request_handle(RequestId(77))),
+            Some(RequestId(77))
+        );
+        assert_eq!(message_id(REQUEST_NULL), None);
+        assert_eq!(
+            request_id(message_handle(reflex_engine::Message::Id(5))),
+            None
+        );
+    }
+}

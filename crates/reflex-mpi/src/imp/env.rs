@@ -1,0 +1,364 @@
+//! Environment management (MPI-3.1 chapter 8): start-up, shutdown, clocks, versions, error
+//! strings, predefined attributes and error handlers.
+
+use super::util::{write, write_string};
+use crate::ffi::*;
+use crate::handles;
+use crate::kinds::TAG_UB;
+use crate::state::{self, Mpi, Phase};
+use reflex_engine::world::World;
+use reflex_engine::{CommId, ErrorClass, MpiError, Result};
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+const THREAD_SERIALIZED: c_int = 2;
+const MAX_PROCESSOR_NAME: usize = 128;
+const MAX_LIBRARY_VERSION_STRING: usize = 8192;
+const MAX_ERROR_STRING: usize = 512;
+const MAX_OBJECT_NAME: usize = 128;
+
+fn init_with(required: c_int) -> Result<c_int> {
+    // SAFETY: inside an MPI call.
+    let phase = unsafe { state::phase() };
+    match phase {
+        Phase::Running(_) => {
+            return Err(MpiError::new(
+                ErrorClass::Other,
+                "MPI is already initialised",
+            ))
+        }
+        Phase::Finalised => {
+            return Err(MpiError::new(
+                ErrorClass::Other,
+                "MPI cannot be initialised again after MPI_Finalize",
+            ))
+        }
+        Phase::Uninitialised => {}
+    }
+    let world = World::init()?;
+    let provided = required.clamp(0, THREAD_SERIALIZED);
+    let universe = world
+        .universe_size()
+        .map_or(world.engine.world_size() as i32, |u| u as i32);
+    let appnum = world.appnum().map_or(-1, |a| a as i32);
+    // Slots: TAG_UB, HOST, IO, WTIME_IS_GLOBAL, UNIVERSE_SIZE, LASTUSEDCODE, APPNUM.
+    let attr_values = Box::new([TAG_UB, PROC_NULL, ANY_SOURCE_IO, 0, universe, 0, appnum, 0]);
+    *phase = Phase::Running(Box::new(Mpi {
+        world,
+        thread_level: provided,
+        errhandlers: Vec::new(),
+        attr_values,
+        main_thread: std::thread::current().id(),
+    }));
+    clock_origin();
+    Ok(provided)
+}
+
+const PROC_NULL: c_int = -1;
+/// `MPI_IO`: every rank can do I/O, which MPI spells `MPI_ANY_SOURCE`.
+const ANY_SOURCE_IO: c_int = -2;
+
+/// `MPI_Init`.
+pub fn init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> Result<()> {
+    init_with(0).map(|_| ())
+}
+
+/// `MPI_Init_thread`: grants up to `MPI_THREAD_SERIALIZED`.
+pub fn init_thread(
+    _argc: *mut c_int,
+    _argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> Result<()> {
+    if provided.is_null() {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            "output argument provided is NULL",
+        ));
+    }
+    write(provided, init_with(required)?);
+    Ok(())
+}
+
+/// `MPI_Initialized`.
+pub fn initialized(flag: *mut c_int) -> Result<()> {
+    // SAFETY: inside an MPI call.
+    let running = !matches!(unsafe { state::phase() }, Phase::Uninitialised);
+    write_flag(flag, running)
+}
+
+/// `MPI_Finalized`.
+pub fn finalized(flag: *mut c_int) -> Result<()> {
+    // SAFETY: inside an MPI call.
+    let done = matches!(unsafe { state::phase() }, Phase::Finalised);
+    write_flag(flag, done)
+}
+
+fn write_flag(flag: *mut c_int, value: bool) -> Result<()> {
+    if flag.is_null() {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            "output argument flag is NULL",
+        ));
+    }
+    write(flag, c_int::from(value));
+    Ok(())
+}
+
+/// `MPI_Finalize` (an "anytime" call: it ends the running phase, so it cannot run inside it).
+pub fn finalize() -> Result<()> {
+    // SAFETY: inside an MPI call; no other reference to the state is alive in an anytime call.
+    let phase = unsafe { state::phase() };
+    match std::mem::replace(phase, Phase::Finalised) {
+        Phase::Running(mpi) => mpi.world.finalize(),
+        Phase::Uninitialised => {
+            *phase = Phase::Uninitialised;
+            Err(MpiError::new(
+                ErrorClass::Other,
+                "MPI_Finalize called before MPI_Init",
+            ))
+        }
+        Phase::Finalised => Err(MpiError::new(
+            ErrorClass::Other,
+            "MPI_Finalize called twice",
+        )),
+    }
+}
+
+/// `MPI_Abort`.
+pub fn abort(w: &mut Mpi, comm: CommId, errorcode: c_int) -> Result<()> {
+    let rank = w.world.engine.world_rank();
+    eprintln!(
+        "reflex: rank {rank} called MPI_Abort on communicator {:#x} with code {errorcode}",
+        handles::comm_handle(comm)
+    );
+    w.world.abort(
+        errorcode,
+        &format!("rank {rank} called MPI_Abort with code {errorcode}"),
+    )
+}
+
+fn clock_origin() -> Instant {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    *ORIGIN.get_or_init(Instant::now)
+}
+
+/// `MPI_Wtime`: seconds on a monotonic clock (nanosecond resolution).
+pub fn wtime() -> f64 {
+    clock_origin().elapsed().as_secs_f64()
+}
+
+/// `MPI_Wtick`.
+pub fn wtick() -> f64 {
+    1e-9
+}
+
+/// `MPI_Get_processor_name`.
+pub fn get_processor_name(_w: &mut Mpi, name: *mut c_char, resultlen: *mut c_int) -> Result<()> {
+    write_string(
+        name,
+        resultlen,
+        &reflex_engine::world::host_name(),
+        MAX_PROCESSOR_NAME,
+    )
+}
+
+/// `MPI_Get_version`: MPI 3.1.
+pub fn get_version(version: *mut c_int, subversion: *mut c_int) -> Result<()> {
+    if version.is_null() || subversion.is_null() {
+        return Err(MpiError::new(ErrorClass::Arg, "output argument is NULL"));
+    }
+    write(version, 3);
+    write(subversion, 1);
+    Ok(())
+}
+
+/// `MPI_Get_library_version`.
+pub fn get_library_version(version: *mut c_char, resultlen: *mut c_int) -> Result<()> {
+    let text = format!(
+        "Reflex {} (MPICH ABI, libmpi.so.12)",
+        env!("CARGO_PKG_VERSION")
+    );
+    write_string(version, resultlen, &text, MAX_LIBRARY_VERSION_STRING)
+}
+
+/// `MPI_Error_string`.
+pub fn error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> Result<()> {
+    let text = crate::errors::string_of(errorcode).ok_or_else(|| {
+        MpiError::new(ErrorClass::Arg, format!("{errorcode} is not an error code"))
+    })?;
+    write_string(string, resultlen, &text, MAX_ERROR_STRING)
+}
+
+/// `MPI_Error_class`.
+pub fn error_class(errorcode: c_int, errorclass: *mut c_int) -> Result<()> {
+    let class = crate::errors::class_of(errorcode).ok_or_else(|| {
+        MpiError::new(ErrorClass::Arg, format!("{errorcode} is not an error code"))
+    })?;
+    if errorclass.is_null() {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            "output argument errorclass is NULL",
+        ));
+    }
+    write(errorclass, class as c_int);
+    Ok(())
+}
+
+/// `MPI_Query_thread`.
+pub fn query_thread(w: &mut Mpi, provided: *mut c_int) -> Result<()> {
+    write(provided, w.thread_level);
+    Ok(())
+}
+
+/// `MPI_Is_thread_main`.
+pub fn is_thread_main(w: &mut Mpi, flag: *mut c_int) -> Result<()> {
+    write(
+        flag,
+        c_int::from(std::thread::current().id() == w.main_thread),
+    );
+    Ok(())
+}
+
+/// `MPI_Comm_get_attr` for the predefined attributes.
+pub fn comm_get_attr(
+    w: &mut Mpi,
+    comm: CommId,
+    keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> Result<()> {
+    let slot = match keyval as u32 {
+        0x6440_0001 => 0,
+        0x6440_0003 => 1,
+        0x6440_0005 => 2,
+        0x6440_0007 => 3,
+        0x6440_0009 => 4,
+        0x6440_000b => 5,
+        0x6440_000d => 6,
+        _ => {
+            return Err(MpiError::new(
+                ErrorClass::Keyval,
+                format!("keyval {keyval:#x} is not a predefined attribute"),
+            ))
+        }
+    };
+    let defined = comm == reflex_engine::COMM_WORLD && !(slot == 6 && w.attr_values[6] < 0);
+    if defined {
+        let value: *const c_int = &w.attr_values[slot];
+        write(attribute_val.cast::<*const c_int>(), value);
+    }
+    write(flag, c_int::from(defined));
+    Ok(())
+}
+
+/// `MPI_Attr_get` (MPI-1 name).
+pub fn attr_get(
+    w: &mut Mpi,
+    comm: CommId,
+    keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> Result<()> {
+    comm_get_attr(w, comm, keyval, attribute_val, flag)
+}
+
+/// `MPI_Comm_set_errhandler`.
+pub fn comm_set_errhandler(w: &mut Mpi, comm: CommId, errhandler: MPI_Errhandler) -> Result<()> {
+    check_errhandler(w, errhandler)?;
+    w.world.engine.comm_mut(comm)?.errhandler = errhandler;
+    Ok(())
+}
+
+/// `MPI_Comm_get_errhandler`.
+pub fn comm_get_errhandler(
+    w: &mut Mpi,
+    comm: CommId,
+    errhandler: *mut MPI_Errhandler,
+) -> Result<()> {
+    write(errhandler, w.world.engine.comm(comm)?.errhandler);
+    Ok(())
+}
+
+fn check_errhandler(w: &Mpi, h: MPI_Errhandler) -> Result<()> {
+    let known = matches!(
+        h,
+        handles::ERRORS_ARE_FATAL | handles::ERRORS_RETURN | handles::ERRORS_ABORT
+    ) || handles::errhandler_index(h)
+        .is_some_and(|i| w.errhandlers.get(i as usize).is_some_and(Option::is_some));
+    if known {
+        Ok(())
+    } else {
+        Err(MpiError::new(
+            ErrorClass::Arg,
+            format!("{h:#x} is not a valid error handler"),
+        ))
+    }
+}
+
+/// `MPI_Comm_create_errhandler`.
+pub fn comm_create_errhandler(
+    w: &mut Mpi,
+    function: *const c_void,
+    errhandler: *mut MPI_Errhandler,
+) -> Result<()> {
+    if function.is_null() {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            "error handler function is NULL",
+        ));
+    }
+    w.errhandlers.push(Some(function));
+    write(
+        errhandler,
+        handles::errhandler_handle(w.errhandlers.len() as u32 - 1),
+    );
+    Ok(())
+}
+
+/// `MPI_Errhandler_free`.
+pub fn errhandler_free(w: &mut Mpi, errhandler: *mut MPI_Errhandler) -> Result<()> {
+    // SAFETY: the kinds check made sure the pointer is non-NULL.
+    let h = unsafe { *errhandler };
+    check_errhandler(w, h)?;
+    // Handlers still attached to communicators keep working: predefined ones are never freed and
+    // user slots are only marked reusable when no communicator names them (kept simple: never reused).
+    write(errhandler, handles::ERRHANDLER_NULL);
+    Ok(())
+}
+
+/// `MPI_Comm_call_errhandler`.
+pub fn comm_call_errhandler(w: &mut Mpi, comm: CommId, errorcode: c_int) -> Result<()> {
+    let class = crate::errors::class_of(errorcode).unwrap_or(ErrorClass::Other);
+    let message = crate::errors::string_of(errorcode).unwrap_or_default();
+    crate::call::dispatch(
+        w,
+        "MPI_Comm_call_errhandler",
+        Some(handles::comm_handle(comm)),
+        &MpiError::new(class, message),
+    );
+    Ok(())
+}
+
+/// `MPI_Comm_set_name`.
+pub fn comm_set_name(w: &mut Mpi, comm: CommId, name: *const c_char) -> Result<()> {
+    if name.is_null() {
+        return Err(MpiError::new(ErrorClass::Arg, "communicator name is NULL"));
+    }
+    // SAFETY: MPI requires a NUL-terminated string.
+    let text = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy();
+    w.world.engine.comm_mut(comm)?.name = text.chars().take(MAX_OBJECT_NAME - 1).collect();
+    Ok(())
+}
+
+/// `MPI_Comm_get_name`.
+pub fn comm_get_name(
+    w: &mut Mpi,
+    comm: CommId,
+    name: *mut c_char,
+    resultlen: *mut c_int,
+) -> Result<()> {
+    let text = w.world.engine.comm(comm)?.name.clone();
+    write_string(name, resultlen, &text, MAX_OBJECT_NAME)
+}

@@ -1,0 +1,396 @@
+//! Point-to-point calls (MPI-3.1 chapter 3): sends, receives, probes, persistent requests.
+
+use super::util::{recv_buf, send_buf, write, write_status};
+use crate::ffi::*;
+use crate::handles;
+use crate::state::Mpi;
+use reflex_engine::{CommId, Datatype, ErrorClass, MpiError, Result, SendMode};
+use std::ffi::{c_int, c_void};
+
+fn send_mode(
+    w: &mut Mpi,
+    buf: *const c_void,
+    count: usize,
+    dt: Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: CommId,
+    mode: SendMode,
+) -> Result<()> {
+    let buf = send_buf(buf, count, dt)?;
+    w.world.engine.send(buf, count, dt, dest, tag, comm, mode)
+}
+
+fn isend_mode(
+    w: &mut Mpi,
+    buf: *const c_void,
+    count: usize,
+    dt: Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: CommId,
+    request: *mut MPI_Request,
+    mode: SendMode,
+) -> Result<()> {
+    let buf = send_buf(buf, count, dt)?;
+    let id = w
+        .world
+        .engine
+        .isend(buf, count, dt, dest, tag, comm, mode)?;
+    write(request, handles::request_handle(id));
+    Ok(())
+}
+
+fn init_mode(
+    w: &mut Mpi,
+    buf: *const c_void,
+    count: usize,
+    dt: Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: CommId,
+    request: *mut MPI_Request,
+    mode: SendMode,
+) -> Result<()> {
+    let buf = send_buf(buf, count, dt)?;
+    let id = w
+        .world
+        .engine
+        .send_init(buf, count, dt, dest, tag, comm, mode)?;
+    write(request, handles::request_handle(id));
+    Ok(())
+}
+
+/// `MPI_Send`.
+pub fn send(
+    w: &mut Mpi,
+    buf: *const c_void,
+    count: usize,
+    dt: Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: CommId,
+) -> Result<()> {
+    send_mode(w, buf, count, dt, dest, tag, comm, SendMode::Standard)
+}
+
+/// `MPI_Ssend`.
+pub fn ssend(
+    w: &mut Mpi,
+    buf: *const c_void,
+    count: usize,
+    dt: Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: CommId,
+) -> Result<()> {
+    send_mode(w, buf, count, dt, dest, tag, comm, SendMode::Synchronous)
+}
+
+/// `MPI_Bsend`.
+pub fn bsend(
+    w: &mut Mpi,
+    buf: *const c_void,
+    count: usize,
+    dt: Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: CommId,
+) -> Result<()> {
+    send_mode(w, buf, count, dt, dest, tag, comm, SendMode::Buffered)
+}
+
+/// `MPI_Rsend`.
+pub fn rsend(
+    w: &mut Mpi,
+    buf: *const c_void,
+    count: usize,
+    dt: Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: CommId,
+) -> Result<()> {
+    send_mode(w, buf, count, dt, dest, tag, comm, SendMode::Ready)
+}
+
+macro_rules! nonblocking_send {
+    ($($name:ident, $helper:ident, $mode:ident, $doc:literal;)+) => {$(
+        #[doc = $doc]
+        #[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
+        pub fn $name(
+            w: &mut Mpi, buf: *const c_void, count: usize, dt: Datatype, dest: c_int, tag: c_int, comm: CommId,
+            request: *mut MPI_Request,
+        ) -> Result<()> {
+            $helper(w, buf, count, dt, dest, tag, comm, request, SendMode::$mode)
+        }
+    )+};
+}
+
+nonblocking_send! {
+    isend, isend_mode, Standard, "`MPI_Isend`.";
+    issend, isend_mode, Synchronous, "`MPI_Issend`.";
+    ibsend, isend_mode, Buffered, "`MPI_Ibsend`.";
+    irsend, isend_mode, Ready, "`MPI_Irsend`.";
+    send_init, init_mode, Standard, "`MPI_Send_init`.";
+    ssend_init, init_mode, Synchronous, "`MPI_Ssend_init`.";
+    bsend_init, init_mode, Buffered, "`MPI_Bsend_init`.";
+    rsend_init, init_mode, Ready, "`MPI_Rsend_init`.";
+}
+
+/// `MPI_Recv`.
+#[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
+pub fn recv(
+    w: &mut Mpi,
+    buf: *mut c_void,
+    count: usize,
+    dt: Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: CommId,
+    status: *mut MPI_Status,
+) -> Result<()> {
+    let rbuf = recv_buf(buf, count, dt)?;
+    let st = w.world.engine.recv(rbuf, count, dt, source, tag, comm)?;
+    write_status(status, &st);
+    st.error.map_or(Ok(()), Err)
+}
+
+/// `MPI_Irecv`.
+#[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
+pub fn irecv(
+    w: &mut Mpi,
+    buf: *mut c_void,
+    count: usize,
+    dt: Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: CommId,
+    request: *mut MPI_Request,
+) -> Result<()> {
+    let rbuf = recv_buf(buf, count, dt)?;
+    let id = w.world.engine.irecv(rbuf, count, dt, source, tag, comm)?;
+    write(request, handles::request_handle(id));
+    Ok(())
+}
+
+/// `MPI_Recv_init`.
+#[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
+pub fn recv_init(
+    w: &mut Mpi,
+    buf: *mut c_void,
+    count: usize,
+    dt: Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: CommId,
+    request: *mut MPI_Request,
+) -> Result<()> {
+    let rbuf = recv_buf(buf, count, dt)?;
+    let id = w
+        .world
+        .engine
+        .recv_init(rbuf, count, dt, source, tag, comm)?;
+    write(request, handles::request_handle(id));
+    Ok(())
+}
+
+/// `MPI_Sendrecv`: both posted, then both completed.
+#[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
+pub fn sendrecv(
+    w: &mut Mpi,
+    sendbuf: *const c_void,
+    sendcount: usize,
+    sendtype: Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: usize,
+    recvtype: Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: CommId,
+    status: *mut MPI_Status,
+) -> Result<()> {
+    let e = &mut w.world.engine;
+    let r = e.irecv(
+        recv_buf(recvbuf, recvcount, recvtype)?,
+        recvcount,
+        recvtype,
+        source,
+        recvtag,
+        comm,
+    )?;
+    let s = e.isend(
+        send_buf(sendbuf, sendcount, sendtype)?,
+        sendcount,
+        sendtype,
+        dest,
+        sendtag,
+        comm,
+        SendMode::Standard,
+    )?;
+    e.wait(s)?;
+    let st = e.wait(r)?;
+    write_status(status, &st);
+    st.error.map_or(Ok(()), Err)
+}
+
+/// `MPI_Sendrecv_replace`: the outgoing message is copied first, so the buffer can take the reply.
+#[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
+pub fn sendrecv_replace(
+    w: &mut Mpi,
+    buf: *mut c_void,
+    count: usize,
+    dt: Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: CommId,
+    status: *mut MPI_Status,
+) -> Result<()> {
+    let copy: Vec<u8> = send_buf(buf, count, dt)?.as_slice().to_vec();
+    let e = &mut w.world.engine;
+    let r = e.irecv(recv_buf(buf, count, dt)?, count, dt, source, recvtag, comm)?;
+    // SAFETY: `copy` outlives the send: we wait for the send before it is dropped.
+    let sbuf = unsafe { reflex_base::buf::SendBuf::from_raw(copy.as_ptr(), copy.len()) };
+    let s = e.isend(sbuf, count, dt, dest, sendtag, comm, SendMode::Standard)?;
+    e.wait(s)?;
+    drop(copy);
+    let st = e.wait(r)?;
+    write_status(status, &st);
+    st.error.map_or(Ok(()), Err)
+}
+
+/// `MPI_Probe`.
+pub fn probe(
+    w: &mut Mpi,
+    source: c_int,
+    tag: c_int,
+    comm: CommId,
+    status: *mut MPI_Status,
+) -> Result<()> {
+    let st = w.world.engine.probe(source, tag, comm)?;
+    write_status(status, &st);
+    Ok(())
+}
+
+/// `MPI_Iprobe`.
+pub fn iprobe(
+    w: &mut Mpi,
+    source: c_int,
+    tag: c_int,
+    comm: CommId,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> Result<()> {
+    let found = w.world.engine.iprobe(source, tag, comm)?;
+    if let Some(st) = &found {
+        write_status(status, st);
+    }
+    write(flag, c_int::from(found.is_some()));
+    Ok(())
+}
+
+/// `MPI_Mprobe`.
+pub fn mprobe(
+    w: &mut Mpi,
+    source: c_int,
+    tag: c_int,
+    comm: CommId,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> Result<()> {
+    let (m, st) = w.world.engine.mprobe(source, tag, comm)?;
+    write(message, handles::message_handle(m));
+    write_status(status, &st);
+    Ok(())
+}
+
+/// `MPI_Improbe`.
+pub fn improbe(
+    w: &mut Mpi,
+    source: c_int,
+    tag: c_int,
+    comm: CommId,
+    flag: *mut c_int,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> Result<()> {
+    let found = w.world.engine.improbe(source, tag, comm)?;
+    if let Some((m, st)) = &found {
+        write(message, handles::message_handle(*m));
+        write_status(status, st);
+    }
+    write(flag, c_int::from(found.is_some()));
+    Ok(())
+}
+
+fn take_message(message: *mut MPI_Message) -> Result<reflex_engine::Message> {
+    if message.is_null() {
+        return Err(MpiError::new(ErrorClass::Arg, "message argument is NULL"));
+    }
+    // SAFETY: non-NULL, and MPI requires a valid MPI_Message* here.
+    let h = unsafe { *message };
+    let m = handles::message_id(h).ok_or_else(|| {
+        MpiError::new(
+            ErrorClass::Request,
+            format!("{h:#x} is not a message handle"),
+        )
+    })?;
+    write(message, handles::REQUEST_NULL);
+    Ok(m)
+}
+
+/// `MPI_Mrecv`.
+pub fn mrecv(
+    w: &mut Mpi,
+    buf: *mut c_void,
+    count: usize,
+    dt: Datatype,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> Result<()> {
+    let m = take_message(message)?;
+    let st = w
+        .world
+        .engine
+        .mrecv(recv_buf(buf, count, dt)?, count, dt, m)?;
+    write_status(status, &st);
+    st.error.map_or(Ok(()), Err)
+}
+
+/// `MPI_Imrecv`.
+pub fn imrecv(
+    w: &mut Mpi,
+    buf: *mut c_void,
+    count: usize,
+    dt: Datatype,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+) -> Result<()> {
+    let m = take_message(message)?;
+    let id = w
+        .world
+        .engine
+        .imrecv(recv_buf(buf, count, dt)?, count, dt, m)?;
+    write(request, handles::request_handle(id));
+    Ok(())
+}
+
+/// `MPI_Buffer_attach`.
+pub fn buffer_attach(w: &mut Mpi, buffer: *mut c_void, size: c_int) -> Result<()> {
+    let size = usize::try_from(size)
+        .map_err(|_| MpiError::new(ErrorClass::Arg, format!("buffer size {size} is negative")))?;
+    w.world.engine.buffer_attach(buffer as usize, size)
+}
+
+/// `MPI_Buffer_detach`: `buffer_addr` receives the address passed to attach.
+pub fn buffer_detach(w: &mut Mpi, buffer_addr: *mut c_void, size: *mut c_int) -> Result<()> {
+    let (addr, len) = w.world.engine.buffer_detach()?;
+    if !buffer_addr.is_null() {
+        write(buffer_addr.cast::<usize>(), addr);
+    }
+    write(size, len as c_int);
+    Ok(())
+}

@@ -1,0 +1,86 @@
+//! Small helpers the implementations share: wrapping user buffers, writing statuses and strings.
+
+use crate::ffi::*;
+use reflex_base::buf::{RecvBuf, SendBuf};
+use reflex_engine::{Datatype, ErrorClass, MpiError, Result, Status};
+use std::ffi::{c_char, c_int, c_void};
+
+/// `count` elements of `dt` at `p`, to be read.
+pub fn send_buf(p: *const c_void, count: usize, dt: Datatype) -> Result<SendBuf> {
+    let len = dt.contiguous_span(count)?;
+    // SAFETY: MPI requires the caller's send buffer to hold `count` elements of `dt` (`len` bytes)
+    // and to stay untouched until the operation completes; the kinds check rejected NULL with data.
+    Ok(unsafe { SendBuf::from_raw(p.cast(), len) })
+}
+
+/// `count` elements of `dt` at `p`, to be written.
+pub fn recv_buf(p: *mut c_void, count: usize, dt: Datatype) -> Result<RecvBuf> {
+    let len = dt.contiguous_span(count)?;
+    // SAFETY: MPI requires the caller's receive buffer to hold `count` elements of `dt` and to be
+    // left alone until the operation completes.
+    Ok(unsafe { RecvBuf::from_raw(p.cast(), len) })
+}
+
+/// True for `MPI_IN_PLACE`.
+pub fn is_in_place(p: *const c_void) -> bool {
+    p as usize == IN_PLACE
+}
+
+/// The C status of an engine status (`MPI_ERROR` is written by multi-completion calls only).
+pub fn c_status(st: &Status) -> MPI_Status {
+    let bytes = st.bytes as u64;
+    MPI_Status {
+        count_lo: bytes as u32 as c_int,
+        count_hi_and_cancelled: (((bytes >> 32) as c_int) << 1) | c_int::from(st.cancelled),
+        MPI_SOURCE: st.source,
+        MPI_TAG: st.tag,
+        MPI_ERROR: 0,
+    }
+}
+
+/// The byte count a C status carries.
+pub fn status_bytes(st: &MPI_Status) -> u64 {
+    (st.count_lo as u32 as u64) | (((st.count_hi_and_cancelled as u32 >> 1) as u64) << 32)
+}
+
+/// Writes `st` to `p` unless `p` is `MPI_STATUS_IGNORE` (or NULL).
+pub fn write_status(p: *mut MPI_Status, st: &Status) {
+    if p.is_null() || p as usize == STATUS_IGNORE {
+        return;
+    }
+    let error = st.error.as_ref().map_or(0, |e| e.class as c_int);
+    // SAFETY: the caller passed a writable MPI_Status (MPI contract), checked non-ignore above.
+    unsafe {
+        p.write(MPI_Status {
+            MPI_ERROR: error,
+            ..c_status(st)
+        })
+    };
+}
+
+/// Writes one int output.
+pub fn write<T>(p: *mut T, value: T) {
+    // SAFETY: the kinds check made sure output pointers are non-NULL; MPI requires them writable.
+    unsafe { p.write(value) };
+}
+
+/// Copies `text` into a C buffer of `max` bytes (NUL-terminated) and stores its length.
+pub fn write_string(dst: *mut c_char, len: *mut c_int, text: &str, max: usize) -> Result<()> {
+    if dst.is_null() {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            "string output argument is NULL",
+        ));
+    }
+    let bytes = &text.as_bytes()[..text.len().min(max - 1)];
+    // SAFETY: MPI requires the output buffer to hold `max` bytes (MPI_MAX_* constants); we write at
+    // most max-1 bytes plus the terminator.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.cast::<u8>(), bytes.len());
+        *dst.add(bytes.len()) = 0;
+    }
+    if !len.is_null() {
+        write(len, bytes.len() as c_int);
+    }
+    Ok(())
+}

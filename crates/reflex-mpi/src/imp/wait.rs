@@ -1,0 +1,406 @@
+//! Completing requests (MPI-3.1 §3.7): wait/test for one, any, all and some, plus the status
+//! queries. A completed non-persistent request's handle becomes `MPI_REQUEST_NULL`; a null or
+//! inactive entry is skipped and yields the empty status, as the standard says.
+
+use super::util::{c_status, status_bytes, write, write_status};
+use crate::ffi::*;
+use crate::handles;
+use crate::state::Mpi;
+use reflex_engine::{Completion, Datatype, ErrorClass, MpiError, RequestId, Result, Status};
+use std::ffi::c_int;
+
+/// `MPI_ERR_IN_STATUS`.
+const ERR_IN_STATUS: ErrorClass = ErrorClass::InStatus;
+
+fn read_request(p: *mut MPI_Request) -> Result<Option<RequestId>> {
+    // SAFETY: the kinds check or the caller made sure `p` is non-NULL; MPI requires it valid.
+    let h = unsafe { *p };
+    if h == handles::REQUEST_NULL {
+        return Ok(None);
+    }
+    handles::request_id(h).map(Some).ok_or_else(|| {
+        MpiError::new(
+            ErrorClass::Request,
+            format!("{h:#x} is not a request handle"),
+        )
+    })
+}
+
+fn requests(count: usize, array: *mut MPI_Request) -> Result<Vec<Option<RequestId>>> {
+    if count > 0 && array.is_null() {
+        return Err(MpiError::new(ErrorClass::Arg, "array of requests is NULL"));
+    }
+    // SAFETY: MPI requires `array` to hold `count` requests.
+    (0..count)
+        .map(|i| read_request(unsafe { array.add(i) }))
+        .collect()
+}
+
+fn finish(p: *mut MPI_Request, c: &Completion) {
+    if c.freed {
+        write(p, handles::REQUEST_NULL);
+    }
+}
+
+fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
+    if statuses.is_null() || statuses as usize == STATUS_IGNORE {
+        statuses
+    } else {
+        // SAFETY: MPI requires the status array to hold one entry per request.
+        unsafe { statuses.add(i) }
+    }
+}
+
+/// `MPI_Wait`.
+pub fn wait(w: &mut Mpi, request: *mut MPI_Request, status: *mut MPI_Status) -> Result<()> {
+    let Some(id) = read_request(request)? else {
+        write_status(status, &Status::empty());
+        return Ok(());
+    };
+    let c = w.world.engine.wait_retire(id)?;
+    finish(request, &c);
+    write_status(status, &c.status);
+    c.status.error.map_or(Ok(()), Err)
+}
+
+/// `MPI_Test`.
+pub fn test(
+    w: &mut Mpi,
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> Result<()> {
+    let Some(id) = read_request(request)? else {
+        write(flag, 1);
+        write_status(status, &Status::empty());
+        return Ok(());
+    };
+    match w.world.engine.test(id)? {
+        Some(c) => {
+            finish(request, &c);
+            write(flag, 1);
+            write_status(status, &c.status);
+            c.status.error.map_or(Ok(()), Err)
+        }
+        None => {
+            write(flag, 0);
+            Ok(())
+        }
+    }
+}
+
+fn retire_at(
+    w: &mut Mpi,
+    array: *mut MPI_Request,
+    ids: &[Option<RequestId>],
+    i: usize,
+) -> Result<Completion> {
+    let id = ids[i].expect("ready requests are non-null");
+    let c = w.world.engine.retire(id)?;
+    // SAFETY: `i` < count, the array length MPI guarantees.
+    finish(unsafe { array.add(i) }, &c);
+    Ok(c)
+}
+
+fn any(
+    w: &mut Mpi,
+    count: usize,
+    array: *mut MPI_Request,
+    index: *mut c_int,
+    status: *mut MPI_Status,
+    block: bool,
+) -> Result<bool> {
+    let ids = requests(count, array)?;
+    let ready = if block {
+        w.world.engine.wait_some_ready(&ids)?
+    } else {
+        w.world.engine.test_some_ready(&ids)?
+    };
+    let Some(&i) = ready.first() else {
+        let none_active = w.world.engine.active_among(&ids)? == 0;
+        if none_active {
+            write(index, UNDEFINED);
+            write_status(status, &Status::empty());
+        }
+        return Ok(none_active);
+    };
+    let c = retire_at(w, array, &ids, i)?;
+    write(index, i as c_int);
+    write_status(status, &c.status);
+    c.status.error.map_or(Ok(true), Err)
+}
+
+/// `MPI_Waitany`.
+pub fn waitany(
+    w: &mut Mpi,
+    count: usize,
+    array: *mut MPI_Request,
+    index: *mut c_int,
+    status: *mut MPI_Status,
+) -> Result<()> {
+    any(w, count, array, index, status, true).map(|_| ())
+}
+
+/// `MPI_Testany`.
+pub fn testany(
+    w: &mut Mpi,
+    count: usize,
+    array: *mut MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> Result<()> {
+    let done = any(w, count, array, index, status, false)?;
+    if !done {
+        write(index, UNDEFINED);
+    }
+    write(flag, c_int::from(done));
+    Ok(())
+}
+
+/// Retires every request of `ids`, writing statuses; `MPI_ERR_IN_STATUS` if any failed.
+fn retire_all(
+    w: &mut Mpi,
+    array: *mut MPI_Request,
+    ids: &[Option<RequestId>],
+    statuses: *mut MPI_Status,
+) -> Result<()> {
+    let mut failed = false;
+    for (i, id) in ids.iter().enumerate() {
+        let st = match id {
+            Some(id) if w.world.engine.is_active(*id)? => retire_at(w, array, ids, i)?.status,
+            Some(id) => w.world.engine.retire(*id).map(|_| Status::empty())?,
+            None => Status::empty(),
+        };
+        failed |= st.error.is_some();
+        write_status_with_error(status_at(statuses, i), &st, statuses);
+    }
+    if failed {
+        return Err(MpiError::new(
+            ERR_IN_STATUS,
+            "one or more requests failed; see the statuses",
+        ));
+    }
+    Ok(())
+}
+
+/// Multi-completion calls set `MPI_ERROR` in every status they write.
+fn write_status_with_error(p: *mut MPI_Status, st: &Status, array: *mut MPI_Status) {
+    if array.is_null() || array as usize == STATUS_IGNORE {
+        return;
+    }
+    write_status(p, st);
+}
+
+/// `MPI_Waitall`.
+pub fn waitall(
+    w: &mut Mpi,
+    count: usize,
+    array: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> Result<()> {
+    let ids = requests(count, array)?;
+    for id in ids.iter().flatten() {
+        let id = *id;
+        w.world.engine.wait_some_ready(&[Some(id)])?;
+    }
+    retire_all(w, array, &ids, statuses)
+}
+
+/// `MPI_Testall`: completes all only when all are complete.
+pub fn testall(
+    w: &mut Mpi,
+    count: usize,
+    array: *mut MPI_Request,
+    flag: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> Result<()> {
+    let ids = requests(count, array)?;
+    let ready = w.world.engine.test_some_ready(&ids)?;
+    let all = ready.len() == w.world.engine.active_among(&ids)?;
+    write(flag, c_int::from(all));
+    if all {
+        retire_all(w, array, &ids, statuses)?;
+    }
+    Ok(())
+}
+
+fn some(
+    w: &mut Mpi,
+    incount: usize,
+    array: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+    block: bool,
+) -> Result<()> {
+    let ids = requests(incount, array)?;
+    if w.world.engine.active_among(&ids)? == 0 {
+        write(outcount, UNDEFINED);
+        return Ok(());
+    }
+    let ready = if block {
+        w.world.engine.wait_some_ready(&ids)?
+    } else {
+        w.world.engine.test_some_ready(&ids)?
+    };
+    let mut failed = false;
+    for (k, &i) in ready.iter().enumerate() {
+        let c = retire_at(w, array, &ids, i)?;
+        failed |= c.status.error.is_some();
+        // SAFETY: MPI requires `indices` to hold up to incount entries.
+        write(unsafe { indices.add(k) }, i as c_int);
+        write_status_with_error(status_at(statuses, k), &c.status, statuses);
+    }
+    write(outcount, ready.len() as c_int);
+    if failed {
+        return Err(MpiError::new(
+            ERR_IN_STATUS,
+            "one or more requests failed; see the statuses",
+        ));
+    }
+    Ok(())
+}
+
+/// `MPI_Waitsome`.
+pub fn waitsome(
+    w: &mut Mpi,
+    incount: usize,
+    array: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> Result<()> {
+    some(w, incount, array, outcount, indices, statuses, true)
+}
+
+/// `MPI_Testsome`.
+pub fn testsome(
+    w: &mut Mpi,
+    incount: usize,
+    array: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> Result<()> {
+    some(w, incount, array, outcount, indices, statuses, false)
+}
+
+/// `MPI_Start`.
+pub fn start(w: &mut Mpi, request: *mut MPI_Request) -> Result<()> {
+    let id = read_request(request)?
+        .ok_or_else(|| MpiError::new(ErrorClass::Request, "MPI_Start on MPI_REQUEST_NULL"))?;
+    w.world.engine.start(id)
+}
+
+/// `MPI_Startall`.
+pub fn startall(w: &mut Mpi, count: usize, array: *mut MPI_Request) -> Result<()> {
+    for id in requests(count, array)? {
+        let id = id.ok_or_else(|| {
+            MpiError::new(ErrorClass::Request, "MPI_Startall with MPI_REQUEST_NULL")
+        })?;
+        w.world.engine.start(id)?;
+    }
+    Ok(())
+}
+
+/// `MPI_Request_free`.
+pub fn request_free(w: &mut Mpi, request: *mut MPI_Request) -> Result<()> {
+    let id = read_request(request)?.ok_or_else(|| {
+        MpiError::new(ErrorClass::Request, "MPI_Request_free on MPI_REQUEST_NULL")
+    })?;
+    w.world.engine.request_free(id)?;
+    write(request, handles::REQUEST_NULL);
+    Ok(())
+}
+
+/// `MPI_Request_get_status`.
+pub fn request_get_status(
+    w: &mut Mpi,
+    request: MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> Result<()> {
+    let mut h = request;
+    let Some(id) = read_request(&mut h)? else {
+        write(flag, 1);
+        write_status(status, &Status::empty());
+        return Ok(());
+    };
+    let st = w.world.engine.request_status(id)?;
+    if let Some(st) = &st {
+        write_status(status, st);
+    }
+    write(flag, c_int::from(st.is_some()));
+    Ok(())
+}
+
+/// `MPI_Cancel`.
+pub fn cancel(w: &mut Mpi, request: *mut MPI_Request) -> Result<()> {
+    let id = read_request(request)?
+        .ok_or_else(|| MpiError::new(ErrorClass::Request, "MPI_Cancel on MPI_REQUEST_NULL"))?;
+    w.world.engine.cancel(id)
+}
+
+fn read_status(p: *const MPI_Status) -> Result<MPI_Status> {
+    if p.is_null() || p as usize == STATUS_IGNORE {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            "status argument is NULL or MPI_STATUS_IGNORE",
+        ));
+    }
+    // SAFETY: non-NULL, not the ignore marker; MPI requires a valid status.
+    Ok(unsafe { *p })
+}
+
+/// `MPI_Test_cancelled`.
+pub fn test_cancelled(_w: &mut Mpi, status: *const MPI_Status, flag: *mut c_int) -> Result<()> {
+    write(flag, read_status(status)?.count_hi_and_cancelled & 1);
+    Ok(())
+}
+
+/// `MPI_Get_count`.
+pub fn get_count(
+    _w: &mut Mpi,
+    status: *const MPI_Status,
+    dt: Datatype,
+    count: *mut c_int,
+) -> Result<()> {
+    let bytes = status_bytes(&read_status(status)?);
+    let n = dt
+        .count_of(bytes as usize)
+        .map_or(UNDEFINED, |n| n as c_int);
+    write(count, n);
+    Ok(())
+}
+
+/// `MPI_Get_elements` (basic types: the same as the count).
+pub fn get_elements(
+    w: &mut Mpi,
+    status: *const MPI_Status,
+    dt: Datatype,
+    count: *mut c_int,
+) -> Result<()> {
+    get_count(w, status, dt, count)
+}
+
+/// `MPI_Get_elements_x`.
+pub fn get_elements_x(
+    _w: &mut Mpi,
+    status: *const MPI_Status,
+    dt: Datatype,
+    count: *mut MPI_Count,
+) -> Result<()> {
+    let bytes = status_bytes(&read_status(status)?);
+    write(
+        count,
+        dt.count_of(bytes as usize)
+            .map_or(UNDEFINED as MPI_Count, |n| n as MPI_Count),
+    );
+    Ok(())
+}
+
+#[allow(dead_code)] // kept for MPI_Status_set_elements (completeness issue)
+fn status_of(st: &Status) -> MPI_Status {
+    c_status(st)
+}

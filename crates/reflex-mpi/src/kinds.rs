@@ -1,0 +1,151 @@
+//! Argument checks and handle conversions, one function per parameter kind of `functions.txt`.
+//!
+//! The generated shims call these in MPICH's order (communicator first, then parameter order), so
+//! every MPI function checks its arguments the same way and returns the same error class for the
+//! same mistake: `MPI_ERR_COMM`, `MPI_ERR_COUNT`, `MPI_ERR_TYPE`, `MPI_ERR_RANK`, `MPI_ERR_TAG`,
+//! `MPI_ERR_ROOT`, `MPI_ERR_BUFFER`, `MPI_ERR_ARG`, with a message naming the bad value.
+
+use crate::ffi::*;
+use crate::handles;
+use crate::state::Mpi;
+use reflex_engine::{CommId, Datatype, ErrorClass, GroupId, MpiError, ReduceOp, Result};
+use std::ffi::{c_int, c_void};
+
+/// Largest tag (`MPI_TAG_UB`): MPICH's value, so programs tuned for it behave the same.
+pub const TAG_UB: c_int = (1 << 30) - 1;
+
+/// A communicator handle that names a live communicator.
+pub fn comm(w: &Mpi, h: MPI_Comm) -> Result<CommId> {
+    if h == handles::COMM_NULL {
+        return Err(MpiError::new(
+            ErrorClass::Comm,
+            "MPI_COMM_NULL is not a valid communicator here",
+        ));
+    }
+    let id = handles::comm_id(h).ok_or_else(|| {
+        MpiError::new(
+            ErrorClass::Comm,
+            format!("{h:#x} is not a communicator handle"),
+        )
+    })?;
+    w.world.engine.comm(id)?;
+    Ok(id)
+}
+
+/// A datatype handle (predefined types in this version).
+pub fn datatype(h: MPI_Datatype) -> Result<Datatype> {
+    if h == handles::DATATYPE_NULL {
+        return Err(MpiError::new(
+            ErrorClass::Type,
+            "MPI_DATATYPE_NULL is not a valid datatype here",
+        ));
+    }
+    crate::datatypes::builtin(h)
+        .ok_or_else(|| MpiError::new(ErrorClass::Type, format!("{h:#x} is not a datatype handle")))
+}
+
+/// A group handle.
+pub fn group(h: MPI_Group) -> Result<GroupId> {
+    if h == handles::GROUP_NULL {
+        return Err(MpiError::new(
+            ErrorClass::Group,
+            "MPI_GROUP_NULL is not a valid group here",
+        ));
+    }
+    handles::group_id(h)
+        .ok_or_else(|| MpiError::new(ErrorClass::Group, format!("{h:#x} is not a group handle")))
+}
+
+/// A predefined reduction operation.
+pub fn op(h: MPI_Op) -> Result<ReduceOp> {
+    use ReduceOp::*;
+    const OPS: [ReduceOp; 14] = [
+        Max, Min, Sum, Prod, Land, Band, Lor, Bor, Lxor, Bxor, Minloc, Maxloc, Replace, NoOp,
+    ];
+    let index = (h as u32).wrapping_sub(0x5800_0001) as usize;
+    if h == handles::OP_NULL {
+        return Err(MpiError::new(
+            ErrorClass::Op,
+            "MPI_OP_NULL is not a valid operation here",
+        ));
+    }
+    OPS.get(index)
+        .copied()
+        .ok_or_else(|| MpiError::new(ErrorClass::Op, format!("{h:#x} is not an operation handle")))
+}
+
+/// A non-negative count.
+pub fn count(n: c_int, name: &str) -> Result<usize> {
+    usize::try_from(n)
+        .map_err(|_| MpiError::new(ErrorClass::Count, format!("{name} is negative ({n})")))
+}
+
+/// A send tag: `0..=MPI_TAG_UB`.
+pub fn tag(t: c_int) -> Result<c_int> {
+    if (0..=TAG_UB).contains(&t) {
+        Ok(t)
+    } else {
+        Err(MpiError::new(
+            ErrorClass::Tag,
+            format!("tag {t} is outside 0..={TAG_UB}"),
+        ))
+    }
+}
+
+/// A receive tag: a send tag or `MPI_ANY_TAG`.
+pub fn recv_tag(t: c_int) -> Result<c_int> {
+    if t == reflex_engine::ANY_TAG {
+        Ok(t)
+    } else {
+        tag(t)
+    }
+}
+
+/// A destination rank of `comm`, or `MPI_PROC_NULL`.
+pub fn rank(w: &Mpi, comm: CommId, r: c_int) -> Result<c_int> {
+    w.world.engine.comm(comm)?.check_rank(r, "destination")?;
+    Ok(r)
+}
+
+/// A source rank of `comm`, `MPI_ANY_SOURCE` or `MPI_PROC_NULL`.
+pub fn source(w: &Mpi, comm: CommId, r: c_int) -> Result<c_int> {
+    if r == reflex_engine::ANY_SOURCE {
+        return Ok(r);
+    }
+    w.world.engine.comm(comm)?.check_rank(r, "source")?;
+    Ok(r)
+}
+
+/// A root rank of `comm`.
+pub fn root(w: &Mpi, comm: CommId, r: c_int) -> Result<c_int> {
+    let size = w.world.engine.comm(comm)?.size();
+    if r < 0 || r as usize >= size {
+        return Err(MpiError::new(
+            ErrorClass::Root,
+            format!("root {r} is out of range for a communicator of size {size}"),
+        ));
+    }
+    Ok(r)
+}
+
+/// A data buffer: NULL is accepted only with a zero count.
+pub fn buffer(p: *const c_void, count: c_int, name: &str) -> Result<()> {
+    if p.is_null() && count > 0 {
+        return Err(MpiError::new(
+            ErrorClass::Buffer,
+            format!("{name} is NULL but the count is {count}"),
+        ));
+    }
+    Ok(())
+}
+
+/// An output pointer that must not be NULL.
+pub fn out_ptr<T>(p: *mut T, name: &str) -> Result<()> {
+    if p.is_null() {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            format!("output argument {name} is NULL"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,65 @@
+//! The process-wide MPI state behind the C ABI.
+//!
+//! MPI is a process-global library, so one global holds the world between `MPI_Init` and
+//! `MPI_Finalize`. Access is not locked: Reflex provides `MPI_THREAD_SERIALIZED` at most, under
+//! which the application guarantees that only one thread is inside the library at a time; that
+//! guarantee is what makes handing out `&mut` sound (see `SAFETY` below). Keeping a lock off this
+//! path is part of the latency budget (DESIGN.md, "Performance budget").
+
+use reflex_engine::world::World;
+use std::cell::UnsafeCell;
+use std::ffi::c_void;
+
+/// Everything the C layer keeps while MPI is initialised.
+pub struct Mpi {
+    /// The engine and launcher connection.
+    pub world: World,
+    /// The thread level granted at initialisation.
+    pub thread_level: i32,
+    /// User error handlers (C function pointers), indexed by handle number.
+    pub errhandlers: Vec<Option<*const c_void>>,
+    /// Storage the predefined attributes point into (`MPI_TAG_UB` ...), stable while MPI runs.
+    pub attr_values: Box<[i32; 8]>,
+    /// The thread that called `MPI_Init` (`MPI_Is_thread_main`).
+    pub main_thread: std::thread::ThreadId,
+}
+
+/// Where the library is in its life.
+pub enum Phase {
+    /// Before `MPI_Init`.
+    Uninitialised,
+    /// Between `MPI_Init` and `MPI_Finalize`.
+    Running(Box<Mpi>),
+    /// After `MPI_Finalize`.
+    Finalised,
+}
+
+struct Global(UnsafeCell<Phase>);
+
+// SAFETY (Sync reason): accessed only from inside MPI calls, which the MPI thread levels Reflex
+// grants (≤ SERIALIZED) promise never run concurrently.
+unsafe impl Sync for Global {}
+
+static STATE: Global = Global(UnsafeCell::new(Phase::Uninitialised));
+
+/// The library's phase.
+///
+/// # Safety
+/// Must be called from inside an MPI call, with no other reference from `phase()` alive
+/// (the MPI thread-level contract).
+pub unsafe fn phase() -> &'static mut Phase {
+    // SAFETY: the caller guarantees exclusive access per the function contract.
+    unsafe { &mut *STATE.0.get() }
+}
+
+/// The running state, or `None` before init / after finalize.
+///
+/// # Safety
+/// As for [`phase`].
+pub unsafe fn running() -> Option<&'static mut Mpi> {
+    // SAFETY: forwarded contract.
+    match unsafe { phase() } {
+        Phase::Running(mpi) => Some(mpi),
+        _ => None,
+    }
+}
