@@ -387,3 +387,25 @@ fn reflex_settings_are_checked_once_before_launch() {
     );
     assert_eq!(typo.stdout, "ran\nran\n");
 }
+
+#[test]
+fn shared_memory_files_are_removed_whatever_happened() {
+    for steps in [
+        &["shm", "print:ok"][..],
+        &["shm", "init", "barrier", "@1:kill:9", "sleep"][..],
+    ] {
+        let run = run_ranks(&["-n", "2"], steps);
+        let files: Vec<&str> = run
+            .stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("shm "))
+            .collect();
+        assert_eq!(files.len(), 2, "{}{}", run.stdout, run.stderr);
+        for file in files {
+            assert!(
+                !std::path::Path::new(file).exists(),
+                "{file} survived the job"
+            );
+        }
+    }
+}

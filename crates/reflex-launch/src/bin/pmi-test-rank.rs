@@ -1,12 +1,15 @@
 //! `pmi-test-rank`: a scriptable rank for mpiexec's integration tests (not an end-user tool).
 //!
-//! Arguments are steps run in order; `@R:step` runs only on rank R (from `PMI_RANK`).
-//! Steps: `init`, `exchange` (put small and large values, barrier, read every peer's),
-//! `layout` (prints kvsname and node mapping), `barrier`, `finalize`, `abort:CODE` (PMI abort, then wait to be killed), `print:TEXT`,
-//! `eprint:TEXT`, `partial:TEXT` (stdout without newline), `cat` (stdin to stdout), `pid`,
-//! `ready`, `env:NAME`, `pwd`, `exit:CODE`, `kill:SIGNAL` (itself), `ignore-term` (blocks
-//! SIGTERM so only SIGKILL works), `orphan` (double-forks a sleeping grandchild in its own
-//! process group and prints `orphan <pid>`), `sleep` (until killed).
+//! Arguments are steps run in order; `@R:step` runs only on rank R (from `PMI_RANK`/`PMI_ID`).
+//! - PMI: `init`, `layout` (prints kvsname and node mapping), `exchange` (puts a small and a
+//!   large value, fences, checks every peer's), `barrier`, `finalize`, `abort:CODE` (then waits
+//!   to be killed);
+//! - output: `print:TEXT`, `eprint:TEXT`, `partial:TEXT` (no newline), `cat` (stdin to stdout),
+//!   `pid`, `ready`, `env:NAME`, `pwd`;
+//! - endings: `exit:CODE`, `kill:SIGNAL` (itself), `sleep` (until killed), `ignore-term`
+//!   (blocks SIGTERM so only SIGKILL works);
+//! - leftovers: `shm` (creates this rank's shared-memory segment file and prints its path),
+//!   `orphan` (double-forks a sleeping grandchild in its own process group, prints its pid).
 
 #![forbid(unsafe_code)]
 
@@ -106,6 +109,13 @@ fn run_step(step: &str, rank: u32, client: &mut Option<PmiClient>) -> Result<(),
             .thread_block()
             .map_err(|e| e.to_string())?,
         "orphan" => orphan()?,
+        "shm" => {
+            let job = std::env::var("PMI_JOBID").map_err(|e| e.to_string())?;
+            let name = reflex_base::segment::segment_name(&job, rank as usize);
+            let path = std::path::Path::new(reflex_base::segment::SHM_DIR).join(name);
+            std::fs::write(&path, b"segment").map_err(|e| format!("{}: {e}", path.display()))?;
+            writeln!(out, "shm {}", path.display()).map_err(|e| e.to_string())?;
+        }
         "sleep" => {
             out.flush().map_err(|e| e.to_string())?;
             sleep_forever();
