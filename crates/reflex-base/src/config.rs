@@ -24,7 +24,7 @@ pub trait SettingValue: Sized {
     fn expected() -> String;
 }
 
-/// A byte count, written with an optional `k`/`M`/`G` suffix (powers of 1024): `16384`, `64k`, `4M`.
+/// A byte count, with an optional `k`/`M`/`G` suffix (powers of 1024): `16384`, `64k`, `4M`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ByteSize(pub usize);
 

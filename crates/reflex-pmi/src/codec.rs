@@ -38,7 +38,7 @@ pub enum CodecError {
     EmptyKey { token: String },
     /// A key appears twice on one line.
     DuplicateKey { key: String },
-    /// A key or value contains a byte the protocol cannot carry (space, newline, NUL, or `=` in a key).
+    /// A key or value holds a byte the protocol cannot carry (space, newline, NUL; `=` in a key).
     ForbiddenByte {
         what: &'static str,
         text: String,
