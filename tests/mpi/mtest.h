@@ -47,6 +47,9 @@ static inline void mtest_report(const char *file, int line, const char *what, co
 #define CHECK(cond, ...) \
     do { if (!(cond)) mtest_report(__FILE__, __LINE__, #cond, __VA_ARGS__); } while (0)
 
+/* FAIL("printf format", args...): report a failure found by the program's own logic. */
+#define FAIL(...) mtest_report(__FILE__, __LINE__, "wrong result", __VA_ARGS__)
+
 /* CHECK_EQ(a, b): integer equality with both values printed. */
 #define CHECK_EQ(a, b) \
     do { long long a_ = (long long)(a), b_ = (long long)(b); \
