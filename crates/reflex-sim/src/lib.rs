@@ -21,6 +21,7 @@ pub mod check;
 pub mod cli;
 pub mod error;
 pub mod metrics;
+pub mod reconfig;
 pub mod report;
 pub mod rng;
 pub mod routing;

@@ -143,6 +143,11 @@ impl Simulator {
         &mut self.routing
     }
 
+    /// Longest packet the traffic can generate, in flits.
+    pub fn max_packet_len(&self) -> u32 {
+        self.cfg.traffic.lengths.max()
+    }
+
     /// Flits inside switch buffers.
     pub fn flits_in_network(&self) -> u64 {
         self.flits_in_network
@@ -255,14 +260,15 @@ impl Simulator {
         }
     }
 
-    fn header_ready(&self, u: usize) -> Option<u32> {
+    /// Packet and arrival cycle of a header waiting for routing in unit `u`.
+    fn header_ready(&self, u: usize) -> Option<(u32, u64)> {
         let unit = &self.units[u];
         let run = unit.runs.front()?;
         (unit.granted == NONE
             && run.sent == 0
             && run.flits > 0
             && self.now >= run.arrived + u64::from(self.cfg.routing_delay))
-        .then_some(run.pkt)
+        .then_some((run.pkt, run.arrived))
     }
 
     /// The switch's arbiter handles the next ready header in round-robin order.
@@ -271,7 +277,7 @@ impl Simulator {
         let count = (self.net.port_base[s + 1] - self.net.port_base[s]) as usize * self.vcs;
         for i in 0..count {
             let off = (self.arb_ptr[s] as usize + i) % count;
-            let Some(pkt) = self.header_ready(base + off) else {
+            let Some((pkt, arrived)) = self.header_ready(base + off) else {
                 continue;
             };
             self.arb_ptr[s] = ((off + 1) % count) as u32;
@@ -279,6 +285,8 @@ impl Simulator {
             match self.route(s, base + off, pkt) {
                 Ok(Some(ov)) => self.grants.push(((base + off) as u32, ov)),
                 Ok(None) => {}
+                // Tables may be in the middle of a reconfiguration: wait a while for a route.
+                Err(DiscardCause::NoRoute) if self.now - arrived < self.cfg.no_route_wait => {}
                 Err(cause) => self.discards.push((pkt, cause)),
             }
             return;
@@ -303,6 +311,9 @@ impl Simulator {
                     .filter(|&ov| self.out_owner[ov as usize] == NONE),
             );
             return Ok(self.options.first().copied());
+        }
+        if !self.topo.switch_up(p.dst_sw as usize) {
+            return Err(DiscardCause::DestinationDown);
         }
         let gp_in = u / v;
         let in_ch = self.net.in_channel[gp_in];

@@ -65,6 +65,9 @@ fn default_cycle_ns() -> f64 {
 fn default_watchdog() -> u64 {
     50_000
 }
+fn default_no_route_wait() -> u64 {
+    5_000
+}
 fn default_queue() -> usize {
     2_000
 }
@@ -104,6 +107,10 @@ pub struct SimConfig {
     /// Messages a host queues before it drops new ones (counted as source drops).
     #[serde(default = "default_queue")]
     pub source_queue: usize,
+    /// Cycles a header without any routing option waits (tables may be being updated) before it
+    /// is discarded as `no_route`.
+    #[serde(default = "default_no_route_wait")]
+    pub no_route_wait: u64,
     /// Width of the time-series windows (0 = no time series).
     #[serde(default)]
     pub window_cycles: u64,
@@ -129,6 +136,7 @@ impl SimConfig {
             measure_cycles: 50_000,
             watchdog_cycles: default_watchdog(),
             source_queue: default_queue(),
+            no_route_wait: default_no_route_wait(),
             window_cycles: 0,
             traffic: TrafficSpec {
                 pattern: Pattern::Uniform,

@@ -15,6 +15,8 @@ pub enum DiscardCause {
     NoRoute,
     /// Flushed by static reconfiguration.
     StaticFlush,
+    /// Its destination host sits on a switch that is down.
+    DestinationDown,
 }
 
 impl DiscardCause {
@@ -24,6 +26,7 @@ impl DiscardCause {
             DiscardCause::ComponentFailure => "component_failure",
             DiscardCause::NoRoute => "no_route",
             DiscardCause::StaticFlush => "static_flush",
+            DiscardCause::DestinationDown => "destination_down",
         }
     }
 }

@@ -9,9 +9,11 @@ use serde::Serialize;
 
 use super::engine::Simulator;
 use super::stats::SimResult;
+use super::traffic::TrafficGen;
 use super::SimConfig;
 use crate::error::Result;
 use crate::rng::SimRng;
+use crate::routing::paths::PathSet;
 use crate::routing::tables::AnyRouting;
 use crate::topology::Topology;
 
@@ -72,6 +74,68 @@ pub fn sweep(
 /// Largest accepted traffic of a sweep (flits/cycle/host).
 pub fn saturation(points: &[SweepPoint]) -> f64 {
     points.iter().map(|p| p.result.accepted).fold(0.0, f64::max)
+}
+
+/// Upper bound on the offered load (flits/cycle/host) that `paths` can carry under the traffic of
+/// `cfg`: destinations are sampled from the pattern (`samples` per host), each host pair uses its
+/// switch path plus the two host links, and the busiest channel must carry at most one flit per
+/// cycle. Used to place sweep points; wormhole saturates below it.
+pub fn load_bound(
+    topo: &Topology,
+    paths: &PathSet,
+    cfg: &SimConfig,
+    samples: usize,
+) -> Result<f64> {
+    let mut rng = SimRng::new(cfg.seed);
+    let gen = TrafficGen::new(topo, &cfg.traffic, &mut rng)?;
+    let hosts = topo.hosts();
+    let mut load = vec![0.0f64; topo.channels()];
+    let mut eject = vec![0.0f64; hosts];
+    let per = 1.0 / samples.max(1) as f64;
+    for h in 0..hosts {
+        for _ in 0..samples {
+            let Some(d) = gen.destination(h, &mut rng) else {
+                continue;
+            };
+            eject[d] += per;
+            for &c in paths.path(topo.host_switch(h), topo.host_switch(d)) {
+                load[c] += per;
+            }
+        }
+    }
+    let max = load.iter().chain(eject.iter()).copied().fold(1.0, f64::max);
+    Ok(1.0 / max)
+}
+
+/// Saturation search: a coarse sweep of `points` loads from 20% to 100% of [`load_bound`], then
+/// `points / 2` loads refining around the best one. Returns all points sorted by rate.
+pub fn find_saturation(
+    topo: &Topology,
+    routing: &AnyRouting,
+    paths: &PathSet,
+    cfg: &SimConfig,
+    points: usize,
+    bar: &ProgressBar,
+) -> Result<(f64, Vec<SweepPoint>)> {
+    let bound = load_bound(topo, paths, cfg, 64)?;
+    let points = points.max(2);
+    let coarse: Vec<f64> = (0..points)
+        .map(|i| bound * (0.2 + 0.8 * i as f64 / (points - 1) as f64))
+        .collect();
+    let mut all = sweep(topo, routing, cfg, &coarse, bar)?;
+    let best = all
+        .iter()
+        .max_by(|a, b| a.result.accepted.total_cmp(&b.result.accepted))
+        .map_or(bound, |p| p.rate);
+    let step = bound * 0.8 / (points - 1) as f64;
+    let fine: Vec<f64> = (1..=points / 2)
+        .map(|i| best - step + 2.0 * step * i as f64 / (points / 2 + 1) as f64)
+        .collect();
+    let mut cfg2 = cfg.clone();
+    cfg2.seed = cfg.seed.wrapping_add(7919);
+    all.extend(sweep(topo, routing, &cfg2, &fine, bar)?);
+    all.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+    Ok((saturation(&all), all))
 }
 
 /// CSV of a sweep (`label` goes in the first column).
