@@ -8,7 +8,7 @@
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::p2p::bad_request;
-use crate::request::{Op, RequestId, Status};
+use crate::request::{RequestId, Status};
 use reflex_base::transport::Transport;
 
 /// What retiring a request gives back.
@@ -35,7 +35,7 @@ impl<T: Transport> Engine<T> {
     /// persistent request.
     pub fn is_active(&self, id: RequestId) -> Result<bool> {
         let req = self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
-        Ok(req.persistent.is_none() || !matches!(req.op, Op::Null) || !req.complete)
+        Ok(req.persistent.is_none() || req.active)
     }
 
     /// Hands back the status of complete request `id` and frees it (or deactivates a persistent one).

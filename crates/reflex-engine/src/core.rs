@@ -418,6 +418,8 @@ impl Core {
         if persistent {
             if let Some(req) = self.requests.get_mut(id) {
                 req.op = Op::Null;
+                req.status = Status::empty();
+                req.active = false;
             }
         } else {
             self.requests.remove(id);
@@ -485,6 +487,7 @@ impl Core {
     pub(crate) fn install(&mut self, into: Option<RequestId>, op: Op) -> RequestId {
         match into.and_then(|id| self.requests.get_mut(id).map(|r| (id, r))) {
             Some((id, req)) => {
+                req.active = true;
                 req.op = op;
                 req.complete = false;
                 req.status = Status::empty();

@@ -62,7 +62,7 @@ fn probe_status(u: &Unexpected) -> Status {
 }
 
 fn null_status() -> Status {
-    Status::empty()
+    Status::from_proc_null()
 }
 
 /// Checks that `count` elements of `dt` fit the `available` bytes wrapped by the caller.
@@ -107,7 +107,7 @@ impl<T: Transport> Engine<T> {
         let c = self.comms.get(comm)?;
         c.check_rank(dest, "destination")?;
         if dest == PROC_NULL {
-            return Ok(self.install_completed(into));
+            return Ok(self.install_completed(into, null_status()));
         }
         let flags = if mode == SendMode::Synchronous {
             packet::FLAG_SYNC
@@ -150,7 +150,7 @@ impl<T: Transport> Engine<T> {
             internal.detached = true; // released (and its reservation returned) once on the wire
             let internal = self.core.requests.insert(internal);
             self.submit(dest_world, Out::Send(internal));
-            return Ok(self.install_completed(into));
+            return Ok(self.install_completed(into, Status::empty()));
         }
         let op = SendOp {
             buf,
@@ -165,10 +165,10 @@ impl<T: Transport> Engine<T> {
         Ok(id)
     }
 
-    /// A request that is already complete with an empty status (PROC_NULL peers, buffered sends).
-    fn install_completed(&mut self, into: Option<RequestId>) -> RequestId {
+    /// A request that is already complete with `status` (PROC_NULL peers, buffered sends).
+    fn install_completed(&mut self, into: Option<RequestId>, status: Status) -> RequestId {
         let id = self.core.install(into, Op::Null);
-        self.core.complete(id, null_status());
+        self.core.complete(id, status);
         id
     }
 
@@ -215,7 +215,7 @@ impl<T: Transport> Engine<T> {
             c.check_rank(source, "source")?;
         }
         if source == PROC_NULL {
-            return Ok(self.install_completed(into));
+            return Ok(self.install_completed(into, null_status()));
         }
         let ctx = c.ctx;
         let id = self.core.new_recv(InBuf::User(buf), ctx, source, tag, into);
@@ -412,8 +412,9 @@ impl<T: Transport> Engine<T> {
     }
 
     fn insert_persistent(&mut self, template: Persistent) -> RequestId {
-        let mut req = Request::completed(null_status());
+        let mut req = Request::completed(Status::empty());
         req.persistent = Some(template);
+        req.active = false;
         self.core.requests.insert(req)
     }
 

@@ -36,14 +36,23 @@ pub struct Status {
 }
 
 impl Status {
-    /// The status of an operation that moved nothing (PROC_NULL peers, sends).
+    /// The empty status (MPI-3.1 §3.7.3): source `ANY_SOURCE`, tag `ANY_TAG`, count 0. Sends,
+    /// null and inactive requests report it.
     pub fn empty() -> Self {
         Self {
-            source: PROC_NULL,
+            source: ANY_SOURCE,
             tag: ANY_TAG,
             bytes: 0,
             cancelled: false,
             error: None,
+        }
+    }
+
+    /// The status of a receive from `MPI_PROC_NULL`: source `PROC_NULL`, tag `ANY_TAG`, count 0.
+    pub fn from_proc_null() -> Self {
+        Self {
+            source: PROC_NULL,
+            ..Self::empty()
         }
     }
 }
@@ -181,6 +190,8 @@ pub(crate) struct Request {
     pub(crate) persistent: Option<Persistent>,
     /// The application freed the handle; release the slot once the operation completes.
     pub(crate) detached: bool,
+    /// A persistent request was started and not yet completed by a wait/test.
+    pub(crate) active: bool,
 }
 
 impl Request {
@@ -191,6 +202,7 @@ impl Request {
             status: Status::empty(),
             persistent: None,
             detached: false,
+            active: true,
         }
     }
 
@@ -201,6 +213,7 @@ impl Request {
             status,
             persistent: None,
             detached: false,
+            active: true,
         }
     }
 }

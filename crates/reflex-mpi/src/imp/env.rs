@@ -244,7 +244,9 @@ pub fn comm_get_attr(
             ))
         }
     };
-    let defined = comm == reflex_engine::COMM_WORLD && !(slot == 6 && w.attr_values[6] < 0);
+    // The predefined attributes describe the process, so every communicator reports them.
+    w.world.engine.comm(comm)?;
+    let defined = !(slot == 6 && w.attr_values[6] < 0);
     if defined {
         let value: *const c_int = &w.attr_values[slot];
         write(attribute_val.cast::<*const c_int>(), value);
