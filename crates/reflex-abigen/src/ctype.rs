@@ -24,13 +24,21 @@ pub fn rust_type(c_type: &str) -> String {
         ty = "*const c_void".into();
     }
     if !fixed_dims.is_empty() {
-        if let Some(n) = cleaned.rsplit('[').next().and_then(|t| t.trim_end_matches(']').trim().parse::<usize>().ok()) {
+        if let Some(n) = cleaned
+            .rsplit('[')
+            .next()
+            .and_then(|t| t.trim_end_matches(']').trim().parse::<usize>().ok())
+        {
             ty = format!("[{ty}; {n}]");
         }
     }
     for level in 0..stars {
         let outermost = level + 1 == stars;
-        ty = if is_const && outermost { format!("*const {ty}") } else { format!("*mut {ty}") };
+        ty = if is_const && outermost {
+            format!("*const {ty}")
+        } else {
+            format!("*mut {ty}")
+        };
     }
     ty
 }
@@ -45,8 +53,9 @@ fn base_type(base: &str, _pointer: bool) -> String {
         "double" => "f64",
         "char" => "c_char",
         "void" => "c_void",
-        "MPI_Aint" | "MPI_Offset" | "MPI_Count" | "MPI_Fint" | "MPI_Status" | "MPI_Comm" | "MPI_Group" | "MPI_Datatype"
-        | "MPI_Request" | "MPI_Op" | "MPI_Errhandler" | "MPI_Info" | "MPI_Win" | "MPI_Message" | "MPI_File" | "MPI_Session"
+        "MPI_Aint" | "MPI_Offset" | "MPI_Count" | "MPI_Fint" | "MPI_Status" | "MPI_Comm"
+        | "MPI_Group" | "MPI_Datatype" | "MPI_Request" | "MPI_Op" | "MPI_Errhandler"
+        | "MPI_Info" | "MPI_Win" | "MPI_Message" | "MPI_File" | "MPI_Session"
         | "MPI_F08_status" => return format!("ffi::{base}"),
         _ if is_function_typedef(base) => "c_void",
         _ if base.starts_with("MPI_T_") => return "ffi::MPI_T_handle".into(),

@@ -33,7 +33,12 @@ pub fn header_prototypes(functions: &[Function]) -> String {
 
 fn c_param(p: &Param) -> String {
     match p.c_type.find('[') {
-        Some(i) => format!("{} {}{}", p.c_type[..i].trim(), p.name, &p.c_type[i..].replace(' ', "")),
+        Some(i) => format!(
+            "{} {}{}",
+            p.c_type[..i].trim(),
+            p.name,
+            &p.c_type[i..].replace(' ', "")
+        ),
         None if p.c_type.ends_with('*') => format!("{}{}", p.c_type, p.name),
         None => format!("{} {}", p.c_type, p.name),
     }
@@ -42,9 +47,21 @@ fn c_param(p: &Param) -> String {
 /// Converts or checks one argument by kind; `None` passes it through unchanged.
 fn conversion(p: &Param, f: &Function) -> Option<String> {
     let n = &p.name;
-    let comm = f.params.iter().find(|q| q.kind == "COMM").map(|q| q.name.clone());
-    let count = f.params.iter().find(|q| q.kind == "COUNT").map(|q| q.name.clone());
-    let with_comm = |func: &str| comm.as_ref().map(|c| format!("let {n} = crate::kinds::{func}(w, {c}, {n})?;"));
+    let comm = f
+        .params
+        .iter()
+        .find(|q| q.kind == "COMM")
+        .map(|q| q.name.clone());
+    // A buffer's count is the first COUNT parameter after it (Sendrecv has two of each).
+    let at = f.params.iter().position(|q| q.name == p.name).unwrap_or(0);
+    let count = f.params[at..]
+        .iter()
+        .find(|q| q.kind == "COUNT")
+        .map(|q| q.name.clone());
+    let with_comm = |func: &str| {
+        comm.as_ref()
+            .map(|c| format!("let {n} = crate::kinds::{func}(w, {c}, {n})?;"))
+    };
     Some(match p.kind.as_str() {
         "COMM" => format!("let {n} = crate::kinds::comm(w, {n})?;"),
         "DATATYPE" => format!("let {n} = crate::kinds::datatype({n})?;"),
@@ -56,11 +73,16 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
         "RANK" => return with_comm("rank"),
         "SOURCE" => return with_comm("source"),
         "ROOT" => return with_comm("root"),
-        "BUF_IN" | "BUF_OUT" | "BUF_INPLACE_IN" => {
+        "BUF_IN" | "BUF_OUT" | "BUF_INPLACE_IN" | "BUF_INOUT" => {
             let c = count.clone()?;
             format!("crate::kinds::buffer({n} as *const c_void, {c}, \"{n}\")?;")
         }
-        k if k.ends_with("_OUT") && !matches!(k, "STATUS_OUT" | "STATUS_ARRAY_OUT" | "STRING_OUT" | "ERRCODES_OUT" | "PTR_OUT") => {
+        k if k.ends_with("_OUT")
+            && !matches!(
+                k,
+                "STATUS_OUT" | "STATUS_ARRAY_OUT" | "STRING_OUT" | "ERRCODES_OUT" | "PTR_OUT"
+            ) =>
+        {
             format!("crate::kinds::out_ptr({n}, \"{n}\")?;")
         }
         _ => return None,
@@ -71,15 +93,26 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
 fn ordered_conversions(f: &Function) -> Vec<String> {
     let comm_first = f.params.iter().filter(|p| p.kind == "COMM");
     let rest = f.params.iter().filter(|p| p.kind != "COMM");
-    comm_first.chain(rest).filter_map(|p| conversion(p, f)).collect()
+    comm_first
+        .chain(rest)
+        .filter_map(|p| conversion(p, f))
+        .collect()
 }
 
 fn rust_params(f: &Function) -> String {
-    f.params.iter().map(|p| format!("{}: {}", p.name, rust_type(&p.c_type))).collect::<Vec<_>>().join(", ")
+    f.params
+        .iter()
+        .map(|p| format!("{}: {}", p.name, rust_type(&p.c_type)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn arg_names(f: &Function) -> String {
-    f.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>().join(", ")
+    f.params
+        .iter()
+        .map(|p| p.name.clone())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The body of `PMPI_X`.
@@ -96,13 +129,19 @@ fn shim_body(f: &Function, style: Option<CallStyle>) -> String {
         None if f.ret == "int" => format!("crate::call::unsupported(\"{name}\")"),
         None => format!("crate::call::unsupported_value(\"{name}\")"),
         Some(CallStyle::Direct) => format!("crate::imp::{imp}({args})"),
-        Some(CallStyle::Anytime) => format!("crate::call::anytime(\"{name}\", || crate::imp::{imp}({args}))"),
+        Some(CallStyle::Anytime) => {
+            format!("crate::call::anytime(\"{name}\", || crate::imp::{imp}({args}))")
+        }
         Some(CallStyle::World) => {
             let mut body = String::new();
             for c in ordered_conversions(f) {
                 let _ = write!(body, "\n            {c}");
             }
-            let w = if args.is_empty() { "w".to_string() } else { format!("w, {args}") };
+            let w = if args.is_empty() {
+                "w".to_string()
+            } else {
+                format!("w, {args}")
+            };
             format!("crate::call::world(\"{name}\", {errh}, |w| {{{body}\n            crate::imp::{imp}({w})\n        }})")
         }
     }

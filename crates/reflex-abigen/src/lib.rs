@@ -23,18 +23,28 @@ pub const SHIMS_OUT: &str = "crates/reflex-mpi/src/generated.rs";
 
 /// The generated files' contents: (header, shims).
 pub fn generate(root: &Path, version: &str) -> Result<(String, String), String> {
-    let read = |p: &str| std::fs::read_to_string(root.join(p)).map_err(|e| format!("cannot read {p}: {e}"));
+    let read = |p: &str| {
+        std::fs::read_to_string(root.join(p)).map_err(|e| format!("cannot read {p}: {e}"))
+    };
     let functions = spec::parse_functions(&read(FUNCTIONS)?)?;
     let implemented = spec::parse_implemented(&read(IMPLEMENTED)?)?;
-    if let Some(unknown) = implemented.keys().find(|n| !functions.iter().any(|f| &&f.name == n)) {
-        return Err(format!("implemented.txt names {unknown}, which functions.txt does not declare"));
+    if let Some(unknown) = implemented
+        .keys()
+        .find(|n| !functions.iter().any(|f| &&f.name == n))
+    {
+        return Err(format!(
+            "implemented.txt names {unknown}, which functions.txt does not declare"
+        ));
     }
     let template = read(HEADER_TEMPLATE)?;
     if !template.lines().any(|l| l.trim() == "@PROTOTYPES@") {
         return Err(format!("{HEADER_TEMPLATE} has no @PROTOTYPES@ line"));
     }
     let header = template
-        .replace("@PROTOTYPES@", gen::header_prototypes(&functions).trim_end())
+        .replace(
+            "@PROTOTYPES@",
+            gen::header_prototypes(&functions).trim_end(),
+        )
         .replace("@VERSION@", version);
     Ok((header, gen::rust_shims(&functions, &implemented)))
 }

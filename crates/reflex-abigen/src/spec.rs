@@ -45,8 +45,15 @@ fn parse_param(text: &str, line_no: usize) -> Result<Param, String> {
         .ok_or_else(|| format!("line {line_no}: parameter `{text}` has no `:KIND`"))?;
     let decl = decl.trim();
     let (mut ty, mut name) = match decl.rfind(|c: char| c == '*' || c == ' ') {
-        Some(i) => (decl[..=i].trim().to_string(), decl[i + 1..].trim().to_string()),
-        None => return Err(format!("line {line_no}: cannot split `{decl}` into type and name")),
+        Some(i) => (
+            decl[..=i].trim().to_string(),
+            decl[i + 1..].trim().to_string(),
+        ),
+        None => {
+            return Err(format!(
+                "line {line_no}: cannot split `{decl}` into type and name"
+            ))
+        }
     };
     if let Some(i) = name.find('[') {
         ty = format!("{ty} {}", &name[i..]);
@@ -55,22 +62,39 @@ fn parse_param(text: &str, line_no: usize) -> Result<Param, String> {
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return Err(format!("line {line_no}: bad parameter name in `{decl}`"));
     }
-    Ok(Param { c_type: ty, name, kind: kind.trim().to_string() })
+    Ok(Param {
+        c_type: ty,
+        name,
+        kind: kind.trim().to_string(),
+    })
 }
 
 /// Parses one prototype line.
 pub fn parse_function(line: &str, line_no: usize) -> Result<Function, String> {
-    let open = line.find('(').ok_or_else(|| format!("line {line_no}: no `(`"))?;
-    let close = line.rfind(')').ok_or_else(|| format!("line {line_no}: no `)`"))?;
+    let open = line
+        .find('(')
+        .ok_or_else(|| format!("line {line_no}: no `(`"))?;
+    let close = line
+        .rfind(')')
+        .ok_or_else(|| format!("line {line_no}: no `)`"))?;
     let head = line[..open].trim();
-    let (ret, name) = head.rsplit_once(' ').ok_or_else(|| format!("line {line_no}: no return type"))?;
+    let (ret, name) = head
+        .rsplit_once(' ')
+        .ok_or_else(|| format!("line {line_no}: no return type"))?;
     let inner = line[open + 1..close].trim();
     let params = if inner.is_empty() || inner == "void" {
         Vec::new()
     } else {
-        inner.split(',').map(|p| parse_param(p.trim(), line_no)).collect::<Result<_, _>>()?
+        inner
+            .split(',')
+            .map(|p| parse_param(p.trim(), line_no))
+            .collect::<Result<_, _>>()?
     };
-    Ok(Function { ret: ret.trim().to_string(), name: name.trim().to_string(), params })
+    Ok(Function {
+        ret: ret.trim().to_string(),
+        name: name.trim().to_string(),
+        params,
+    })
 }
 
 /// Parses the whole function list (comments with `#`, blank lines ignored).
@@ -96,10 +120,18 @@ pub fn parse_implemented(text: &str) -> Result<BTreeMap<String, CallStyle>, Stri
             None => CallStyle::World,
             Some("anytime") => CallStyle::Anytime,
             Some("direct") => CallStyle::Direct,
-            Some(other) => return Err(format!("implemented.txt line {}: unknown call style `{other}`", i + 1)),
+            Some(other) => {
+                return Err(format!(
+                    "implemented.txt line {}: unknown call style `{other}`",
+                    i + 1
+                ))
+            }
         };
         if out.insert(name.clone(), style).is_some() {
-            return Err(format!("implemented.txt line {}: {name} listed twice", i + 1));
+            return Err(format!(
+                "implemented.txt line {}: {name} listed twice",
+                i + 1
+            ));
         }
     }
     Ok(out)
@@ -117,7 +149,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(f.name, "MPI_Waitall");
-        assert_eq!(f.params[1], Param { c_type: "MPI_Request []".into(), name: "array_of_requests".into(), kind: "REQUEST_ARRAY".into() });
+        assert_eq!(
+            f.params[1],
+            Param {
+                c_type: "MPI_Request []".into(),
+                name: "array_of_requests".into(),
+                kind: "REQUEST_ARRAY".into()
+            }
+        );
         assert_eq!(f.params[2].c_type, "MPI_Status *");
         let g = parse_function("double MPI_Wtime(void)", 2).unwrap();
         assert!(g.params.is_empty());
@@ -127,6 +166,8 @@ mod tests {
 
     #[test]
     fn rejects_missing_kinds() {
-        assert!(parse_function("int MPI_X(int a)", 7).unwrap_err().contains("line 7"));
+        assert!(parse_function("int MPI_X(int a)", 7)
+            .unwrap_err()
+            .contains("line 7"));
     }
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds Reflex and runs every test: Rust unit and integration tests, the ring model check (loom),
+# the ABI checks against MPICH's header, and the C MPI test suite under Reflex's mpiexec with
+# 1, 2, 3, 4 and 8 ranks (8 is oversubscribed on 2 cores). Prints one summary line per stage.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+stage() { printf '\n== %s ==\n' "$*"; }
+
+stage "build and install into install/"
+scripts/install.sh
+
+stage "generated ABI files are up to date"
+cargo run -q --release -p reflex-abigen -- --check
+
+stage "ABI: constants and layouts identical to MPICH's mpi.h"
+bash crates/reflex-mpi/abi/check_abi.sh
+
+stage "rust tests"
+mkdir -p build
+if ! cargo test --workspace --release >build/cargo-test.log 2>&1; then
+    grep -E '^test result|FAILED|panicked|^error' build/cargo-test.log | head -40
+    echo "rust tests failed (full log: build/cargo-test.log)"
+    exit 1
+fi
+grep -E '^test result' build/cargo-test.log | awk '{p+=$4; f+=$6} END {print "rust: " p " passed, " f " failed"}'
+
+stage "loom model check of the shared-memory ring"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -q -p reflex-shm --release --lib loom
+
+stage "C MPI test suite"
+python3 tests/mpi/run.py --ranks 1,2,3,4,8
