@@ -6,6 +6,7 @@ mod coll;
 mod comm;
 mod env;
 mod pt2pt;
+mod types;
 mod util;
 mod wait;
 
@@ -13,4 +14,5 @@ pub use coll::*;
 pub use comm::*;
 pub use env::*;
 pub use pt2pt::*;
+pub use types::*;
 pub use wait::*;
