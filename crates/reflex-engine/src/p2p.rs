@@ -184,8 +184,54 @@ impl<T: Transport> Engine<T> {
         comm: CommId,
         mode: SendMode,
     ) -> Result<()> {
+        if matches!(mode, SendMode::Standard | SendMode::Ready)
+            && self.try_send_eager_now(buf, count, &dt, dest, tag, comm)?
+        {
+            return Ok(());
+        }
         let id = self.isend(buf, count, dt, dest, tag, comm, mode)?;
         self.wait(id).map(|_| ())
+    }
+
+    /// The hot path of `MPI_Send`: a message that fits one eager packet, to a peer with nothing
+    /// queued ahead of it, goes straight into the transport with no request. Returns false when
+    /// the general path must be taken (large message, queued work, full ring, self-send).
+    #[inline]
+    fn try_send_eager_now(
+        &mut self,
+        buf: SendBuf,
+        count: usize,
+        dt: &Datatype,
+        dest: i32,
+        tag: i32,
+        comm: CommId,
+    ) -> Result<bool> {
+        let len = span(count, dt, buf.len())?;
+        if len > self.tuning.eager_limit || dest == PROC_NULL {
+            return Ok(false);
+        }
+        let c = self.comms.get(comm)?;
+        c.check_rank(dest, "destination")?;
+        let dest_world = c.world_of(dest as usize);
+        if dest_world == self.core.me || !self.core.outbox[dest_world].is_empty() {
+            return Ok(false);
+        }
+        let env = Envelope {
+            ctx: c.ctx,
+            src: c.rank,
+            tag,
+            len: len as u64,
+            sreq: 0,
+            flags: 0,
+        };
+        let bytes = &buf.as_slice()[..len];
+        let sent = self
+            .fabric
+            .try_send(self.route[dest_world], packet::EAGER_HEADER + len, |b| {
+                packet::encode_eager_header(b, &env);
+                b[packet::EAGER_HEADER..].copy_from_slice(bytes);
+            });
+        Ok(sent.is_ok())
     }
 
     /// Starts a receive of up to `count` elements of `dt` into `buf` (`MPI_Irecv`).

@@ -20,30 +20,54 @@ pub fn type_size_x(_w: &mut Mpi, dt: Datatype, size: *mut MPI_Count) -> Result<(
 }
 
 /// `MPI_Type_get_extent`.
-pub fn type_get_extent(_w: &mut Mpi, dt: Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) -> Result<()> {
+pub fn type_get_extent(
+    _w: &mut Mpi,
+    dt: Datatype,
+    lb: *mut MPI_Aint,
+    extent: *mut MPI_Aint,
+) -> Result<()> {
     write(lb, 0);
     write(extent, dt.extent() as MPI_Aint);
     Ok(())
 }
 
 /// `MPI_Type_get_extent_x`.
-pub fn type_get_extent_x(_w: &mut Mpi, dt: Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> Result<()> {
+pub fn type_get_extent_x(
+    _w: &mut Mpi,
+    dt: Datatype,
+    lb: *mut MPI_Count,
+    extent: *mut MPI_Count,
+) -> Result<()> {
     write(lb, 0);
     write(extent, dt.extent() as MPI_Count);
     Ok(())
 }
 
 /// `MPI_Pack_size`: an upper bound of the packed size (contiguous bytes for basic types).
-pub fn pack_size(_w: &mut Mpi, incount: usize, dt: Datatype, _comm: CommId, size: *mut c_int) -> Result<()> {
+pub fn pack_size(
+    _w: &mut Mpi,
+    incount: usize,
+    dt: Datatype,
+    _comm: CommId,
+    size: *mut c_int,
+) -> Result<()> {
     let bytes = dt.contiguous_span(incount)?;
-    let bytes = c_int::try_from(bytes).map_err(|_| MpiError::new(ErrorClass::Count, format!("packed size {bytes} does not fit an int")))?;
+    let bytes = c_int::try_from(bytes).map_err(|_| {
+        MpiError::new(
+            ErrorClass::Count,
+            format!("packed size {bytes} does not fit an int"),
+        )
+    })?;
     write(size, bytes);
     Ok(())
 }
 
 fn modify_status(status: *mut MPI_Status, change: impl FnOnce(&mut MPI_Status)) -> Result<()> {
     if status.is_null() || status as usize == STATUS_IGNORE {
-        return Err(MpiError::new(ErrorClass::Arg, "status argument is NULL or MPI_STATUS_IGNORE"));
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            "status argument is NULL or MPI_STATUS_IGNORE",
+        ));
     }
     // SAFETY: non-NULL and not the ignore marker; MPI requires a writable status.
     change(unsafe { &mut *status });
@@ -51,7 +75,11 @@ fn modify_status(status: *mut MPI_Status, change: impl FnOnce(&mut MPI_Status)) 
 }
 
 fn set_count(st: &mut MPI_Status, bytes: u64, cancelled: bool) {
-    let fresh = c_status(&Status { bytes: bytes as usize, cancelled, ..Status::empty() });
+    let fresh = c_status(&Status {
+        bytes: bytes as usize,
+        cancelled,
+        ..Status::empty()
+    });
     st.count_lo = fresh.count_lo;
     st.count_hi_and_cancelled = fresh.count_hi_and_cancelled;
 }
@@ -62,14 +90,25 @@ fn set_bytes(st: &mut MPI_Status, bytes: u64) {
 }
 
 /// `MPI_Status_set_elements`.
-pub fn status_set_elements(_w: &mut Mpi, status: *mut MPI_Status, dt: Datatype, count: usize) -> Result<()> {
+pub fn status_set_elements(
+    _w: &mut Mpi,
+    status: *mut MPI_Status,
+    dt: Datatype,
+    count: usize,
+) -> Result<()> {
     let bytes = dt.contiguous_span(count)? as u64;
     modify_status(status, |st| set_bytes(st, bytes))
 }
 
 /// `MPI_Status_set_elements_x`.
-pub fn status_set_elements_x(_w: &mut Mpi, status: *mut MPI_Status, dt: Datatype, count: MPI_Count) -> Result<()> {
-    let count = usize::try_from(count).map_err(|_| MpiError::new(ErrorClass::Count, format!("count {count} is negative")))?;
+pub fn status_set_elements_x(
+    _w: &mut Mpi,
+    status: *mut MPI_Status,
+    dt: Datatype,
+    count: MPI_Count,
+) -> Result<()> {
+    let count = usize::try_from(count)
+        .map_err(|_| MpiError::new(ErrorClass::Count, format!("count {count} is negative")))?;
     let bytes = dt.contiguous_span(count)? as u64;
     modify_status(status, |st| set_bytes(st, bytes))
 }
