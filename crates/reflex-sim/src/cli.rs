@@ -60,6 +60,19 @@ pub enum Command {
         #[command(flatten)]
         routing: RoutingArgs,
     },
+    /// Export routing tables: per-switch tables, source routes or OpenSM LFTs.
+    Tables {
+        #[command(flatten)]
+        topo: TopoArgs,
+        #[command(flatten)]
+        routing: RoutingArgs,
+        /// Form of the export.
+        #[arg(long, value_enum, default_value_t = TableForm::Switch)]
+        form: TableForm,
+        /// Output file (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Run the checks on many random topologies per size.
     CheckRandom {
         /// Network sizes (switches).
@@ -71,6 +84,18 @@ pub enum Command {
     },
     /// Simulate one offered load, or a sweep with --sweep.
     Simulate(SimulateArgs),
+    /// Re-run the three papers' experiments and write a report (markdown, CSV, JSON, SVG).
+    Reproduce {
+        /// Fewer topologies and shorter runs (about two minutes in release mode).
+        #[arg(long)]
+        quick: bool,
+        /// Output directory.
+        #[arg(long, default_value = "reproduce-out")]
+        out: PathBuf,
+        /// Only these papers (a, b, c).
+        #[arg(long, value_delimiter = ',')]
+        papers: Vec<String>,
+    },
     /// Measure simulation speed (cycles per second) at saturation.
     Bench {
         #[command(flatten)]
@@ -127,6 +152,17 @@ pub enum FileFormat {
     Edges,
     /// BookSim2 anynet.
     Anynet,
+}
+
+/// Table export forms.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum TableForm {
+    /// Distributed tables: (switch, input port, destination) -> output ports.
+    Switch,
+    /// Source routes: port sequence per host pair.
+    Source,
+    /// InfiniBand LFT dump for OpenSM's file routing engine (destination-based up*/down*).
+    Opensm,
 }
 
 /// Orientation methods on the command line.
@@ -307,7 +343,7 @@ pub enum PatternArg {
     Shuffle,
     /// Matrix transpose.
     Transpose,
-    /// 60% within 5 switch hops.
+    /// 60% within 5 links (host links included, i.e. 3 switch hops).
     Local,
 }
 
@@ -385,9 +421,49 @@ pub fn run(cli: Cli) -> Result<()> {
             policy,
         } => metrics(&topo, &methods, policy.into()),
         Command::Check { topo, routing } => check(&topo, &routing),
+        Command::Tables {
+            topo,
+            routing,
+            form,
+            output,
+        } => {
+            use crate::routing::export;
+            let t = topo.spec()?.build()?;
+            let b = routing.spec().build(&t, true)?;
+            let text = match form {
+                TableForm::Switch => export::switch_tables(
+                    &t,
+                    &crate::routing::TableRouting::all_shortest(&t, &b.orientation, 0, false),
+                ),
+                TableForm::Source => export::source_routes(&t, &b.paths),
+                TableForm::Opensm => export::opensm_lfts(&t, &b.orientation),
+            };
+            match output {
+                Some(p) => std::fs::write(&p, text)
+                    .map_err(|e| SimError::io(format!("writing {}", p.display()), e)),
+                None => {
+                    print!("{text}");
+                    Ok(())
+                }
+            }
+        }
         Command::CheckRandom { sizes, count } => check_random(&sizes, count),
         Command::Simulate(args) => simulate(&args),
         Command::Bench { topo, cycles, rate } => bench(&topo, cycles, rate),
+        Command::Reproduce { quick, out, papers } => {
+            let opts = crate::report::reproduce::ReproduceOptions {
+                quick,
+                out: out.clone(),
+                progress: true,
+                papers,
+            };
+            let missed = crate::report::reproduce::reproduce(&opts)?;
+            println!(
+                "report written to {} ({missed} expectations not met; see report.md)",
+                out.join("report.md").display()
+            );
+            Ok(())
+        }
     }
 }
 

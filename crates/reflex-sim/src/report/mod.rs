@@ -1,6 +1,12 @@
-//! Output: SVG plots, CSV/JSON helpers and the `reproduce` command.
+//! Output: SVG plots, CSV/JSON helpers and the `reproduce` command ([`reproduce::reproduce`]),
+//! which re-runs the three papers' experiments ([`paper_a`], [`paper_b`], [`paper_c`]).
 
+mod differences;
+pub mod paper_a;
+pub mod paper_b;
+pub mod paper_c;
 pub mod plot;
+pub mod reproduce;
 
 use std::path::Path;
 
