@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::check::{check_deadlock_free, check_escape};
 use crate::error::{Result, SimError};
 use crate::metrics::RoutingMetrics;
+use crate::reconfig::{run_with_events, ControlTiming, Event, EventKind, Strategy};
 use crate::report::plot::{Plot, Series};
 use crate::report::{to_json, write_file};
 use crate::routing::{OrientationSpec, PathPolicy, RoutingSpec};
@@ -279,6 +280,20 @@ pub struct Experiment {
     /// Offered loads to sweep (empty: only `sim.traffic.rate`).
     #[serde(default)]
     pub rates: Vec<f64>,
+    /// Topology changes during the run (needs virtual cut-through; the routing becomes adaptive
+    /// with the routing's orientation as escape).
+    #[serde(default)]
+    pub events: Vec<Event>,
+    /// How the events are handled.
+    #[serde(default = "default_strategy")]
+    pub reconfiguration: Strategy,
+    /// Control-plane timing.
+    #[serde(default)]
+    pub control: ControlTiming,
+}
+
+fn default_strategy() -> Strategy {
+    Strategy::Dynamic
 }
 
 /// Arguments of `simulate`.
@@ -318,9 +333,33 @@ pub struct SimulateArgs {
     /// Directory for result.json, sweep.csv and latency.svg.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Switch this switch off at --fail-at (and on again at --restore-at, if given).
+    #[arg(long)]
+    pub fail_switch: Option<usize>,
+    /// Cycle of the failure.
+    #[arg(long, default_value_t = 30_000)]
+    pub fail_at: u64,
+    /// Cycle the failed switch comes back.
+    #[arg(long)]
+    pub restore_at: Option<u64>,
+    /// Reconfiguration technique for --fail-switch.
+    #[arg(long, value_enum, default_value_t = ReconfigArg::Dynamic)]
+    pub reconfig: ReconfigArg,
+    /// Time-series window in cycles (0 = none).
+    #[arg(long, default_value_t = 0)]
+    pub window: u64,
     /// Print the experiment as JSON (a starting point for --config) and exit.
     #[arg(long)]
     pub print_config: bool,
+}
+
+/// Reconfiguration techniques on the command line.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum ReconfigArg {
+    /// Autonet-style: stop, flush, recompute, restart.
+    Static,
+    /// Topology Task + Partial Progressive Reconfiguration.
+    Dynamic,
 }
 
 /// Switching on the command line.
@@ -376,19 +415,40 @@ impl SimulateArgs {
             PatternArg::Shuffle => Pattern::PerfectShuffle,
             PatternArg::Transpose => Pattern::Transpose,
             PatternArg::Local => Pattern::Local {
-                radius: 5,
+                radius: 3,
                 fraction: 0.6,
             },
         };
+        sim.window_cycles = self.window;
         let rates = self
             .sweep
             .map(|n| linear_rates(self.rate, n))
             .unwrap_or_default();
+        let mut events = Vec::new();
+        if let Some(switch) = self.fail_switch {
+            events.push(Event {
+                at: self.fail_at,
+                kind: EventKind::SwitchDown { switch },
+            });
+            if let Some(at) = self.restore_at {
+                events.push(Event {
+                    at,
+                    kind: EventKind::SwitchUp { switch },
+                });
+            }
+        }
+        let reconfiguration = match self.reconfig {
+            ReconfigArg::Static => Strategy::Static,
+            ReconfigArg::Dynamic => Strategy::Dynamic,
+        };
         Ok(Experiment {
             topology: self.topo.spec()?,
             routing: self.routing.spec(),
             sim,
             rates,
+            events,
+            reconfiguration,
+            control: ControlTiming::default(),
         })
     }
 }
@@ -566,6 +626,37 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
     let may_leave = exp.sim.switching == Switching::VirtualCutThrough;
     let b = exp.routing.build(&t, may_leave)?;
     let label = exp.routing.orientation().label();
+    if !exp.events.is_empty() {
+        let r = run_with_events(
+            &t,
+            exp.routing.orientation(),
+            &exp.sim,
+            &exp.events,
+            exp.reconfiguration,
+            &exp.control,
+        )?;
+        println!("{}", to_json(&r));
+        if let Some(dir) = &args.out {
+            write_file(dir, "result.json", &to_json(&r))?;
+            let plot = Plot {
+                title: format!("{:?} reconfiguration", exp.reconfiguration),
+                x_label: "simulation time (cycles)".into(),
+                y_label: "instantaneous latency (cycles)".into(),
+                series: vec![Series {
+                    label,
+                    points: r
+                        .sim
+                        .series
+                        .iter()
+                        .map(|w| (w.start as f64, w.avg_latency))
+                        .collect(),
+                }],
+                y_max: None,
+            };
+            write_file(dir, "latency_over_time.svg", &plot.to_svg())?;
+        }
+        return Ok(());
+    }
     if exp.rates.is_empty() {
         let r = Simulator::new(t, b.routing, &exp.sim)?.run()?;
         println!("{}", to_json(&r));
