@@ -419,6 +419,12 @@ def main(argv):
             print(c.describe())
         print(f"{len(cases)} cases")
         return 0
+    for what, cmd in (("--mpicc", args.mpicc), ("--mpiexec", args.mpiexec)):
+        exe = shlex.split(cmd)[0]
+        if not shutil.which(exe):
+            print(f"error: {what} program not found: {exe} (install Reflex into install/ or pass {what})",
+                  file=sys.stderr)
+            return 2
     runner = Runner(args, impl)
     print(f"# implementation: {impl}; mpicc: {args.mpicc}; mpiexec: {args.mpiexec}")
     runnable, skipped = [], 0
