@@ -473,7 +473,7 @@ impl<T: Transport> Engine<T> {
                 "MPI_Start needs a persistent request",
             ));
         };
-        if !req.complete {
+        if req.active {
             return Err(MpiError::new(
                 ErrorClass::Request,
                 "MPI_Start on a persistent request that is still active",
