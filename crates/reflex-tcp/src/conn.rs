@@ -1,0 +1,186 @@
+//! One TCP connection's byte plumbing: a receive buffer that frames are parsed in place from,
+//! and the unsent tail of at most one outgoing frame.
+//!
+//! Sending writes a whole frame with one `send(2)` (`MSG_NOSIGNAL`: a closed peer must not kill
+//! a C program with SIGPIPE). What the kernel does not take is kept here and must be flushed
+//! before the next frame goes out, so user space holds at most one frame per peer; the real
+//! send queue is the socket's send buffer, bounded by the kernel (back-pressure = `WouldBlock`).
+//! Receiving reads into a buffer of [`RX_CHUNK`] bytes (grown to hold one frame of up to the
+//! packet limit when a header announces it) and hands out complete frames as slices of it.
+
+use std::io::{self, ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::ops::Range;
+
+use crate::frame::{parse_header, FrameError, Header, HEADER_LEN};
+
+/// Initial receive buffer: enough for many small frames per `read(2)`.
+pub const RX_CHUNK: usize = 64 * 1024;
+
+/// What one read produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadOutcome {
+    /// `n` new bytes are buffered.
+    Data(usize),
+    /// Nothing to read now.
+    Empty,
+    /// The peer closed its end.
+    Eof,
+}
+
+/// A connection (see the module documentation).
+#[derive(Debug)]
+pub struct Conn {
+    pub stream: TcpStream,
+    rx: Vec<u8>,
+    rx_start: usize,
+    rx_end: usize,
+    tx: Vec<u8>,
+    tx_off: usize,
+    /// Whether epoll currently watches this connection for writability.
+    pub watching_out: bool,
+}
+
+impl Conn {
+    /// Wraps a connected (or connecting) non-blocking stream.
+    pub fn new(stream: TcpStream) -> Self {
+        Self {
+            stream,
+            rx: Vec::new(),
+            rx_start: 0,
+            rx_end: 0,
+            tx: Vec::new(),
+            tx_off: 0,
+            watching_out: false,
+        }
+    }
+
+    /// Whether part of a frame waits to be sent.
+    pub fn tx_pending(&self) -> bool {
+        self.tx_off < self.tx.len()
+    }
+
+    /// Queues bytes to send once the socket is connected (the hello of an outgoing connection).
+    pub fn queue(&mut self, bytes: &[u8]) {
+        self.tx.extend_from_slice(bytes);
+    }
+
+    /// Writes queued bytes; returns whether the queue is empty now.
+    pub fn flush(&mut self) -> io::Result<bool> {
+        while self.tx_pending() {
+            match self.stream.write(&self.tx[self.tx_off..]) {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(n) => self.tx_off += n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+        self.tx.clear();
+        self.tx_off = 0;
+        Ok(true)
+    }
+
+    /// Sends `frame` (header and payload) after anything queued; keeps what the kernel refuses.
+    pub fn send(&mut self, frame: &[u8]) -> io::Result<()> {
+        if !self.flush()? {
+            self.tx.extend_from_slice(frame);
+            return Ok(());
+        }
+        let mut sent = 0;
+        while sent < frame.len() {
+            match self.stream.write(&frame[sent..]) {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        self.tx.extend_from_slice(&frame[sent..]);
+        Ok(())
+    }
+
+    /// Reads once into the buffer, making room for at least the frame being received.
+    pub fn read(&mut self, max_data: usize) -> io::Result<ReadOutcome> {
+        let need = self.bytes_wanted(max_data);
+        self.make_room(need);
+        loop {
+            match self.stream.read(&mut self.rx[self.rx_end..]) {
+                Ok(0) => return Ok(ReadOutcome::Eof),
+                Ok(n) => {
+                    self.rx_end += n;
+                    return Ok(ReadOutcome::Data(n));
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(ReadOutcome::Empty),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The next complete frame in the buffer: its header and the range of its payload (valid
+    /// until [`Conn::consume`]). A malformed header is an error.
+    pub fn next_frame(
+        &self,
+        max_data: usize,
+    ) -> Result<Option<(Header, Range<usize>)>, FrameError> {
+        let buffered = &self.rx[self.rx_start..self.rx_end];
+        let Some(head) = buffered.first_chunk::<HEADER_LEN>() else {
+            return Ok(None);
+        };
+        let header = parse_header(head, max_data)?;
+        if buffered.len() < HEADER_LEN + header.len {
+            return Ok(None);
+        }
+        let from = self.rx_start + HEADER_LEN;
+        Ok(Some((header, from..from + header.len)))
+    }
+
+    /// The bytes of a payload range from [`Conn::next_frame`].
+    pub fn payload(&self, range: Range<usize>) -> &[u8] {
+        &self.rx[range]
+    }
+
+    /// Drops the frame whose payload is `range` from the buffer.
+    pub fn consume(&mut self, range: Range<usize>) {
+        self.rx_start = range.end;
+        if self.rx_start == self.rx_end {
+            self.rx_start = 0;
+            self.rx_end = 0;
+        }
+    }
+
+    /// Whether bytes of an incomplete frame are buffered (a close now would cut a frame).
+    pub fn has_partial(&self) -> bool {
+        self.rx_end > self.rx_start
+    }
+
+    /// Bytes the buffer must be able to hold: the current frame if its header is in, else a
+    /// chunk. A malformed header is reported by [`Conn::next_frame`]; here it counts as small.
+    fn bytes_wanted(&self, max_data: usize) -> usize {
+        let buffered = &self.rx[self.rx_start..self.rx_end];
+        let frame = buffered
+            .first_chunk::<HEADER_LEN>()
+            .and_then(|h| parse_header(h, max_data).ok())
+            .map_or(0, |h| HEADER_LEN + h.len);
+        frame.max(RX_CHUNK)
+    }
+
+    /// Ensures free space after the buffered bytes: compacts, then grows to `need` in total.
+    fn make_room(&mut self, need: usize) {
+        if self.rx.len() < need {
+            self.rx.resize(need, 0);
+        }
+        if self.rx_end == self.rx.len() || self.rx.len() - self.rx_start < need {
+            self.rx.copy_within(self.rx_start..self.rx_end, 0);
+            self.rx_end -= self.rx_start;
+            self.rx_start = 0;
+        }
+        if self.rx_end == self.rx.len() {
+            // Only reachable when a complete frame is still buffered: never read into nothing
+            // (a zero-length read would look like end of file).
+            self.rx.resize(self.rx.len() + RX_CHUNK, 0);
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! Reflex's TCP transport: the engine's packets between ranks on different hosts.
+//!
+//! [`TcpTransport`] implements [`reflex_base::transport::Transport`] over non-blocking TCP
+//! sockets (DESIGN.md "transports"): one connection per pair of ranks, opened lazily on the
+//! first send, polled through epoll by the engine's progress loop, with back-pressure as
+//! `WouldBlock` when the kernel's socket buffer is full. The crate README maps concepts to files:
+//! - [`frame`]: the 8-byte frame header and the hello, with a total, bounds-checked parser;
+//! - [`card`]: business cards (where a rank listens) and the choice of address;
+//! - [`link`]: the I/O-free rules that keep one connection per pair when both ranks connect;
+//! - `conn`: one connection's buffers; [`TcpTransport`]: the transport.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod card;
+mod conn;
+pub mod frame;
+pub mod link;
+mod transport;
+
+pub use card::{Card, CardError};
+pub use link::LinkPhase;
+pub use transport::{TcpParams, TcpStats, TcpTransport, DEFAULT_MAX_PACKET, MAX_UNIDENTIFIED};

@@ -1,0 +1,676 @@
+//! [`TcpTransport`]: the engine's [`Transport`] over TCP sockets between hosts.
+//!
+//! Each rank listens on one socket (any address, ephemeral port) and publishes a business card
+//! ([`crate::card`]). Connections are opened lazily, on the first send to a peer, with the
+//! hello/accept rules of [`crate::link`] (one connection per pair, even when both ranks start
+//! at once). Every socket is non-blocking with `TCP_NODELAY` and registered, level-triggered, in
+//! one epoll set; [`Transport::poll`] asks epoll what is ready (`epoll_wait` with a zero
+//! timeout), reads once from each ready connection and delivers every complete frame in place.
+//! [`Transport::sleep`] is `epoll_wait` with the timeout: a peer's data wakes it, and since epoll
+//! is level-triggered nothing is lost by ignoring what it reports.
+//!
+//! Back-pressure: a frame leaves with one `send(2)`; the kernel's socket buffer is the send
+//! queue. When it is full the unsent tail of that one frame is kept ([`crate::conn`]) and later
+//! sends to that peer return [`WouldBlock`] until epoll says the socket is writable and the tail
+//! has gone. A peer that sends a malformed frame is disconnected; a connection that is not from
+//! a rank of the job (wrong cookie, bad hello) is closed. Neither can crash the process. A link
+//! that broke is not reopened: sends to it return `WouldBlock` forever (the launcher ends the
+//! job when a rank dies) and the first such send prints why.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+use nix::sys::socket::{connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
+use reflex_base::transport::{Transport, WouldBlock};
+
+use crate::card::{local_addrs, Card, CardError, IfAddr};
+use crate::conn::{Conn, ReadOutcome};
+use crate::frame::{encode_header, Hello, Kind, HEADER_LEN, HELLO_LEN};
+use crate::link::{judge_hello, LinkPhase, Verdict};
+
+/// Largest packet by default (the engine's eager limit and chunk size are clamped to it).
+pub const DEFAULT_MAX_PACKET: usize = 256 * 1024;
+/// Connections accepted but not yet identified by a hello, at most (the oldest is dropped).
+pub const MAX_UNIDENTIFIED: usize = 256;
+
+const LISTENER: u64 = u64::MAX;
+const INCOMING: u64 = 1 << 40;
+const EVENTS: usize = 64;
+/// Connections accepted per poll at most (the rest wait for the next poll).
+const ACCEPT_BURST: usize = 64;
+
+/// Settings of a [`TcpTransport`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpParams {
+    /// Largest packet accepted by `try_send` and from peers.
+    pub max_packet: usize,
+}
+
+impl Default for TcpParams {
+    fn default() -> Self {
+        Self {
+            max_packet: DEFAULT_MAX_PACKET,
+        }
+    }
+}
+
+/// Counters, for tests and benchmarks.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TcpStats {
+    /// Outgoing connections established.
+    pub connects: u64,
+    /// Incoming connections kept.
+    pub accepts: u64,
+    /// Connections dropped by the simultaneous-connect rule (either side).
+    pub rejected: u64,
+    /// Connections closed because they did not come from a rank of the job.
+    pub refused: u64,
+    /// Frames the kernel did not take whole (their tail waited in user space).
+    pub partial_sends: u64,
+    /// `try_send` calls answered `WouldBlock`.
+    pub would_block: u64,
+}
+
+#[derive(Debug)]
+enum Link {
+    Idle,
+    Connecting { conn: Conn, connected: bool },
+    Up(Conn),
+    Broken { reason: String, reported: bool },
+}
+
+impl Link {
+    fn phase(&self) -> LinkPhase {
+        match self {
+            Link::Idle => LinkPhase::Idle,
+            Link::Connecting { .. } => LinkPhase::Connecting,
+            Link::Up(_) => LinkPhase::Up,
+            Link::Broken { .. } => LinkPhase::Broken,
+        }
+    }
+}
+
+/// The TCP transport of one rank (see the module documentation).
+#[derive(Debug)]
+pub struct TcpTransport {
+    me: usize,
+    max_packet: usize,
+    cookie: u64,
+    card: Card,
+    my_addrs: Vec<IfAddr>,
+    cards: Vec<Option<Card>>,
+    links: Vec<Link>,
+    unidentified: HashMap<u64, Conn>,
+    next_incoming: u64,
+    self_queue: VecDeque<Vec<u8>>,
+    scratch: Vec<u8>,
+    events: Vec<EpollEvent>,
+    stats: TcpStats,
+    listener: TcpListener,
+    epoll: Epoll,
+}
+
+fn errno(e: Errno) -> io::Error {
+    io::Error::from(e)
+}
+
+fn with_context(e: io::Error, what: &str) -> io::Error {
+    io::Error::new(e.kind(), format!("tcp: {what}: {e}"))
+}
+
+/// 64 random bits from the kernel.
+fn random_cookie() -> io::Result<u64> {
+    use std::io::Read;
+    let mut bytes = [0u8; 8];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| with_context(e, "cannot read /dev/urandom"))?;
+    Ok(u64::from_le_bytes(bytes))
+}
+
+impl TcpTransport {
+    /// Listens for the peers of rank `me` of `nranks`; publish [`TcpTransport::card`], then give
+    /// every peer's card to [`TcpTransport::set_card`] before sending to it.
+    pub fn bind(me: usize, nranks: usize, params: TcpParams) -> io::Result<TcpTransport> {
+        assert!(me < nranks, "tcp: rank {me} outside a job of {nranks}");
+        let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))
+            .map_err(|e| with_context(e, "cannot listen"))?;
+        listener.set_nonblocking(true)?;
+        let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(errno)?;
+        epoll
+            .add(&listener, EpollEvent::new(EpollFlags::EPOLLIN, LISTENER))
+            .map_err(errno)?;
+        let port = listener.local_addr()?.port();
+        let cookie = random_cookie()?;
+        let my_addrs =
+            local_addrs().map_err(|e| with_context(e, "cannot list interface addresses"))?;
+        let card = Card {
+            port,
+            cookie,
+            addrs: if my_addrs.is_empty() {
+                vec![IfAddr {
+                    ip: Ipv4Addr::LOCALHOST,
+                    prefix: 8,
+                }]
+            } else {
+                my_addrs.clone()
+            },
+        };
+        Ok(TcpTransport {
+            me,
+            max_packet: params.max_packet,
+            cookie,
+            card,
+            my_addrs,
+            cards: vec![None; nranks],
+            links: (0..nranks).map(|_| Link::Idle).collect(),
+            unidentified: HashMap::new(),
+            next_incoming: 0,
+            self_queue: VecDeque::new(),
+            scratch: vec![0; HEADER_LEN + params.max_packet],
+            events: vec![EpollEvent::empty(); EVENTS],
+            stats: TcpStats::default(),
+            listener,
+            epoll,
+        })
+    }
+
+    /// This rank's business card (to publish through PMI).
+    pub fn card(&self) -> String {
+        self.card.to_string()
+    }
+
+    /// Records where `peer` listens.
+    pub fn set_card(&mut self, peer: usize, card: &str) -> Result<(), CardError> {
+        let parsed = Card::parse(card)?;
+        self.cards[peer] = Some(parsed);
+        Ok(())
+    }
+
+    /// This rank's index.
+    pub fn rank(&self) -> usize {
+        self.me
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> TcpStats {
+        self.stats
+    }
+
+    /// State of the link to `peer`.
+    pub fn phase(&self, peer: usize) -> LinkPhase {
+        self.links[peer].phase()
+    }
+
+    /// Peers whose connection broke, with the reason.
+    pub fn broken_peers(&self) -> Vec<(usize, String)> {
+        self.links
+            .iter()
+            .enumerate()
+            .filter_map(|(p, l)| match l {
+                Link::Broken { reason, .. } => Some((p, reason.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Starts connecting to `peer`.
+    fn connect(&mut self, peer: usize) {
+        match self.open(peer) {
+            Ok(conn) => {
+                self.links[peer] = Link::Connecting {
+                    conn,
+                    connected: false,
+                }
+            }
+            Err(e) => self.break_link(peer, e.to_string()),
+        }
+    }
+
+    fn open(&mut self, peer: usize) -> io::Result<Conn> {
+        let card = self.cards[peer].as_ref().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no business card for rank {peer}"),
+            )
+        })?;
+        let addr = card.choose(&self.my_addrs);
+        let hello = Hello {
+            from: self.me as u32,
+            to: peer as u32,
+            cookie: card.cookie,
+        };
+        let fd: OwnedFd = socket(
+            AddressFamily::Inet,
+            SockType::Stream,
+            SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+            None,
+        )
+        .map_err(errno)?;
+        match connect(
+            std::os::fd::AsRawFd::as_raw_fd(&fd),
+            &SockaddrIn::from(addr),
+        ) {
+            Ok(()) | Err(Errno::EINPROGRESS) => {}
+            Err(e) => {
+                return Err(with_context(
+                    errno(e),
+                    &format!("cannot connect to rank {peer} at {addr}"),
+                ))
+            }
+        }
+        let stream = TcpStream::from(fd);
+        stream.set_nodelay(true)?;
+        let mut conn = Conn::new(stream);
+        conn.queue(&hello.encode());
+        let interest = EpollFlags::EPOLLIN | EpollFlags::EPOLLOUT;
+        self.epoll
+            .add(&conn.stream, EpollEvent::new(interest, peer as u64))
+            .map_err(errno)?;
+        conn.watching_out = true;
+        Ok(conn)
+    }
+
+    /// Marks the link to `peer` broken (closing its connection); `loud` prints the reason now.
+    fn break_link(&mut self, peer: usize, reason: String) {
+        let old = std::mem::replace(
+            &mut self.links[peer],
+            Link::Broken {
+                reason,
+                reported: false,
+            },
+        );
+        if let Link::Connecting { conn, .. } | Link::Up(conn) = old {
+            let _ = self.epoll.delete(&conn.stream);
+        }
+    }
+
+    /// Prints once why `peer` cannot be reached.
+    fn report_broken(&mut self, peer: usize) {
+        let me = self.me;
+        if let Link::Broken { reason, reported } = &mut self.links[peer] {
+            if !*reported {
+                *reported = true;
+                eprintln!("reflex: tcp: rank {me} cannot send to rank {peer}: {reason}");
+            }
+        }
+    }
+
+    /// Updates epoll's interest in writability of a connection.
+    fn watch_out(epoll: &Epoll, conn: &mut Conn, token: u64) -> io::Result<()> {
+        let want = conn.tx_pending();
+        if want != conn.watching_out {
+            let mut flags = EpollFlags::EPOLLIN;
+            if want {
+                flags |= EpollFlags::EPOLLOUT;
+            }
+            epoll
+                .modify(&conn.stream, &mut EpollEvent::new(flags, token))
+                .map_err(errno)?;
+            conn.watching_out = want;
+        }
+        Ok(())
+    }
+
+    fn accept_new(&mut self) {
+        for _ in 0..ACCEPT_BURST {
+            let stream = match self.listener.accept() {
+                Ok((stream, _)) => stream,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return, // WouldBlock, or a connection that died before accept
+            };
+            if stream.set_nonblocking(true).is_err() || stream.set_nodelay(true).is_err() {
+                continue;
+            }
+            let id = self.next_incoming;
+            self.next_incoming += 1;
+            let token = INCOMING | (id & (INCOMING - 1));
+            if self
+                .epoll
+                .add(&stream, EpollEvent::new(EpollFlags::EPOLLIN, token))
+                .is_err()
+            {
+                continue;
+            }
+            if self.unidentified.len() >= MAX_UNIDENTIFIED {
+                let oldest = self.unidentified.keys().min().copied();
+                if let Some(conn) = oldest.and_then(|k| self.unidentified.remove(&k)) {
+                    let _ = self.epoll.delete(&conn.stream);
+                    self.stats.refused += 1;
+                }
+            }
+            self.unidentified.insert(token, Conn::new(stream));
+        }
+    }
+
+    /// Reads the hello of an accepted connection and keeps, rejects or refuses it.
+    fn identify(&mut self, token: u64) {
+        let Some(mut conn) = self.unidentified.remove(&token) else {
+            return;
+        };
+        let hello = match conn.read(0) {
+            Ok(ReadOutcome::Data(_)) => match conn.next_frame(0) {
+                Ok(None) => {
+                    self.unidentified.insert(token, conn);
+                    return;
+                }
+                Ok(Some((h, range))) if h.kind == Kind::Hello && h.len == HELLO_LEN => {
+                    let hello = Hello::parse(conn.payload(range.clone()));
+                    conn.consume(range);
+                    hello.map_err(|e| e.to_string())
+                }
+                Ok(Some((h, _))) => Err(format!("{:?} frame before hello", h.kind)),
+                Err(e) => Err(e.to_string()),
+            },
+            Ok(ReadOutcome::Empty) => {
+                self.unidentified.insert(token, conn);
+                return;
+            }
+            Ok(ReadOutcome::Eof) => Err("closed before hello".into()),
+            Err(e) => Err(e.to_string()),
+        };
+        let verdict = match hello {
+            Ok(h) => {
+                let links = &self.links;
+                judge_hello(self.me, links.len(), self.cookie, &h, |p| links[p].phase())
+            }
+            Err(why) => Verdict::Refuse(why),
+        };
+        self.act_on(verdict, conn);
+    }
+
+    fn act_on(&mut self, verdict: Verdict, mut conn: Conn) {
+        let mut answer = [0u8; HEADER_LEN];
+        match verdict {
+            Verdict::Accept { peer, abandon_own } => {
+                encode_header(&mut answer, Kind::Accept, 0);
+                if abandon_own {
+                    self.stats.rejected += 1;
+                }
+                if let Link::Connecting { conn: own, .. } =
+                    std::mem::replace(&mut self.links[peer], Link::Idle)
+                {
+                    let _ = self.epoll.delete(&own.stream);
+                }
+                let kept = conn.send(&answer).and_then(|()| {
+                    // Re-key the connection from "unidentified" to the peer's rank.
+                    let mut flags = EpollFlags::EPOLLIN;
+                    if conn.tx_pending() {
+                        flags |= EpollFlags::EPOLLOUT;
+                    }
+                    self.epoll
+                        .modify(&conn.stream, &mut EpollEvent::new(flags, peer as u64))
+                        .map_err(errno)?;
+                    conn.watching_out = conn.tx_pending();
+                    Ok(())
+                });
+                match kept {
+                    Ok(()) => {
+                        self.stats.accepts += 1;
+                        self.links[peer] = Link::Up(conn);
+                    }
+                    Err(e) => self.break_link(peer, format!("cannot answer its hello: {e}")),
+                }
+            }
+            Verdict::Reject { .. } => {
+                encode_header(&mut answer, Kind::Reject, 0);
+                let _ = conn.send(&answer);
+                let _ = self.epoll.delete(&conn.stream);
+                self.stats.rejected += 1;
+            }
+            Verdict::Refuse(_) => {
+                let _ = self.epoll.delete(&conn.stream);
+                self.stats.refused += 1;
+            }
+        }
+    }
+
+    /// Handles readiness of the link to `peer`; returns the packets delivered.
+    fn service_link<H: FnMut(usize, &[u8])>(
+        &mut self,
+        peer: usize,
+        flags: EpollFlags,
+        handler: &mut H,
+    ) -> usize {
+        let writable =
+            flags.intersects(EpollFlags::EPOLLOUT | EpollFlags::EPOLLERR | EpollFlags::EPOLLHUP);
+        let readable =
+            flags.intersects(EpollFlags::EPOLLIN | EpollFlags::EPOLLERR | EpollFlags::EPOLLHUP);
+        if let Link::Connecting {
+            conn,
+            connected: connected @ false,
+        } = &mut self.links[peer]
+        {
+            if writable {
+                match conn.stream.take_error() {
+                    Ok(None) => {
+                        *connected = true;
+                        self.stats.connects += 1;
+                    }
+                    Ok(Some(e)) | Err(e) => {
+                        self.break_link(peer, format!("cannot connect: {e}"));
+                        return 0;
+                    }
+                }
+            }
+        }
+        let result = match &mut self.links[peer] {
+            Link::Connecting {
+                conn,
+                connected: true,
+            }
+            | Link::Up(conn) => conn
+                .flush()
+                .and_then(|_| Self::watch_out(&self.epoll, conn, peer as u64)),
+            _ => Ok(()),
+        };
+        if let Err(e) = result {
+            self.break_link(peer, format!("connection lost: {e}"));
+            return 0;
+        }
+        if !readable {
+            return 0;
+        }
+        self.receive(peer, handler)
+    }
+
+    /// Reads once from the link to `peer` and processes every complete frame.
+    fn receive<H: FnMut(usize, &[u8])>(&mut self, peer: usize, handler: &mut H) -> usize {
+        let max = self.max_packet;
+        let outcome = match &mut self.links[peer] {
+            Link::Connecting {
+                conn,
+                connected: true,
+            }
+            | Link::Up(conn) => conn.read(max),
+            _ => return 0,
+        };
+        let delivered = self.process_frames(peer, handler);
+        match outcome {
+            Ok(ReadOutcome::Data(_) | ReadOutcome::Empty) => {}
+            Ok(ReadOutcome::Eof) => {
+                let cut = matches!(&self.links[peer], Link::Up(c) if c.has_partial());
+                let what = if cut {
+                    "closed its connection in the middle of a frame"
+                } else {
+                    "closed its connection"
+                };
+                if matches!(self.links[peer], Link::Up(_) | Link::Connecting { .. }) {
+                    self.break_link(peer, format!("rank {peer} {what}"));
+                }
+            }
+            Err(e) => self.break_link(peer, format!("connection lost: {e}")),
+        }
+        delivered
+    }
+
+    /// Delivers the complete frames buffered on the link to `peer`.
+    fn process_frames<H: FnMut(usize, &[u8])>(&mut self, peer: usize, handler: &mut H) -> usize {
+        let max = self.max_packet;
+        let mut delivered = 0;
+        loop {
+            let (conn, up) = match &mut self.links[peer] {
+                Link::Up(conn) => (conn, true),
+                Link::Connecting { conn, .. } => (conn, false),
+                _ => return delivered,
+            };
+            let (header, range) = match conn.next_frame(max) {
+                Ok(Some(frame)) => frame,
+                Ok(None) => return delivered,
+                Err(e) => {
+                    let reason = format!("rank {peer} sent a malformed frame ({e}); disconnected");
+                    eprintln!("reflex: tcp: rank {}: {reason}", self.me);
+                    self.break_link(peer, reason);
+                    return delivered;
+                }
+            };
+            match (up, header.kind) {
+                (true, Kind::Data) => {
+                    handler(peer, conn.payload(range.clone()));
+                    conn.consume(range);
+                    delivered += 1;
+                }
+                (false, Kind::Accept) => {
+                    conn.consume(range);
+                    if let Link::Connecting { conn, .. } =
+                        std::mem::replace(&mut self.links[peer], Link::Idle)
+                    {
+                        self.links[peer] = Link::Up(conn);
+                    }
+                }
+                (false, Kind::Reject) => {
+                    if let Link::Connecting { conn, .. } =
+                        std::mem::replace(&mut self.links[peer], Link::Idle)
+                    {
+                        let _ = self.epoll.delete(&conn.stream);
+                    }
+                    self.stats.rejected += 1;
+                    return delivered;
+                }
+                (_, kind) => {
+                    let reason =
+                        format!("rank {peer} sent an unexpected {kind:?} frame; disconnected");
+                    eprintln!("reflex: tcp: rank {}: {reason}", self.me);
+                    self.break_link(peer, reason);
+                    return delivered;
+                }
+            }
+        }
+    }
+}
+
+impl Transport for TcpTransport {
+    fn max_packet(&self) -> usize {
+        self.max_packet
+    }
+
+    /// # Panics
+    /// If `dest` is not a rank of the job or `len > max_packet()`: both are engine bugs.
+    #[inline]
+    fn try_send<F: FnOnce(&mut [u8])>(
+        &mut self,
+        dest: usize,
+        len: usize,
+        fill: F,
+    ) -> Result<(), WouldBlock> {
+        assert!(
+            len <= self.max_packet,
+            "tcp: packet of {len} bytes exceeds {}",
+            self.max_packet
+        );
+        if dest == self.me {
+            let mut packet = vec![0; len];
+            fill(&mut packet);
+            self.self_queue.push_back(packet);
+            return Ok(());
+        }
+        let conn = match &mut self.links[dest] {
+            Link::Up(conn) => conn,
+            Link::Idle => {
+                self.connect(dest);
+                self.stats.would_block += 1;
+                return Err(WouldBlock);
+            }
+            Link::Connecting { .. } => {
+                self.stats.would_block += 1;
+                return Err(WouldBlock);
+            }
+            Link::Broken { .. } => {
+                self.report_broken(dest);
+                return Err(WouldBlock);
+            }
+        };
+        match conn.flush() {
+            Ok(true) => {}
+            Ok(false) => {
+                self.stats.would_block += 1;
+                return Err(WouldBlock);
+            }
+            Err(e) => {
+                self.break_link(dest, format!("connection lost: {e}"));
+                self.report_broken(dest);
+                return Err(WouldBlock);
+            }
+        }
+        let frame = &mut self.scratch[..HEADER_LEN + len];
+        encode_header(frame, Kind::Data, len);
+        fill(&mut frame[HEADER_LEN..]);
+        let sent = conn
+            .send(frame)
+            .and_then(|()| Self::watch_out(&self.epoll, conn, dest as u64));
+        match sent {
+            Ok(()) if conn.tx_pending() => self.stats.partial_sends += 1,
+            Ok(()) => {}
+            Err(e) => self.break_link(dest, format!("connection lost: {e}")),
+        }
+        Ok(())
+    }
+
+    fn poll<H: FnMut(usize, &[u8])>(&mut self, mut handler: H) -> usize {
+        let mut delivered = 0;
+        while let Some(packet) = self.self_queue.pop_front() {
+            handler(self.me, &packet);
+            delivered += 1;
+        }
+        let mut events = std::mem::take(&mut self.events);
+        let ready = self
+            .epoll
+            .wait(&mut events, EpollTimeout::ZERO)
+            .unwrap_or(0);
+        for event in &events[..ready] {
+            match event.data() {
+                LISTENER => self.accept_new(),
+                token if token & INCOMING != 0 => self.identify(token),
+                peer => delivered += self.service_link(peer as usize, event.events(), &mut handler),
+            }
+        }
+        self.events = events;
+        delivered
+    }
+
+    fn sleep(&mut self, timeout: Duration) {
+        if timeout.is_zero() || !self.self_queue.is_empty() {
+            return;
+        }
+        // epoll counts milliseconds: round up so that a short sleep still sleeps.
+        let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
+        let timeout = EpollTimeout::try_from(ms).unwrap_or(EpollTimeout::MAX);
+        let _ = self.epoll.wait(&mut self.events, timeout);
+    }
+}
+
+impl AsFd for TcpTransport {
+    /// The epoll descriptor: readable when the transport has something to do.
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.epoll.0.as_fd()
+    }
+}
+
+#[cfg(test)]
+#[path = "transport_tests.rs"]
+mod tests;

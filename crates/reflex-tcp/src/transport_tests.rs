@@ -1,0 +1,424 @@
+//! Tests over real loopback sockets: in one thread, across threads and across processes,
+//! plus hostile peers. Loops are bounded by iteration counts, never by time.
+
+use super::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+/// Polls bound for any exchange (each poll is non-blocking; a sleep of 1 ms is added once
+/// nothing moves, so this is far more than any exchange needs and ends a hung test).
+const MAX_ROUNDS: usize = 200_000;
+
+fn job(n: usize) -> Vec<TcpTransport> {
+    let mut ts: Vec<TcpTransport> = (0..n)
+        .map(|r| TcpTransport::bind(r, n, TcpParams::default()).unwrap())
+        .collect();
+    let cards: Vec<String> = ts.iter().map(TcpTransport::card).collect();
+    for t in &mut ts {
+        for (p, c) in cards.iter().enumerate() {
+            t.set_card(p, c).unwrap();
+        }
+    }
+    ts
+}
+
+fn packet(src: usize, seq: u32, len: usize) -> Vec<u8> {
+    let mut p = vec![0u8; len.max(8)];
+    p[..4].copy_from_slice(&(src as u32).to_le_bytes());
+    p[4..8].copy_from_slice(&seq.to_le_bytes());
+    for (i, b) in p[8..].iter_mut().enumerate() {
+        *b = (i as u32 ^ seq).wrapping_mul(31) as u8;
+    }
+    p
+}
+
+/// Received packets per source, checked for FIFO order and content.
+#[derive(Default)]
+struct Inbox {
+    next: Vec<u32>,
+}
+
+impl Inbox {
+    fn take(&mut self, src: usize, bytes: &[u8], len_of: impl Fn(u32) -> usize) {
+        if self.next.len() <= src {
+            self.next.resize(src + 1, 0);
+        }
+        let seq = u32::from_le_bytes(bytes[4..8].try_into().unwrap());
+        assert_eq!(seq, self.next[src], "packet from {src} out of order");
+        assert_eq!(
+            bytes,
+            packet(src, seq, len_of(seq)),
+            "packet {seq} from {src} corrupt"
+        );
+        self.next[src] += 1;
+    }
+}
+
+/// Streams `count` packets from `a` to `b` (and `b` to `a` when `both`), driving both.
+fn exchange(
+    ts: &mut [TcpTransport],
+    a: usize,
+    b: usize,
+    count: u32,
+    both: bool,
+    len_of: fn(u32) -> usize,
+) {
+    let mut sent = [0u32; 2];
+    let mut inbox = [Inbox::default(), Inbox::default()];
+    let ends = [a, b];
+    for _ in 0..MAX_ROUNDS {
+        for side in 0..2 {
+            let (me, peer) = (ends[side], ends[1 - side]);
+            if (side == 0 || both) && sent[side] < count {
+                let p = packet(me, sent[side], len_of(sent[side]));
+                if ts[me]
+                    .try_send(peer, p.len(), |b| b.copy_from_slice(&p))
+                    .is_ok()
+                {
+                    sent[side] += 1;
+                }
+            }
+            let ib = &mut inbox[side];
+            ts[me].poll(|src, bytes| ib.take(src, bytes, len_of));
+        }
+        let got_b = inbox[1].next.get(a).copied().unwrap_or(0);
+        let got_a = inbox[0].next.get(b).copied().unwrap_or(0);
+        if got_b == count && (!both || got_a == count) {
+            return;
+        }
+    }
+    panic!("exchange did not finish: sent {sent:?}");
+}
+
+#[test]
+fn ping_pong_in_one_thread() {
+    let mut ts = job(2);
+    exchange(&mut ts, 0, 1, 100, true, |_| 64);
+    assert_eq!(ts[0].phase(1), LinkPhase::Up);
+    assert_eq!(ts[1].phase(0), LinkPhase::Up);
+    // Exactly one connection for the pair, whoever connected first.
+    let s: Vec<TcpStats> = ts.iter().map(TcpTransport::stats).collect();
+    assert_eq!(s[0].accepts + s[1].accepts, 1);
+}
+
+#[test]
+fn packets_of_every_size_arrive_intact() {
+    let mut ts = job(2);
+    exchange(&mut ts, 1, 0, 64, false, |seq| {
+        [8, 9, 100, 4096, 65_536, DEFAULT_MAX_PACKET][seq as usize % 6]
+    });
+}
+
+#[test]
+fn self_sends_loop_back() {
+    let mut ts = job(1);
+    let p = packet(0, 0, 10);
+    ts[0].try_send(0, 10, |b| b.copy_from_slice(&p)).unwrap();
+    let mut got = Vec::new();
+    assert_eq!(ts[0].poll(|src, b| got.push((src, b.to_vec()))), 1);
+    assert_eq!(got, [(0, p)]);
+}
+
+#[test]
+fn back_pressure_is_would_block_and_nothing_is_lost() {
+    let mut ts = job(2);
+    exchange(&mut ts, 0, 1, 1, false, |_| 64); // connect
+    let len = 60_000;
+    let mut sent = 0u32;
+    let mut refused = false;
+    // The receiver does not poll: the kernel buffers fill up and the sender is refused.
+    for _ in 0..100_000 {
+        let p = packet(0, sent + 1, len);
+        match ts[0].try_send(1, len, |b| b.copy_from_slice(&p)) {
+            Ok(()) => sent += 1,
+            Err(WouldBlock) => {
+                refused = true;
+                break;
+            }
+        }
+        ts[0].poll(|_, _| panic!("nothing is sent back"));
+    }
+    assert!(
+        refused,
+        "{sent} packets of {len} bytes never filled the socket"
+    );
+    assert!(ts[0].stats().would_block >= 1);
+    // Now the receiver drains; every packet arrives in order.
+    let mut inbox = Inbox { next: vec![1] };
+    for _ in 0..MAX_ROUNDS {
+        ts[1].poll(|src, b| inbox.take(src, b, |_| len));
+        ts[0].poll(|_, _| {});
+        if inbox.next[0] == sent + 1 {
+            return;
+        }
+    }
+    panic!("received {} of {sent}", inbox.next[0] - 1);
+}
+
+#[test]
+fn simultaneous_connects_keep_one_connection() {
+    for _ in 0..20 {
+        let mut ts = job(2);
+        // Both sides start connecting before either polls.
+        for (me, peer) in [(0, 1), (1, 0)] {
+            assert_eq!(ts[me].try_send(peer, 8, |_| {}), Err(WouldBlock));
+        }
+        exchange(&mut ts, 0, 1, 50, true, |_| 32);
+        let accepts: u64 = ts.iter().map(|t| t.stats().accepts).sum();
+        assert_eq!(
+            accepts,
+            1,
+            "{:?}",
+            ts.iter().map(TcpTransport::stats).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn all_to_all_across_threads() {
+    const N: usize = 4;
+    const COUNT: u32 = 300;
+    let ts = job(N);
+    let handles: Vec<_> = ts
+        .into_iter()
+        .map(|mut t| {
+            std::thread::spawn(move || {
+                let me = t.rank();
+                let mut sent = [0u32; N];
+                let mut inbox = Inbox::default();
+                let mut idle = 0;
+                loop {
+                    let mut moved = 0;
+                    for (peer, s) in sent.iter_mut().enumerate() {
+                        if *s < COUNT {
+                            let p = packet(me, *s, 100 + (*s as usize % 7) * 1000);
+                            if t.try_send(peer, p.len(), |b| b.copy_from_slice(&p)).is_ok() {
+                                *s += 1;
+                                moved += 1;
+                            }
+                        }
+                    }
+                    moved += t.poll(|src, b| inbox.take(src, b, |s| 100 + (s as usize % 7) * 1000));
+                    let done = inbox.next.len() == N && inbox.next.iter().all(|&c| c == COUNT);
+                    if done && sent.iter().all(|&s| s == COUNT) {
+                        // Keep serving until the peers are done too: they may still need our
+                        // progress (a partially sent frame). Dropping closes our sockets.
+                        for _ in 0..1000 {
+                            t.poll(|_, _| panic!("no more packets expected"));
+                            t.sleep(Duration::from_millis(1));
+                        }
+                        return t.stats();
+                    }
+                    if moved == 0 {
+                        idle += 1;
+                        assert!(idle < MAX_ROUNDS, "rank {me} stuck: sent {sent:?}");
+                        t.sleep(Duration::from_millis(1));
+                    }
+                }
+            })
+        })
+        .collect();
+    let stats: Vec<TcpStats> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let accepts: u64 = stats.iter().map(|s| s.accepts).sum();
+    assert_eq!(accepts as usize, N * (N - 1) / 2, "{stats:?}");
+}
+
+#[test]
+fn strangers_are_refused_and_the_job_goes_on() {
+    let mut ts = job(2);
+    let card = Card::parse(&ts[0].card()).unwrap();
+    let addr = SocketAddrV4::new(Ipv4Addr::LOCALHOST, card.port);
+    let wrong_cookie = Hello {
+        from: 1,
+        to: 0,
+        cookie: card.cookie ^ 1,
+    };
+    let attacks: Vec<Vec<u8>> = vec![
+        b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+        vec![0xff; 64],
+        wrong_cookie.encode().to_vec(),
+        Hello {
+            from: 7,
+            to: 0,
+            cookie: card.cookie,
+        }
+        .encode()
+        .to_vec(),
+        vec![1, 0, 0, 0, 1, 0, 0, 0, 0xaa],   // data before hello
+        Vec::new(),                           // connect and close
+        wrong_cookie.encode()[..20].to_vec(), // a cut hello
+    ];
+    let mut socks = Vec::new();
+    for attack in &attacks {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(attack).unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        socks.push(s);
+    }
+    for _ in 0..MAX_ROUNDS {
+        ts[0].poll(|_, _| panic!("a stranger delivered a packet"));
+        if ts[0].stats().refused == attacks.len() as u64 {
+            break;
+        }
+    }
+    assert_eq!(ts[0].stats().refused, attacks.len() as u64);
+    for mut s in socks {
+        let mut buf = [0u8; 16];
+        assert_eq!(s.read(&mut buf).unwrap_or(0), 0, "a stranger got an answer");
+    }
+    exchange(&mut ts, 1, 0, 10, true, |_| 16);
+}
+
+#[test]
+fn a_peer_with_a_malformed_frame_is_disconnected() {
+    let mut ts = job(2);
+    let card = Card::parse(&ts[0].card()).unwrap();
+    let mut s = TcpStream::connect(SocketAddrV4::new(Ipv4Addr::LOCALHOST, card.port)).unwrap();
+    s.write_all(
+        &Hello {
+            from: 1,
+            to: 0,
+            cookie: card.cookie,
+        }
+        .encode(),
+    )
+    .unwrap();
+    let mut accept = [0u8; HEADER_LEN];
+    for _ in 0..MAX_ROUNDS {
+        ts[0].poll(|_, _| {});
+        if ts[0].phase(1) == LinkPhase::Up {
+            break;
+        }
+    }
+    s.read_exact(&mut accept).unwrap();
+    assert_eq!(accept[4], 3, "accept frame");
+    // One good packet, then a header announcing more than the packet limit.
+    let mut good = [0u8; HEADER_LEN + 3];
+    encode_header(&mut good, Kind::Data, 3);
+    good[HEADER_LEN..].copy_from_slice(b"abc");
+    s.write_all(&good).unwrap();
+    s.write_all(&[0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0]).unwrap();
+    let mut got = Vec::new();
+    for _ in 0..MAX_ROUNDS {
+        ts[0].poll(|src, b| got.push((src, b.to_vec())));
+        if ts[0].phase(1) == LinkPhase::Broken {
+            break;
+        }
+    }
+    assert_eq!(got, [(1, b"abc".to_vec())]);
+    let broken = ts[0].broken_peers();
+    assert!(broken[0].1.contains("malformed"), "{broken:?}");
+    assert_eq!(ts[0].try_send(1, 1, |_| {}), Err(WouldBlock));
+}
+
+#[test]
+fn a_dead_peer_breaks_its_link_only() {
+    let mut ts = job(3);
+    exchange(&mut ts, 0, 1, 5, true, |_| 16);
+    exchange(&mut ts, 0, 2, 5, true, |_| 16);
+    let dead = ts.remove(1);
+    drop(dead);
+    for _ in 0..MAX_ROUNDS {
+        ts[0].poll(|_, _| {});
+        if ts[0].phase(1) == LinkPhase::Broken {
+            break;
+        }
+    }
+    assert_eq!(ts[0].phase(1), LinkPhase::Broken);
+    assert_eq!(
+        ts[0].try_send(1, 4, |_| panic!("not filled")),
+        Err(WouldBlock)
+    );
+    // Rank 2 is now ts[1]; the link 0-2 still works.
+    let mut inbox = Inbox::default();
+    let p = packet(0, 0, 40);
+    ts[0].try_send(2, 40, |b| b.copy_from_slice(&p)).unwrap();
+    for _ in 0..MAX_ROUNDS {
+        ts[1].poll(|src, b| inbox.take(src, b, |_| 40));
+        if inbox.next.first() == Some(&1) {
+            return;
+        }
+    }
+    panic!("0 -> 2 lost");
+}
+
+#[test]
+fn connecting_to_nobody_breaks_the_link() {
+    let mut t = TcpTransport::bind(0, 2, TcpParams::default()).unwrap();
+    // A port that was just closed: connect is refused.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    t.set_card(
+        1,
+        &format!("tcp1;port={port};cookie=0000000000000001;addrs=127.0.0.1/8"),
+    )
+    .unwrap();
+    assert_eq!(t.try_send(1, 4, |_| {}), Err(WouldBlock));
+    for _ in 0..MAX_ROUNDS {
+        t.poll(|_, _| {});
+        if t.phase(1) == LinkPhase::Broken {
+            break;
+        }
+    }
+    let broken = t.broken_peers();
+    assert!(broken[0].1.contains("cannot connect"), "{broken:?}");
+}
+
+/// The child side of [`ping_pong_across_processes`]: rank 1 of 2, knowing only rank 0's card.
+#[test]
+fn child_process_rank() {
+    let Ok(card) = std::env::var("REFLEX_TCP_TEST_PEER_CARD") else {
+        return; // run only as a child
+    };
+    let mut t = TcpTransport::bind(1, 2, TcpParams::default()).unwrap();
+    t.set_card(0, &card).unwrap();
+    for seq in 0..200u32 {
+        let p = packet(1, seq, 1000);
+        while t.try_send(0, p.len(), |b| b.copy_from_slice(&p)).is_err() {
+            t.poll(|_, _| {});
+        }
+        let mut got = None;
+        while got.is_none() {
+            t.poll(|src, b| got = Some((src, b.to_vec())));
+            if got.is_none() {
+                t.sleep(Duration::from_millis(5));
+            }
+        }
+        assert_eq!(got, Some((0, packet(0, seq, 1000))));
+    }
+}
+
+#[test]
+fn ping_pong_across_processes() {
+    let mut t = TcpTransport::bind(0, 2, TcpParams::default()).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let mut child = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "transport::tests::child_process_rank",
+            "--nocapture",
+        ])
+        .env("REFLEX_TCP_TEST_PEER_CARD", t.card())
+        .spawn()
+        .unwrap();
+    // Rank 0 never learns rank 1's card: the child connects, and replies use its connection.
+    for seq in 0..200u32 {
+        let mut got = None;
+        while got.is_none() {
+            t.poll(|src, b| got = Some((src, b.to_vec())));
+            if got.is_none() {
+                t.sleep(Duration::from_millis(5));
+            }
+        }
+        assert_eq!(got, Some((1, packet(1, seq, 1000))));
+        let p = packet(0, seq, 1000);
+        while t.try_send(1, p.len(), |b| b.copy_from_slice(&p)).is_err() {
+            t.poll(|_, _| {});
+        }
+    }
+    assert!(child.wait().unwrap().success());
+    assert_eq!(t.stats().accepts, 1);
+}
