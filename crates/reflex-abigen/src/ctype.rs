@@ -12,7 +12,7 @@ pub fn rust_type(c_type: &str) -> String {
     let fixed_dims: Vec<&str> = cleaned.match_indices("][").map(|_| "").collect();
     let stars = cleaned.matches('*').count() + cleaned.matches("[]").count();
     let base = cleaned
-        .split(|c: char| c == '*' || c == '[' || c == ' ')
+        .split(['*', '[', ' '])
         .map(str::trim)
         .find(|w| !w.is_empty())
         .unwrap_or("void");

@@ -44,7 +44,7 @@ fn parse_param(text: &str, line_no: usize) -> Result<Param, String> {
         .rsplit_once(':')
         .ok_or_else(|| format!("line {line_no}: parameter `{text}` has no `:KIND`"))?;
     let decl = decl.trim();
-    let (mut ty, mut name) = match decl.rfind(|c: char| c == '*' || c == ' ') {
+    let (mut ty, mut name) = match decl.rfind(['*', ' ']) {
         Some(i) => (
             decl[..=i].trim().to_string(),
             decl[i + 1..].trim().to_string(),

@@ -22,9 +22,10 @@ pub struct RecvBuf {
     len: usize,
 }
 
-// SAFETY (Send/Sync reason): the buffers are plain addresses; the MPI standard forbids the
-// application from touching them while an operation is pending, so whichever thread progresses the
-// operation has exclusive (RecvBuf) or shared read (SendBuf) access.
+// Send/Sync reason for all four impls: the buffers are plain addresses; the MPI standard forbids
+// the application from touching them while an operation is pending, so whichever thread progresses
+// the operation has exclusive (RecvBuf) or shared read (SendBuf) access.
+// SAFETY: see above.
 unsafe impl Send for SendBuf {}
 // SAFETY: see above.
 unsafe impl Sync for SendBuf {}

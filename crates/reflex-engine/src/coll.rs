@@ -79,7 +79,7 @@ impl<T: Transport> Engine<T> {
     }
 
     fn coll_irecv(&mut self, c: &CollComm, src: usize, tag: i32, buf: InBuf) -> RequestId {
-        let id = self.core.new_recv(buf, c.ctx, src as i32, tag, None);
+        let id = self.core.new_recv(buf, src as i32, tag, None);
         self.core.post_recv(id, c.ctx, src as i32, tag);
         id
     }

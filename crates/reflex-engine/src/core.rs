@@ -468,14 +468,12 @@ impl Core {
     pub(crate) fn new_recv(
         &mut self,
         buf: InBuf,
-        ctx: u32,
         source: i32,
         tag: i32,
         into: Option<RequestId>,
     ) -> RequestId {
         let op = RecvOp {
             buf,
-            ctx,
             source,
             tag,
             phase: RecvPhase::Posted,

@@ -119,7 +119,7 @@ impl Datatype {
         if unit == 0 {
             return Some(0);
         }
-        (bytes % unit == 0).then_some(bytes / unit)
+        bytes.is_multiple_of(unit).then_some(bytes / unit)
     }
 }
 

@@ -140,7 +140,6 @@ impl<T: Transport> Engine<T> {
             let copy = OutBuf::Owned(buf.bytes().to_vec());
             let op = SendOp {
                 buf: copy,
-                dest_world,
                 env,
                 phase: SendPhase::Queued,
                 bsend_reserved,
@@ -154,7 +153,6 @@ impl<T: Transport> Engine<T> {
         }
         let op = SendOp {
             buf,
-            dest_world,
             env,
             phase: SendPhase::Queued,
             bsend_reserved: 0,
@@ -264,7 +262,7 @@ impl<T: Transport> Engine<T> {
             return Ok(self.install_completed(into, null_status()));
         }
         let ctx = c.ctx;
-        let id = self.core.new_recv(InBuf::User(buf), ctx, source, tag, into);
+        let id = self.core.new_recv(InBuf::User(buf), source, tag, into);
         self.core.post_recv(id, ctx, source, tag);
         Ok(id)
     }
@@ -363,7 +361,6 @@ impl<T: Transport> Engine<T> {
         })?;
         let rid = self.core.new_recv(
             InBuf::User(buf.slice(0, len)),
-            msg.env.ctx,
             msg.env.src as i32,
             msg.env.tag,
             None,

@@ -127,7 +127,6 @@ pub enum SendMode {
 #[derive(Debug)]
 pub(crate) struct SendOp {
     pub(crate) buf: OutBuf,
-    pub(crate) dest_world: usize,
     pub(crate) env: Envelope,
     pub(crate) phase: SendPhase,
     /// Bytes of the attached buffer this buffered send holds until it is on the wire.
@@ -150,7 +149,6 @@ pub(crate) enum RecvPhase {
 #[derive(Debug)]
 pub(crate) struct RecvOp {
     pub(crate) buf: InBuf,
-    pub(crate) ctx: u32,
     pub(crate) source: i32,
     pub(crate) tag: i32,
     pub(crate) phase: RecvPhase,
@@ -258,10 +256,5 @@ impl Requests {
         let req = self.slots.get_mut(id.0 as usize)?.take()?;
         self.free.push(id.0);
         Some(req)
-    }
-
-    /// Number of live requests (tests, leak checks at finalize).
-    pub(crate) fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
     }
 }

@@ -117,7 +117,6 @@ fn wire_up_shm(
     let name = reflex_base::segment::segment_name(pmi.kvsname(), 0);
     let params = ShmParams {
         ring_bytes: config.shm_ring_bytes.get(),
-        ..ShmParams::default()
     };
     let created = if rank == 0 {
         Some(

@@ -201,7 +201,7 @@ fn synchronous_send_waits_for_the_match() {
 #[test]
 fn many_outstanding_requests_survive_back_pressure() {
     run(2, 2, small_tuning(), |e| {
-        let n = 2000;
+        let n: i32 = 2000;
         let peer = 1 - e.world_rank() as i32;
         let bufs: Vec<_> = (0..n).map(|_| recv_buf(4)).collect();
         let mut reqs: Vec<_> = bufs
@@ -209,14 +209,14 @@ fn many_outstanding_requests_survive_back_pressure() {
             .map(|b| e.irecv(*b, 1, int(), peer, ANY_TAG, COMM_WORLD).unwrap())
             .collect();
         for i in 0..n {
-            let v = (i as i32).to_ne_bytes().to_vec();
+            let v = i.to_ne_bytes().to_vec();
             reqs.push(
                 e.isend(
                     send_buf(v),
                     1,
                     int(),
                     peer,
-                    i as i32,
+                    i,
                     COMM_WORLD,
                     SendMode::Standard,
                 )
@@ -447,8 +447,8 @@ fn split_and_dup_build_working_communicators() {
             dup,
         )
         .unwrap();
-        let expect = if me % 2 == 0 { 2 } else { 4 };
-        assert_eq!(out.as_slice(), &(expect as i32).to_ne_bytes());
+        let expect: i32 = if me % 2 == 0 { 2 } else { 4 };
+        assert_eq!(out.as_slice(), &expect.to_ne_bytes());
         assert!(e
             .comm_split(COMM_WORLD, comm_ops::UNDEFINED, 0)
             .unwrap()

@@ -9,7 +9,7 @@ use crate::ffi::*;
 use crate::handles;
 use crate::state::Mpi;
 use reflex_engine::{CommId, Datatype, ErrorClass, GroupId, MpiError, ReduceOp, Result};
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 
 /// Largest tag (`MPI_TAG_UB`): MPICH's value, so programs tuned for it behave the same.
 pub const TAG_UB: c_int = (1 << 30) - 1;
@@ -129,7 +129,7 @@ pub fn root(w: &Mpi, comm: CommId, r: c_int) -> Result<c_int> {
 }
 
 /// A data buffer: NULL is accepted only with a zero count.
-pub fn buffer(p: *const c_void, count: c_int, name: &str) -> Result<()> {
+pub fn buffer<T>(p: *const T, count: c_int, name: &str) -> Result<()> {
     if p.is_null() && count > 0 {
         return Err(MpiError::new(
             ErrorClass::Buffer,

@@ -36,8 +36,8 @@ pub enum Phase {
 
 struct Global(UnsafeCell<Phase>);
 
-// SAFETY (Sync reason): accessed only from inside MPI calls, which the MPI thread levels Reflex
-// grants (≤ SERIALIZED) promise never run concurrently.
+// SAFETY: accessed only from inside MPI calls, which the MPI thread levels Reflex grants
+// (≤ SERIALIZED) promise never run concurrently.
 unsafe impl Sync for Global {}
 
 static STATE: Global = Global(UnsafeCell::new(Phase::Uninitialised));
