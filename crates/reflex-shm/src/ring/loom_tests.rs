@@ -66,3 +66,9 @@ fn loom_wrap_through_a_skip_marker() {
     // Cells 0-1, 2-3, 4-5, 6; the fifth packet does not fit in cell 7 and skips to cell 0.
     run(&[100, 100, 100, 1, 100, 60], 4);
 }
+
+#[test]
+fn loom_two_laps_of_mixed_sizes() {
+    // Over two laps: skips at different cells, and the producer clearing headers ahead of itself.
+    run(&[56, 120, 0, 120, 57, 120, 120, 8, 100], 2);
+}
