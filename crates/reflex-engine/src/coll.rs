@@ -92,7 +92,7 @@ impl<T: Transport> Engine<T> {
             .requests
             .remove(id)
             .expect("internal request exists");
-        if let Some(err) = req.status.error {
+        if let Some(err) = req.status.error.map(|e| *e) {
             return Err(MpiError::new(
                 err.class,
                 format!("collective arguments differ across ranks: {}", err.message),

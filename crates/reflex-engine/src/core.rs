@@ -269,10 +269,10 @@ pub(crate) enum MessageBody<'a> {
 /// The status of a receive that got `copied` bytes of a `len`-byte message.
 fn recv_status(source: i32, tag: i32, len: usize, copied: usize) -> Status {
     let error = (copied < len).then(|| {
-        MpiError::new(
+        Box::new(MpiError::new(
             ErrorClass::Truncate,
             format!("message of {len} bytes from rank {source} (tag {tag}) truncated to a receive buffer of {copied} bytes"),
-        )
+        ))
     });
     Status {
         source,

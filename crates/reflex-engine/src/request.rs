@@ -32,7 +32,7 @@ pub struct Status {
     /// The operation was cancelled.
     pub cancelled: bool,
     /// Per-request error (e.g. truncation).
-    pub error: Option<MpiError>,
+    pub error: Option<Box<MpiError>>,
 }
 
 impl Status {

@@ -1,17 +1,16 @@
 //! Start-up and shutdown of a process's MPI world: PMI, the node's shared-memory segment, the engine.
 //!
 //! Wire-up (as DESIGN.md describes): the process learns its rank and the job size from the PMI
-//! launcher (Reflex's `mpiexec`, Hydra, Slurm) or runs as a singleton. Every rank publishes its host
-//! name; the ranks of a node share one segment that the node's first rank creates and publishes by
-//! name, the others open after a PMI barrier, and the creator unlinks after a second barrier, so no
-//! file is left in `/dev/shm` once start-up is over, whatever happens to the job later.
+//! launcher (Reflex's `mpiexec`, Hydra, Slurm) or runs as a singleton; [`crate::fabric::wire_up`]
+//! then groups the ranks into nodes and connects them: shared memory within a node (one segment
+//! per node, named by job and node index, unlinked once every local rank has opened it), TCP
+//! between nodes.
 
 use crate::engine::{Engine, Tuning};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::fabric::Fabric;
 use reflex_base::config::{Config, SingleCopy};
 use reflex_pmi::client::PmiClient;
-use reflex_shm::{ShmParams, ShmSegment, ShmTransport};
 use std::time::Duration;
 
 /// The process's MPI world: launcher connection, configuration and the engine.
@@ -51,9 +50,10 @@ impl World {
         let fabric = if size == 1 {
             Fabric::Alone
         } else {
-            Fabric::Shm(wire_up_shm(&mut pmi, &config, rank, size)?)
+            crate::fabric::wire_up(&mut pmi, &config, rank, size)?
         };
-        let single_copy = config.single_copy != SingleCopy::Off;
+        // Single-copy reads a peer's memory by pid: only valid when every peer is on this node.
+        let single_copy = config.single_copy != SingleCopy::Off && fabric.shares_memory_with_all();
         let engine = Engine::new(fabric, rank, (0..size).collect(), tuning, single_copy);
         Ok(World {
             engine,
@@ -102,54 +102,4 @@ fn tuning_of(config: &Config, nranks: usize) -> Tuning {
         yield_polls: config.yield_polls,
         sleep: Duration::from_micros(u64::from(config.sleep_us)),
     }
-}
-
-/// Creates or joins the node's shared-memory segment and returns this rank's transport.
-fn wire_up_shm(
-    pmi: &mut PmiClient,
-    config: &Config,
-    rank: usize,
-    size: usize,
-) -> Result<ShmTransport> {
-    let host = host_name();
-    pmi.put(&format!("reflex-host-{rank}"), &host)
-        .map_err(|e| pmi_error("publishing the host name", e))?;
-    let name = reflex_base::segment::segment_name(pmi.kvsname(), 0);
-    let params = ShmParams {
-        ring_bytes: config.shm_ring_bytes.get(),
-    };
-    let created = if rank == 0 {
-        Some(
-            ShmSegment::create(&name, size, &params)
-                .map_err(|e| pmi_error(&format!("cannot create shared segment {name}"), e))?,
-        )
-    } else {
-        None
-    };
-    pmi.barrier()
-        .map_err(|e| pmi_error("start-up barrier", e))?;
-    for r in 0..size {
-        let theirs = pmi
-            .get(&format!("reflex-host-{r}"))
-            .map_err(|e| pmi_error("reading host names", e))?;
-        if theirs != host {
-            return Err(MpiError::new(
-                ErrorClass::UnsupportedOperation,
-                format!("rank {r} runs on host {theirs} and rank {rank} on {host}: jobs across hosts need the TCP transport, which this build does not have yet"),
-            ));
-        }
-    }
-    let segment = match created {
-        Some(seg) => seg,
-        None => ShmSegment::open(&name)
-            .map_err(|e| pmi_error(&format!("cannot open shared segment {name}"), e))?,
-    };
-    pmi.barrier()
-        .map_err(|e| pmi_error("start-up barrier", e))?;
-    if rank == 0 {
-        reflex_base::segment::unlink(&name)
-            .map_err(|e| pmi_error(&format!("cannot unlink shared segment {name}"), e))?;
-    }
-    ShmTransport::new(segment, rank)
-        .map_err(|e| pmi_error("cannot attach to the shared segment", e))
 }

@@ -152,7 +152,7 @@ pub fn recv(
     let rbuf = recv_buf(buf, count, dt)?;
     let st = w.world.engine.recv(rbuf, count, dt, source, tag, comm)?;
     write_status(status, &st);
-    st.error.map_or(Ok(()), Err)
+    st.error.map_or(Ok(()), |e| Err(*e))
 }
 
 /// `MPI_Irecv`.
@@ -232,7 +232,7 @@ pub fn sendrecv(
     e.wait(s)?;
     let st = e.wait(r)?;
     write_status(status, &st);
-    st.error.map_or(Ok(()), Err)
+    st.error.map_or(Ok(()), |e| Err(*e))
 }
 
 /// `MPI_Sendrecv_replace`: the outgoing message is copied first, so the buffer can take the reply.
@@ -259,7 +259,7 @@ pub fn sendrecv_replace(
     drop(copy);
     let st = e.wait(r)?;
     write_status(status, &st);
-    st.error.map_or(Ok(()), Err)
+    st.error.map_or(Ok(()), |e| Err(*e))
 }
 
 /// `MPI_Probe`.
@@ -357,7 +357,7 @@ pub fn mrecv(
         .engine
         .mrecv(recv_buf(buf, count, dt)?, count, dt, m)?;
     write_status(status, &st);
-    st.error.map_or(Ok(()), Err)
+    st.error.map_or(Ok(()), |e| Err(*e))
 }
 
 /// `MPI_Imrecv`.

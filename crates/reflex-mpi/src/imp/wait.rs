@@ -60,7 +60,7 @@ pub fn wait(w: &mut Mpi, request: *mut MPI_Request, status: *mut MPI_Status) -> 
     let c = w.world.engine.wait_retire(id)?;
     finish(request, &c);
     write_status(status, &c.status);
-    c.status.error.map_or(Ok(()), Err)
+    c.status.error.map_or(Ok(()), |e| Err(*e))
 }
 
 /// `MPI_Test`.
@@ -80,7 +80,7 @@ pub fn test(
             finish(request, &c);
             write(flag, 1);
             write_status(status, &c.status);
-            c.status.error.map_or(Ok(()), Err)
+            c.status.error.map_or(Ok(()), |e| Err(*e))
         }
         None => {
             write(flag, 0);
@@ -127,7 +127,7 @@ fn any(
     let c = retire_at(w, array, &ids, i)?;
     write(index, i as c_int);
     write_status(status, &c.status);
-    c.status.error.map_or(Ok(true), Err)
+    c.status.error.map_or(Ok(true), |e| Err(*e))
 }
 
 /// `MPI_Waitany`.
@@ -192,19 +192,30 @@ fn write_status_with_error(p: *mut MPI_Status, st: &Status, array: *mut MPI_Stat
     write_status(p, st);
 }
 
-/// `MPI_Waitall`.
-pub fn waitall(
-    w: &mut Mpi,
-    count: usize,
-    array: *mut MPI_Request,
-    statuses: *mut MPI_Status,
-) -> Result<()> {
-    let ids = requests(count, array)?;
-    for id in ids.iter().flatten() {
-        let id = *id;
-        w.world.engine.wait_some_ready(&[Some(id)])?;
+/// `MPI_Waitall`: waits for and retires each request in turn (no allocation on this path).
+pub fn waitall(w: &mut Mpi, count: usize, array: *mut MPI_Request, statuses: *mut MPI_Status) -> Result<()> {
+    if count > 0 && array.is_null() {
+        return Err(MpiError::new(ErrorClass::Arg, "array of requests is NULL"));
     }
-    retire_all(w, array, &ids, statuses)
+    let mut failed = false;
+    for i in 0..count {
+        // SAFETY: MPI requires `array` to hold `count` requests.
+        let slot = unsafe { array.add(i) };
+        let st = match read_request(slot)? {
+            Some(id) => {
+                let c = w.world.engine.wait_retire(id)?;
+                finish(slot, &c);
+                c.status
+            }
+            None => Status::empty(),
+        };
+        failed |= st.error.is_some();
+        write_status_with_error(status_at(statuses, i), &st, statuses);
+    }
+    if failed {
+        return Err(MpiError::new(ERR_IN_STATUS, "one or more requests failed; see the statuses"));
+    }
+    Ok(())
 }
 
 /// `MPI_Testall`: completes all only when all are complete.
