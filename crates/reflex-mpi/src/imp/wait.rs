@@ -193,7 +193,12 @@ fn write_status_with_error(p: *mut MPI_Status, st: &Status, array: *mut MPI_Stat
 }
 
 /// `MPI_Waitall`: waits for and retires each request in turn (no allocation on this path).
-pub fn waitall(w: &mut Mpi, count: usize, array: *mut MPI_Request, statuses: *mut MPI_Status) -> Result<()> {
+pub fn waitall(
+    w: &mut Mpi,
+    count: usize,
+    array: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> Result<()> {
     if count > 0 && array.is_null() {
         return Err(MpiError::new(ErrorClass::Arg, "array of requests is NULL"));
     }
@@ -213,7 +218,10 @@ pub fn waitall(w: &mut Mpi, count: usize, array: *mut MPI_Request, statuses: *mu
         write_status_with_error(status_at(statuses, i), &st, statuses);
     }
     if failed {
-        return Err(MpiError::new(ERR_IN_STATUS, "one or more requests failed; see the statuses"));
+        return Err(MpiError::new(
+            ERR_IN_STATUS,
+            "one or more requests failed; see the statuses",
+        ));
     }
     Ok(())
 }
