@@ -1,0 +1,3 @@
+//! The launcher protocol between `mpiexec` and each host's `reflexd`, without I/O.
+
+pub mod codec;
