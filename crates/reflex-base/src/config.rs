@@ -240,6 +240,7 @@ settings! {
     spin_polls: u32 = 1000, "REFLEX_SPIN_POLLS", "empty polls before a waiting rank yields the CPU";
     yield_polls: u32 = 100, "REFLEX_YIELD_POLLS", "sched_yield rounds before sleeping on the futex doorbell";
     sleep_us: u32 = 1000, "REFLEX_SLEEP_US", "longest single futex sleep, in microseconds";
+    tcp_local: u32 = 0, "REFLEX_TCP_LOCAL", "1: ranks on the same node also talk over TCP instead of shared memory (tests, benchmarks); 0: shared memory";
     log: LogLevel = LogLevel::Warn, "REFLEX_LOG", "least severe log message printed: error, warn, info or debug";
 }
 
