@@ -276,8 +276,16 @@ impl Routing for AdaptiveRouting {
             out.extend_from_slice(self.escape.lookup(q.switch, q.in_channel, q.dst));
             return;
         }
-        // Adaptive channels first; the minimal tables do not depend on how the packet arrived.
-        out.extend_from_slice(self.minimal.lookup(q.switch, None, q.dst));
+        // Adaptive channels first; the minimal tables do not depend on how the packet arrived,
+        // except that going straight back over the arrival link is never offered (after a
+        // non-minimal escape hop it would make the packet oscillate).
+        let back = q.in_channel.map(|c| (c ^ 1) as u32);
+        out.extend(
+            self.minimal
+                .lookup(q.switch, None, q.dst)
+                .iter()
+                .filter(|k| Some(k.channel) != back),
+        );
         // A packet that arrived on an adaptive channel enters the escape network afresh.
         let escape_state = if on_escape { q.in_channel } else { None };
         out.extend_from_slice(self.escape.lookup(q.switch, escape_state, q.dst));

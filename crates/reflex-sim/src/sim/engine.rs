@@ -461,10 +461,13 @@ impl Simulator {
     }
 
     fn push_flit(&mut self, u: usize, pkt: u32, via_link: bool) {
+        let len = self.packets.get(pkt).len;
         let unit = &mut self.units[u];
         unit.occ += 1;
         match unit.runs.back_mut() {
-            Some(r) if r.pkt == pkt => r.flits += 1,
+            // A run that already received the whole packet belongs to an earlier pass of it
+            // (adaptive routing can bring a packet back through the same buffer).
+            Some(r) if r.pkt == pkt && r.sent + r.flits < len => r.flits += 1,
             _ => {
                 unit.runs.push_back(Run {
                     pkt,
@@ -522,20 +525,15 @@ impl Simulator {
         }
         for u in 0..self.units.len() {
             let unit = &mut self.units[u];
-            let Some(i) = unit.runs.iter().position(|r| r.pkt == pkt) else {
-                continue;
-            };
-            let run = unit.runs.remove(i).unwrap_or(Run {
-                pkt,
-                flits: 0,
-                sent: 0,
-                arrived: 0,
-            });
-            unit.occ -= run.flits;
-            self.flits_in_network -= u64::from(run.flits);
-            if i == 0 && unit.granted != NONE {
-                self.out_owner[unit.granted as usize] = NONE;
-                unit.granted = NONE;
+            // A packet that looped may have several runs in one buffer.
+            while let Some(i) = unit.runs.iter().position(|r| r.pkt == pkt) {
+                let flits = unit.runs.remove(i).map_or(0, |r| r.flits);
+                unit.occ -= flits;
+                self.flits_in_network -= u64::from(flits);
+                if i == 0 && unit.granted != NONE {
+                    self.out_owner[unit.granted as usize] = NONE;
+                    unit.granted = NONE;
+                }
             }
         }
         for hs in &mut self.hosts {

@@ -118,6 +118,9 @@ fn same_seed_same_result() {
     };
     let a = run(5);
     assert_eq!(a, run(5));
+    let mut sim = Simulator::new(t.clone(), updown(&t), &loaded(0.3, 5)).unwrap();
+    sim.run().unwrap();
+    sim.audit().unwrap();
     assert_ne!(a, run(6));
     assert!(a.delivered_packets > 100);
 }
@@ -149,4 +152,30 @@ fn accepted_follows_offered_below_saturation() {
         .run()
         .unwrap();
     assert!((r.accepted - r.offered).abs() < 0.01, "{r:?}");
+}
+
+#[test]
+fn adaptive_vct_under_load_conserves_flits() {
+    let t = crate::topology::generate::TopologySpec::Irregular {
+        switches: 10,
+        ports: 8,
+        hosts_per_switch: 4,
+        seed: 3,
+    }
+    .build()
+    .unwrap();
+    let o = bfs_orientation(&t, 0);
+    let routing = AnyRouting::Adaptive(crate::routing::AdaptiveRouting::new(&t, &o, true));
+    let mut cfg = loaded(0.5, 9);
+    cfg.switching = Switching::VirtualCutThrough;
+    cfg.vcs = 2;
+    cfg.buffer_flits = 32;
+    let mut sim = Simulator::new(t, routing, &cfg).unwrap();
+    for _ in 0..80 {
+        for _ in 0..100 {
+            sim.step().unwrap();
+        }
+        sim.audit().unwrap();
+    }
+    assert!(sim.result().delivered_packets > 500);
 }

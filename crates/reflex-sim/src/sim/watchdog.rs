@@ -9,8 +9,29 @@ use crate::routing::tables::{RouteQuery, Routing};
 impl Simulator {
     fn unit_name(&self, u: usize) -> String {
         let gp = u / self.vcs;
+        let unit = &self.units[u];
+        let state = match unit.runs.front() {
+            Some(r) => {
+                let p = self.packets.get(r.pkt);
+                let to = if unit.granted == NONE {
+                    "waiting".to_string()
+                } else {
+                    let ov = unit.granted as usize;
+                    format!(
+                        "granted p{} vc{}",
+                        self.net.port_local[ov / self.vcs],
+                        ov % self.vcs
+                    )
+                };
+                format!(
+                    " [{} flits; front packet {} to s{} has {} here, {} sent, {to}]",
+                    unit.occ, r.pkt, p.dst_sw, r.flits, r.sent
+                )
+            }
+            None => " [empty]".to_string(),
+        };
         format!(
-            "s{}:p{} vc{}",
+            "s{}:p{} vc{}{state}",
             self.net.port_switch[gp],
             self.net.port_local[gp],
             u % self.vcs
@@ -56,6 +77,35 @@ impl Simulator {
         })
     }
 
+    /// Where the flits of `pkt` are.
+    fn locate_packet(&self, pkt: u32) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        for (u, unit) in self.units.iter().enumerate() {
+            if let Some(i) = unit.runs.iter().position(|r| r.pkt == pkt) {
+                let gp = u / self.vcs;
+                let (s, p, v) = (
+                    self.net.port_switch[gp],
+                    self.net.port_local[gp],
+                    u % self.vcs,
+                );
+                parts.push(format!(
+                    "s{s}:p{p} vc{v} (run {i} of {}, {} flits)",
+                    unit.runs.len(),
+                    unit.runs[i].flits
+                ));
+            }
+        }
+        for (h, hs) in self
+            .hosts
+            .iter()
+            .enumerate()
+            .filter(|(_, hs)| hs.current == pkt)
+        {
+            parts.push(format!("host {h} ({} flits sent)", hs.sent));
+        }
+        format!("; packet {pkt} has flits in: {}", parts.join(", "))
+    }
+
     /// A description of a wait-for cycle (or of the longest wait chain found).
     pub(super) fn diagnose_deadlock(&self) -> String {
         let mut text = format!(
@@ -74,6 +124,9 @@ impl Simulator {
                         names.join(" -> "),
                         names[0]
                     ));
+                    if let Some(r) = self.units[next].runs.front() {
+                        text.push_str(&self.locate_packet(r.pkt));
+                    }
                     return text;
                 }
                 chain.push(next);
@@ -81,5 +134,54 @@ impl Simulator {
             }
         }
         text
+    }
+}
+
+impl Simulator {
+    /// Checks flit conservation: every live packet's flits are in buffers, delivered, or not yet
+    /// injected, and the buffer counters agree. Used by tests and when debugging the engine.
+    pub fn audit(&self) -> crate::error::Result<()> {
+        let fail = |m: String| {
+            Err(crate::error::SimError::Check(format!(
+                "cycle {}: {m}",
+                self.now
+            )))
+        };
+        let mut per_packet: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+        let mut total = 0u64;
+        for (u, unit) in self.units.iter().enumerate() {
+            let sum: u32 = unit.runs.iter().map(|r| r.flits).sum();
+            if sum != unit.occ || unit.occ > self.cfg.buffer_flits {
+                return fail(format!(
+                    "unit {u} holds {sum} flits but counts {}",
+                    unit.occ
+                ));
+            }
+            total += u64::from(sum);
+            for r in &unit.runs {
+                *per_packet.entry(r.pkt).or_insert(0) += r.flits;
+            }
+        }
+        if total != self.flits_in_network {
+            return fail(format!(
+                "{total} flits in buffers, counter says {}",
+                self.flits_in_network
+            ));
+        }
+        for (&pkt, &flits) in &per_packet {
+            let p = self.packets.get(pkt);
+            let unsent = self
+                .hosts
+                .iter()
+                .find(|h| h.current == pkt)
+                .map_or(0, |h| p.len - h.sent);
+            if !p.alive || flits + p.delivered + unsent != p.len {
+                return fail(format!(
+                    "packet {pkt}: {flits} in buffers + {} delivered + {unsent} unsent != {} (alive {})",
+                    p.delivered, p.len, p.alive
+                ));
+            }
+        }
+        Ok(())
     }
 }
