@@ -10,7 +10,7 @@
 # 4. Lists what MPICH's mpi.h defines and Reflex's does not; everything
 #    there must be an MPICH-specific name of the documented ignore list.
 #
-# Usage: check_abi.sh            (MPICH headers found with mpicc.mpich -show
+# Usage: check_abi.sh            (MPICH headers found in the Debian paths
 #                                 or MPICH_INCLUDE / MPICH_LIBDIR)
 # Exits 0 when identical, 1 on a difference, 77 when MPICH is not installed.
 # KEEP_TMP=1 keeps the work directory (printed facts, diffs) for inspection.
