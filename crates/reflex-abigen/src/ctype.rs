@@ -44,7 +44,7 @@ pub fn rust_type(c_type: &str) -> String {
 }
 
 fn is_function_typedef(base: &str) -> bool {
-    base.ends_with("_function") || base.ends_with("_fn") || base.starts_with("MPI_Datarep_")
+    base.contains("_function") || base.ends_with("_fn") || base.starts_with("MPI_Datarep_")
 }
 
 fn base_type(base: &str, _pointer: bool) -> String {

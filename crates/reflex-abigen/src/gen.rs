@@ -32,6 +32,9 @@ pub fn header_prototypes(functions: &[Function]) -> String {
 }
 
 fn c_param(p: &Param) -> String {
+    if p.kind == "VARARGS" {
+        return "...".into();
+    }
     match p.c_type.find('[') {
         Some(i) => format!(
             "{} {}{}",
@@ -102,6 +105,7 @@ fn ordered_conversions(f: &Function) -> Vec<String> {
 fn rust_params(f: &Function) -> String {
     f.params
         .iter()
+        .filter(|p| p.kind != "VARARGS")
         .map(|p| format!("{}: {}", p.name, rust_type(&p.c_type)))
         .collect::<Vec<_>>()
         .join(", ")
@@ -110,6 +114,7 @@ fn rust_params(f: &Function) -> String {
 fn arg_names(f: &Function) -> String {
     f.params
         .iter()
+        .filter(|p| p.kind != "VARARGS")
         .map(|p| p.name.clone())
         .collect::<Vec<_>>()
         .join(", ")

@@ -40,6 +40,15 @@ pub enum CallStyle {
 }
 
 fn parse_param(text: &str, line_no: usize) -> Result<Param, String> {
+    if text.starts_with("...") {
+        // C varargs (MPI_Pcontrol): kept in the prototype, invisible to Rust (the x86-64 SysV
+        // callee may ignore trailing variadic arguments).
+        return Ok(Param {
+            c_type: "...".into(),
+            name: String::new(),
+            kind: "VARARGS".into(),
+        });
+    }
     let (decl, kind) = text
         .rsplit_once(':')
         .ok_or_else(|| format!("line {line_no}: parameter `{text}` has no `:KIND`"))?;

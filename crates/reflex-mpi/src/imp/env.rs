@@ -364,3 +364,18 @@ pub fn comm_get_name(
     let text = w.world.engine.comm(comm)?.name.clone();
     write_string(name, resultlen, &text, MAX_OBJECT_NAME)
 }
+
+/// `MPI_Pcontrol`: profiling control; Reflex has no profiling levels, so every level is accepted.
+pub fn pcontrol(_level: c_int) -> Result<()> {
+    Ok(())
+}
+
+/// `MPI_Aint_add`.
+pub fn aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint {
+    base.wrapping_add(disp)
+}
+
+/// `MPI_Aint_diff`.
+pub fn aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_Aint {
+    addr1.wrapping_sub(addr2)
+}
