@@ -13,6 +13,8 @@
 #![forbid(unsafe_code)]
 
 pub mod ca;
+pub mod cleanup;
+pub mod daemon;
 pub mod identity;
 pub mod proto;
 pub mod tls;
