@@ -122,8 +122,10 @@ fn start_session(config: &DaemonConfig, sock: std::net::TcpStream, n: u64) -> io
 fn reap(sessions: &mut HashMap<u32, Session>) {
     let ended: Vec<u32> = sessions
         .iter_mut()
-        .filter(|(_, s)| s.child.try_wait().map_or(true, |status| status.is_some()))
-        .map(|(&pid, _)| pid)
+        .filter_map(|(&pid, s)| {
+            let over = s.child.try_wait().map_or(true, |status| status.is_some());
+            over.then_some(pid)
+        })
         .collect();
     for pid in ended {
         if let Some(Session { group: Some(g), .. }) = sessions.remove(&pid) {
