@@ -8,6 +8,7 @@
  * can check which library was really loaded. Runs with any number of ranks.
  */
 #include "mtest.h"
+#include <string.h>
 
 static int errs_before_init = 0;
 
@@ -22,8 +23,19 @@ int main(int argc, char **argv)
     EARLY_CHECK(flag == 0, "MPI_Initialized true before MPI_Init_thread");
     MPI_Finalized(&flag);
     EARLY_CHECK(flag == 0, "MPI_Finalized true before MPI_Init_thread");
+    /* A binary built against another MPI's mpi.h and run on Reflex (the ABI test) legitimately sees
+     * Reflex's MPI version, not the one its header was written for. */
+    char early_lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int early_len = 0;
+    MPI_Get_library_version(early_lib, &early_len);
+#ifdef REFLEX_VERSION
+    const int header_matches_library = 1;
+#else
+    const int header_matches_library = strstr(early_lib, "Reflex") == NULL;
+#endif
     MPI_Get_version(&version, &subversion);
-    EARLY_CHECK(version == MPI_VERSION && subversion == MPI_SUBVERSION, "MPI_Get_version before init");
+    EARLY_CHECK(!header_matches_library || (version == MPI_VERSION && subversion == MPI_SUBVERSION),
+                "MPI_Get_version before init");
 
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &mtest_rank);
@@ -45,8 +57,8 @@ int main(int argc, char **argv)
 
     MPI_Get_version(&version, &subversion);
     CHECK(version > 3 || (version == 3 && subversion >= 1), "version %d.%d < 3.1", version, subversion);
-    CHECK(version == MPI_VERSION && subversion == MPI_SUBVERSION, "Get_version %d.%d, mpi.h %d.%d",
-          version, subversion, MPI_VERSION, MPI_SUBVERSION);
+    CHECK(!header_matches_library || (version == MPI_VERSION && subversion == MPI_SUBVERSION),
+          "Get_version %d.%d, mpi.h %d.%d", version, subversion, MPI_VERSION, MPI_SUBVERSION);
 
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = -1;
@@ -97,7 +109,7 @@ int main(int argc, char **argv)
         total++;
     }
     MPI_Get_version(&version, &subversion);
-    if (version != MPI_VERSION) {
+    if (header_matches_library && version != MPI_VERSION) {
         fprintf(stderr, "[%d] MPI_Get_version after MPI_Finalize gave %d\n", mtest_rank, version);
         total++;
     }
