@@ -9,6 +9,9 @@
 #    facts must be identical.
 # 4. Lists what MPICH's mpi.h defines and Reflex's does not; everything
 #    there must be an MPICH-specific name of the documented ignore list.
+# 5. Compiles Reflex's header with the prototypes of functions.txt (and the
+#    generated header, when present) followed by MPICH's declarations of the
+#    same functions: the compiler confirms every prototype is compatible.
 #
 # Usage: check_abi.sh            (MPICH headers found in the Debian paths
 #                                 or MPICH_INCLUDE / MPICH_LIBDIR)
@@ -110,4 +113,40 @@ if [ -s "$tmp/missing" ]; then
 else
     echo "check_abi: every name of MPICH's mpi.h is defined (ignoring MPICH-specific ones)"
 fi
+# 5. Prototypes.  Reflex's header with the prototypes of functions.txt
+# (kinds stripped; MPI_ and PMPI_), and the generated header when there is
+# one, each followed by MPICH's own declarations of the same functions: the
+# compiler rejects any conflicting type (in C++ inside extern "C", where a
+# different parameter list is an error rather than an overload).
+grep -v '^[[:space:]]*#' "$here/functions.txt" | grep -v '^[[:space:]]*$' |
+    sed -E 's/:[A-Z][A-Z0-9_]*([,)])/\1/g; s/$/;/' >"$tmp/protos.h"
+sed -E 's/^([^(]*[ *])MPI_/\1PMPI_/' "$tmp/protos.h" >>"$tmp/protos.h.pmpi"
+mkdir "$tmp/full"
+awk -v protos="$tmp/protos.h" -v pmpi="$tmp/protos.h.pmpi" '
+    /@PROTOTYPES@/ { while ((getline l < protos) > 0) print l; while ((getline l < pmpi) > 0) print l; next }
+    { gsub(/@VERSION@/, "0.0.0-check"); print }' "$here/mpi_base.h.in" >"$tmp/full/mpi.h"
+MPICH_INCLUDE=$mpich_include python3 "$here/check_functions.py" --declarations "$here/functions.txt" \
+    >"$tmp/mpich_decls.h"
+{
+    echo '#include <mpi.h>'
+    echo '#ifdef __cplusplus'
+    echo 'extern "C" {'
+    echo '#endif'
+    echo "#include \"$tmp/mpich_decls.h\""
+    echo '#ifdef __cplusplus'
+    echo '}'
+    echo '#endif'
+} >"$tmp/redeclare.c"
+nprotos=$(grep -c . "$tmp/mpich_decls.h")
+for header_dir in "$tmp/full" "$here/generated"; do
+    [ -f "$header_dir/mpi.h" ] || continue
+    label=$( [ "$header_dir" = "$tmp/full" ] && echo "functions.txt" || echo "generated/mpi.h")
+    if $cc -std=c99 -Wall -Wextra -pedantic -Werror -I"$header_dir" -c "$tmp/redeclare.c" -o "$tmp/r.o" &&
+        $cxx -x c++ -std=c++11 -Wall -Wextra -pedantic -Werror -I"$header_dir" -c "$tmp/redeclare.c" -o "$tmp/r.o"; then
+        echo "check_abi: $label: all $nprotos prototypes agree with MPICH's (C and C++)"
+    else
+        echo "check_abi: $label: prototypes conflict with MPICH's (compiler errors above)"
+        status=1
+    fi
+done
 exit $status
