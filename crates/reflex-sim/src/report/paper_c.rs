@@ -48,7 +48,7 @@ fn config(ctx: &Ctx, t: &Topology) -> Result<(SimConfig, [u64; 2])> {
     let (down, up, end, window) = if ctx.quick {
         (20_000, 40_000, 60_000, 250)
     } else {
-        (150_000, 200_000, 250_000, 500)
+        (150_000, 200_000, 250_000, 250)
     };
     c.warmup_cycles = 0;
     c.measure_cycles = end;
