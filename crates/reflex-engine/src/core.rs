@@ -267,7 +267,7 @@ pub(crate) enum MessageBody<'a> {
 }
 
 /// The status of a receive that got `copied` bytes of a `len`-byte message.
-fn recv_status(source: i32, tag: i32, len: usize, copied: usize) -> Status {
+pub(crate) fn recv_status(source: i32, tag: i32, len: usize, copied: usize) -> Status {
     let error = (copied < len).then(|| {
         Box::new(MpiError::new(
             ErrorClass::Truncate,

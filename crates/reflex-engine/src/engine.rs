@@ -130,12 +130,7 @@ impl<T: Transport> Engine<T> {
 
     /// Advances every operation once; returns how many events happened.
     pub fn progress(&mut self) -> usize {
-        let mut events = 0;
-        while let Some(pkt) = self.core.loopback.pop_front() {
-            let me = self.core.me;
-            self.core.on_packet(me, &pkt);
-            events += 1;
-        }
+        let mut events = self.drain_loopback();
         let core = &mut self.core;
         let world_of = &self.world_of_index;
         events += self
@@ -157,12 +152,20 @@ impl<T: Transport> Engine<T> {
 
     /// Progresses until `done` holds, spinning, then yielding, then sleeping on the doorbell.
     pub(crate) fn wait_until(&mut self, mut done: impl FnMut(&Self) -> bool) -> Result<()> {
+        self.wait_with(|e| if done(e) { None } else { Some(e.progress()) })
+    }
+
+    /// Runs `step` (one round of progress returning its event count, or `None` once the awaited
+    /// condition holds) with the spin → yield → sleep policy between rounds that found nothing.
+    pub(crate) fn wait_with(
+        &mut self,
+        mut step: impl FnMut(&mut Self) -> Option<usize>,
+    ) -> Result<()> {
         let mut idle: u32 = 0;
         loop {
-            if done(self) {
+            let Some(events) = step(self) else {
                 return Ok(());
-            }
-            let events = self.progress();
+            };
             self.check_fatal()?;
             if events > 0 {
                 idle = 0;
@@ -182,8 +185,19 @@ impl<T: Transport> Engine<T> {
         }
     }
 
+    /// Delivers the packets this process sent itself.
+    pub(crate) fn drain_loopback(&mut self) -> usize {
+        let mut events = 0;
+        while let Some(pkt) = self.core.loopback.pop_front() {
+            let me = self.core.me;
+            self.core.on_packet(me, &pkt);
+            events += 1;
+        }
+        events
+    }
+
     /// Hands queued work to the transport, per destination, until each queue empties or blocks.
-    fn flush_outbox(&mut self) -> usize {
+    pub(crate) fn flush_outbox(&mut self) -> usize {
         let mut sent = 0;
         for dest in 0..self.core.outbox.len() {
             while let Some(&item) = self.core.outbox[dest].front() {

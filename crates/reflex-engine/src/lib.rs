@@ -20,6 +20,7 @@ pub mod datatype;
 pub mod engine;
 pub mod error;
 pub mod fabric;
+mod fastpath;
 pub mod op;
 pub mod p2p;
 pub mod packet;

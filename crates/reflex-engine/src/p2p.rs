@@ -267,7 +267,7 @@ impl<T: Transport> Engine<T> {
         Ok(id)
     }
 
-    /// Blocking receive (`MPI_Recv`).
+    /// Blocking receive (`MPI_Recv`): the direct path when nothing could match ahead of it.
     pub fn recv(
         &mut self,
         buf: RecvBuf,
@@ -277,6 +277,20 @@ impl<T: Transport> Engine<T> {
         tag: i32,
         comm: CommId,
     ) -> Result<Status> {
+        let len = span(count, &dt, buf.len())?;
+        let c = self.comms.get(comm)?;
+        if source != ANY_SOURCE {
+            c.check_rank(source, "source")?;
+        }
+        let ctx = c.ctx;
+        if source != PROC_NULL
+            && self.core.posted.is_empty()
+            && self.find_unexpected(ctx, source, tag).is_none()
+        {
+            if let Some(status) = self.recv_direct(buf.slice(0, len), ctx, source, tag)? {
+                return Ok(status);
+            }
+        }
         let id = self.irecv(buf, count, dt, source, tag, comm)?;
         self.wait(id)
     }
