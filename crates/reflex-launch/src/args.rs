@@ -18,7 +18,7 @@ pub const MAX_RANKS: u32 = 4096;
 pub enum Invocation {
     Help,
     Version,
-    Run(JobSpec),
+    Run(Box<JobSpec>),
 }
 
 /// Which of mpiexec's own environment variables the ranks inherit.
@@ -44,6 +44,30 @@ pub struct JobSpec {
     pub label: bool,
     pub program: OsString,
     pub args: Vec<OsString>,
+    /// Where to run: this host, or other hosts through their `reflexd`.
+    pub remote: RemoteOptions,
+}
+
+/// The multi-host options (`-hosts`, `-f`, `-ppn`, `-certs`, `-reflexd-port`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RemoteOptions {
+    /// `-hosts a,b:2`, parsed.
+    pub hosts: Vec<crate::hosts::HostEntry>,
+    /// `-f FILE` (read at launch).
+    pub hostfile: Option<PathBuf>,
+    /// `-ppn N`: ranks per host per round (default: the host's slots).
+    pub ppn: Option<u32>,
+    /// `-certs DIR`: ca.pem, user.pem, user.key (default `$HOME/.reflex`).
+    pub certs: Option<PathBuf>,
+    /// `-reflexd-port P` (default 7290).
+    pub port: Option<u16>,
+}
+
+impl RemoteOptions {
+    /// Whether the job runs through reflexd (a host list was given).
+    pub fn is_remote(&self) -> bool {
+        !self.hosts.is_empty() || self.hostfile.is_some()
+    }
 }
 
 /// A command line that cannot be run.
@@ -62,7 +86,8 @@ impl std::error::Error for UsageError {}
 pub const HELP: &str = "\
 usage: mpiexec [options] program [arguments...]
 
-Runs `program` as an MPI job of N ranks on this host and serves PMI-1 to them.
+Runs `program` as an MPI job of N ranks on this host (forking them itself), or on other hosts
+through their reflexd daemons (-hosts/-f), and serves PMI-1 to the ranks.
 
 options (Hydra spelling; `--name` works as well as `-name`):
   -n N, -np N          number of ranks (default 1)
@@ -73,6 +98,11 @@ options (Hydra spelling; `--name` works as well as `-name`):
   -genvnone            pass none of mpiexec's environment
   -wdir DIR            working directory of the ranks
   -l, -prepend-rank    prefix each output line with [rank]
+  -hosts a,b:2,...     run on these hosts (name[:slots]) through their reflexd
+  -f, -hostfile FILE   the same, one host per line (name, name:slots or name slots=N)
+  -ppn N               ranks per host and round (default: the host's slots, else 1)
+  -certs DIR           ca.pem, user.pem, user.key for reflexd (default $HOME/.reflex)
+  -reflexd-port P      the daemons' port (default 7290)
   -h, -help, --help    print this help
   --version            print the version
   --                   end of options: the next argument is the program
@@ -84,12 +114,7 @@ killed and mpiexec exits with that status (128+S for signal S, the code for MPI_
 
 /// Options that need several hosts or features this single-host mpiexec does not have.
 const UNSUPPORTED: &[&str] = &[
-    "hosts",
     "host",
-    "f",
-    "hostfile",
-    "machinefile",
-    "ppn",
     "launcher",
     "bootstrap",
     "rmk",
@@ -117,6 +142,7 @@ where
         label: false,
         program: OsString::new(),
         args: Vec::new(),
+        remote: RemoteOptions::default(),
     };
     while let Some(arg) = args.next() {
         let Some(name) = option_name(&arg) else {
@@ -148,6 +174,23 @@ where
             "genvnone" | "envnone" => spec.env_policy = EnvPolicy::None,
             "wdir" | "dir" => spec.wdir = Some(PathBuf::from(value(&mut args, &name)?)),
             "l" | "prepend-rank" => spec.label = true,
+            "hosts" => {
+                let list = value(&mut args, &name)?;
+                spec.remote.hosts = crate::hosts::parse_host_list(&list.to_string_lossy())
+                    .map_err(|e| usage(&format!("-hosts: {e}")))?;
+            }
+            "f" | "hostfile" | "machinefile" => {
+                spec.remote.hostfile = Some(PathBuf::from(value(&mut args, &name)?))
+            }
+            "ppn" => spec.remote.ppn = Some(parse_ranks(&value(&mut args, &name)?)?),
+            "certs" => spec.remote.certs = Some(PathBuf::from(value(&mut args, &name)?)),
+            "reflexd-port" => {
+                let text = value(&mut args, &name)?.to_string_lossy().into_owned();
+                let port = text.parse::<u16>().ok().filter(|&p| p > 0);
+                spec.remote.port = Some(
+                    port.ok_or_else(|| usage(&format!("-reflexd-port {text:?}: not a port")))?,
+                );
+            }
             other if UNSUPPORTED.contains(&other) => {
                 return Err(usage(&format!(
                     "option -{other} is not supported by this single-host mpiexec"
@@ -229,7 +272,7 @@ fn finish(
             "several executable blocks (':') are not supported yet",
         ));
     }
-    Ok(Invocation::Run(spec))
+    Ok(Invocation::Run(Box::new(spec)))
 }
 
 #[cfg(test)]
@@ -242,7 +285,7 @@ mod tests {
 
     fn run(args: &[&str]) -> JobSpec {
         match parse(args) {
-            Ok(Invocation::Run(spec)) => spec,
+            Ok(Invocation::Run(spec)) => *spec,
             other => panic!("{args:?} -> {other:?}"),
         }
     }
@@ -270,6 +313,27 @@ mod tests {
         assert_eq!(spec.program, "prog");
         assert_eq!(spec.args, os(&["-n", "9"]));
         assert_eq!(run(&["--n", "2", "--prepend-rank", "a"]).ranks, 2);
+    }
+
+    #[test]
+    fn host_options() {
+        let spec = run(&[
+            "-hosts",
+            "a,b:2",
+            "-ppn",
+            "2",
+            "-certs",
+            "/c",
+            "-reflexd-port",
+            "99",
+            "p",
+        ]);
+        assert_eq!(spec.remote.hosts.len(), 2);
+        assert_eq!(spec.remote.ppn, Some(2));
+        assert_eq!(spec.remote.port, Some(99));
+        assert!(spec.remote.is_remote());
+        assert!(run(&["-f", "hosts.txt", "p"]).remote.is_remote());
+        assert!(!run(&["p"]).remote.is_remote());
     }
 
     #[test]
@@ -313,9 +377,11 @@ mod tests {
                 "not a valid environment variable name",
             ),
             (
-                &["-hosts", "a,b", "p"],
-                "-hosts is not supported by this single-host mpiexec",
+                &["-launcher", "ssh", "p"],
+                "-launcher is not supported by this single-host mpiexec",
             ),
+            (&["-hosts", "a:0", "p"], "-hosts: host a"),
+            (&["-reflexd-port", "0", "p"], "not a port"),
             (&["-frob", "p"], "unknown option -frob"),
             (&["--"], "no program after --"),
             (&["a", ":", "b"], "several executable blocks"),

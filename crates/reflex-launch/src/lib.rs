@@ -1,4 +1,5 @@
-//! Reflex's launcher: `mpiexec` for one host, and `reflex-info`.
+//! Reflex's launcher: `mpiexec` (one host, or many through `reflexd`), the daemon's session
+//! program `reflex-session`, and `reflex-info`.
 //!
 //! `mpiexec` forks the ranks itself and serves PMI-1 in-process (DESIGN.md "Wire-up and
 //! launch"), with the I/O-free [`reflex_pmi::Server`] inside a `poll(2)` loop. Modules:
@@ -7,15 +8,20 @@
 //! - [`supervise`]: the event loop (PMI, stdio, signals, reaping, termination, cleanup);
 //! - [`pmi_conn`], [`output`], [`stdin`]: the byte plumbing of that loop;
 //! - [`procs`]: exit statuses, signal names, finding leftover processes;
-//! - [`info`]: what `reflex-info` prints.
+//! - [`info`]: what `reflex-info` prints;
+//! - [`hosts`], [`remote`]: `mpiexec -hosts` (placement, the client of every host's reflexd);
+//! - [`session`]: `reflex-session`, the daemon side of one connection (runs a host's ranks).
 
 #![forbid(unsafe_code)]
 
 pub mod args;
+pub mod hosts;
 pub mod info;
 pub mod output;
 pub mod pmi_conn;
 pub mod procs;
+pub mod remote;
+pub mod session;
 pub mod spawn;
 pub mod stdin;
 pub mod supervise;
@@ -58,6 +64,9 @@ pub fn mpiexec_main(args: impl IntoIterator<Item = OsString>) -> i32 {
 
 /// Runs one job to its end, then removes its shared-memory segments whatever happened.
 fn run_job(spec: &JobSpec) -> i32 {
+    if spec.remote.is_remote() {
+        return run_remote(spec);
+    }
     let kvsname = reflex_pmi::new_kvsname("reflex");
     let status = match prepare_and_launch(spec, &kvsname) {
         Ok(supervisor) => supervisor.run(),
@@ -97,7 +106,11 @@ fn prepare_and_launch(spec: &JobSpec, kvsname: &str) -> Result<Supervisor, Strin
     let server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, spec.ranks as i32);
     let mut supervisor = Supervisor::new(signals, server, spec.label);
     for rank in 0..spec.ranks {
-        match spawn::spawn_rank(&job, rank, supervisor.group()) {
+        match spawn::spawn_rank(
+            &job,
+            spawn::Place::single_host(rank, spec.ranks),
+            supervisor.group(),
+        ) {
             Ok(spawned) => supervisor.add_rank(spawned),
             Err(e) => {
                 supervisor.fail(&e.to_string(), e.status_code());
@@ -106,6 +119,42 @@ fn prepare_and_launch(spec: &JobSpec, kvsname: &str) -> Result<Supervisor, Strin
         }
     }
     Ok(supervisor)
+}
+
+/// Runs a job on other hosts through their reflexd (see [`remote`]).
+fn run_remote(spec: &JobSpec) -> i32 {
+    let kvsname = reflex_pmi::new_kvsname("reflex");
+    match prepare_remote(spec, &kvsname) {
+        Ok(job) => job.run(),
+        Err(message) => {
+            eprintln!("mpiexec: {message}");
+            1
+        }
+    }
+}
+
+fn prepare_remote(spec: &JobSpec, kvsname: &str) -> Result<remote::RemoteJob, String> {
+    let (assignments, mapping) = remote::assign(spec)?;
+    let config = remote::credentials(spec)?
+        .client_config()
+        .map_err(|e| e.to_string())?;
+    let vars = spawn::job_variables(spec);
+    check_settings(&vars)?;
+    let here =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let cwd = spec.wdir.as_ref().map_or(here.clone(), |w| here.join(w));
+    let signals = route_signals().map_err(|e| format!("cannot set up signal handling: {e}"))?;
+    let socks = remote::connect_all(&assignments, spec.remote.port)?;
+    let mut server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, spec.ranks as i32);
+    server.set_process_mapping(&mapping);
+    let mut parts = Vec::with_capacity(assignments.len());
+    for (a, sock) in assignments.into_iter().zip(socks) {
+        let link = reflexd::tls::TlsLink::client(sock, config.clone(), &a.host)
+            .map_err(|e| format!("host {}: {e}", a.host))?;
+        let launch = remote::launch_spec(spec, kvsname, &a, &vars, &cwd);
+        parts.push((a, link, launch));
+    }
+    Ok(remote::RemoteJob::new(parts, server, signals, spec.label))
 }
 
 /// Checks the `REFLEX_*` settings the ranks will see, once for the whole job: an invalid value

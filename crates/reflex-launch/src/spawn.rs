@@ -75,10 +75,34 @@ impl SpawnError {
     }
 }
 
-/// Starts `rank` of `spec`; `group` is the job's process group (`None` for rank 0, which
-/// creates it). The working directory is mpiexec's own (it moves to `-wdir` before spawning).
-pub fn spawn_rank(job: &Job<'_>, rank: u32, group: Option<Pid>) -> Result<Spawned, SpawnError> {
+/// Where a rank is in the job: its rank and the job size, and its index among the ranks of
+/// its host (`MPI_LOCALRANKID`) and their number (`MPI_LOCALNRANKS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    pub rank: u32,
+    pub size: u32,
+    pub local_rank: u32,
+    pub local_size: u32,
+}
+
+impl Place {
+    /// Rank `rank` of a job whose ranks all run on this host.
+    pub fn single_host(rank: u32, size: u32) -> Self {
+        Self {
+            rank,
+            size,
+            local_rank: rank,
+            local_size: size,
+        }
+    }
+}
+
+/// Starts the rank at `place`; `group` is the job's process group (`None` for the first rank,
+/// which creates it). Rank 0 gets a stdin pipe, the others `/dev/null`. The working directory is
+/// the launcher's own (it moves to `-wdir` before spawning).
+pub fn spawn_rank(job: &Job<'_>, place: Place, group: Option<Pid>) -> Result<Spawned, SpawnError> {
     let spec = job.spec;
+    let rank = place.rank;
     let error = |source: io::Error| SpawnError {
         rank,
         program: spec.program.clone(),
@@ -122,7 +146,7 @@ pub fn spawn_rank(job: &Job<'_>, rank: u32, group: Option<Pid>) -> Result<Spawne
     for arg in &spec.args {
         argv.push(c_string(arg).map_err(error)?);
     }
-    let envp = rank_environment(job, rank, theirs.as_raw_fd()).map_err(error)?;
+    let envp = rank_environment(job, place, theirs.as_raw_fd()).map_err(error)?;
     let pid = posix_spawnp(&program, &actions, &attr, &argv, &envp).map_err(errno)?;
 
     let stdin = match stdin_write {
@@ -165,17 +189,15 @@ fn set_var(vars: &mut Vec<(OsString, OsString)>, name: OsString, value: OsString
 }
 
 /// One rank's environment: the job's variables plus the PMI ones.
-fn rank_environment(job: &Job<'_>, rank: u32, pmi_fd: i32) -> io::Result<Vec<CString>> {
+fn rank_environment(job: &Job<'_>, place: Place, pmi_fd: i32) -> io::Result<Vec<CString>> {
     let mut vars = job.vars.clone();
-    let ranks = job.spec.ranks.to_string();
-    let rank = rank.to_string();
     let pmi = [
         ("PMI_FD", pmi_fd.to_string()),
-        ("PMI_RANK", rank.clone()),
-        ("PMI_SIZE", ranks.clone()),
+        ("PMI_RANK", place.rank.to_string()),
+        ("PMI_SIZE", place.size.to_string()),
         ("PMI_JOBID", job.kvsname.to_owned()),
-        ("MPI_LOCALNRANKS", ranks),
-        ("MPI_LOCALRANKID", rank),
+        ("MPI_LOCALNRANKS", place.local_size.to_string()),
+        ("MPI_LOCALRANKID", place.local_rank.to_string()),
     ];
     for (name, value) in pmi {
         set_var(&mut vars, name.into(), value.into());

@@ -346,11 +346,29 @@ fn start_and_usage_errors() {
         "{}",
         missing.stderr
     );
-    let hosts = run(&["-hosts", "a,b", "x"]);
-    assert_eq!(hosts.code(), 2);
+    let launcher = run(&["-launcher", "ssh", "x"]);
+    assert_eq!(launcher.code(), 2);
     assert_eq!(
-        hosts.stderr,
-        "mpiexec: option -hosts is not supported by this single-host mpiexec\n"
+        launcher.stderr,
+        "mpiexec: option -launcher is not supported by this single-host mpiexec\n"
+    );
+    // A host without a reachable reflexd: one clear line, status 1.
+    let nobody = run(&[
+        "-hosts",
+        "127.0.0.1",
+        "-reflexd-port",
+        "1",
+        "-certs",
+        "/nonexistent",
+        "x",
+    ]);
+    assert_eq!(nobody.code(), 1);
+    assert!(
+        nobody
+            .stderr
+            .starts_with("mpiexec: cannot read /nonexistent/ca.pem"),
+        "{}",
+        nobody.stderr
     );
     let help = run(&["--help"]);
     assert_eq!(help.code(), 0);

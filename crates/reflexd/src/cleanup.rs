@@ -61,6 +61,34 @@ impl JobGroup {
         }
     }
 
+    /// Creates (or opens) the sub-group `name` (the session keeps the job's ranks in one, so
+    /// that killing them does not kill the session itself), owned by `owner` when given, so
+    /// that a session that dropped root can still move processes into it.
+    pub fn child(&self, name: &str, owner: Option<(u32, u32)>) -> io::Result<JobGroup> {
+        let path = self.path.join(name);
+        fs::create_dir_all(&path)?;
+        if let Some((uid, gid)) = owner {
+            let ids = (
+                Some(nix::unistd::Uid::from_raw(uid)),
+                Some(nix::unistd::Gid::from_raw(gid)),
+            );
+            for p in [
+                &self.path,
+                &self.path.join("cgroup.procs"),
+                &path,
+                &path.join("cgroup.procs"),
+            ] {
+                nix::unistd::chown(p.as_path(), ids.0, ids.1)?;
+            }
+        }
+        Ok(JobGroup { path })
+    }
+
+    /// Kills every process of the group and its sub-groups (the caller must not be in it).
+    pub fn kill(&self) -> io::Result<()> {
+        fs::write(self.path.join("cgroup.kill"), "1")
+    }
+
     /// The group's directory.
     pub fn path(&self) -> &Path {
         &self.path
@@ -92,6 +120,11 @@ impl JobGroup {
         while self.is_populated() && Instant::now() < deadline {
             // cgroup.events can be watched with inotify; a short poll is enough for cleanup.
             std::thread::sleep(Duration::from_millis(5));
+        }
+        if let Ok(entries) = fs::read_dir(&self.path) {
+            for sub in entries.flatten().filter(|e| e.path().is_dir()) {
+                JobGroup::at(&sub.path()).kill_and_remove()?;
+            }
         }
         fs::remove_dir(&self.path).map_err(|e| {
             io::Error::new(

@@ -1,0 +1,431 @@
+//! The event loop of `mpiexec -hosts`: one TLS link per host, the job's PMI server, output,
+//! stdin, signals and heartbeats (see [`crate::remote`]).
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::{self, Read};
+use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStringExt;
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::Signal;
+use nix::sys::signalfd::SignalFd;
+use reflex_pmi::{Event, Outcome, Server};
+use reflexd::proto::client::{HostEvent, HostProtocol};
+use reflexd::proto::codec::{LaunchSpec, Msg, VERSION};
+use reflexd::proto::heartbeat::{Beat, Liveness};
+use reflexd::tls::TlsLink;
+
+use crate::output::{Labeler, Sink, Sinks};
+use crate::procs::signal_description;
+use crate::remote::Assignment;
+
+/// Status of a job that failed because of a host (not a rank).
+const HOST_FAILURE: i32 = 1;
+const STDIN_BLOCK: usize = 64 * 1024;
+
+#[derive(Debug)]
+struct Host {
+    name: String,
+    link: Option<TlsLink>,
+    proto: HostProtocol,
+    live: Liveness,
+    launch: Option<LaunchSpec>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Signals,
+    Stdin,
+    Host(usize),
+}
+
+/// A job running on remote hosts.
+#[derive(Debug)]
+pub struct RemoteJob {
+    hosts: Vec<Host>,
+    owner: Vec<usize>,
+    server: Server,
+    signals: SignalFd,
+    sinks: Sinks,
+    labels: Option<HashMap<(u32, bool), Labeler>>,
+    stdin: Option<std::fs::File>,
+    status: Option<i32>,
+    user_signals: u32,
+}
+
+impl RemoteJob {
+    /// A job over connected links (one per assignment, hellos not yet sent).
+    pub fn new(
+        assignments: Vec<(Assignment, TlsLink, LaunchSpec)>,
+        server: Server,
+        signals: SignalFd,
+        label: bool,
+    ) -> Self {
+        let size = server_size(&assignments);
+        let mut owner = vec![0; size];
+        let now = Instant::now();
+        let hosts = assignments
+            .into_iter()
+            .enumerate()
+            .map(|(h, (a, link, launch))| {
+                for &r in &a.ranks {
+                    owner[r as usize] = h;
+                }
+                Host {
+                    name: a.host,
+                    link: Some(link),
+                    proto: HostProtocol::new(a.ranks),
+                    live: Liveness::new(now),
+                    launch: Some(launch),
+                }
+            })
+            .collect();
+        let stdin = io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .map(std::fs::File::from);
+        Self {
+            hosts,
+            owner,
+            server,
+            signals,
+            sinks: Sinks::default(),
+            labels: label.then(HashMap::new),
+            stdin,
+            status: None,
+            user_signals: 0,
+        }
+    }
+
+    /// Runs the job to its end; returns mpiexec's exit status.
+    pub fn run(mut self) -> i32 {
+        let (uid, user) = current_user();
+        for h in 0..self.hosts.len() {
+            self.send(
+                h,
+                &Msg::Hello {
+                    version: VERSION,
+                    uid,
+                    user: user.clone(),
+                },
+            );
+        }
+        while self.hosts.iter().any(|h| h.link.is_some()) {
+            self.tick(Instant::now());
+            self.poll_once();
+        }
+        if let Some(labels) = self.labels.as_mut() {
+            for ((_, err), labeler) in labels.iter_mut() {
+                let mut out = Vec::new();
+                labeler.finish(&mut out);
+                let sink = if *err { Sink::Stderr } else { Sink::Stdout };
+                self.sinks.write(sink, &out);
+            }
+        }
+        self.status.unwrap_or(0)
+    }
+
+    fn send(&mut self, h: usize, msg: &Msg) {
+        let host = &mut self.hosts[h];
+        let Some(link) = host.link.as_mut() else {
+            return;
+        };
+        match link.send(msg) {
+            Ok(()) => host.live.spoke(Instant::now()),
+            Err(e) => self.lose(h, &format!("cannot send: {e}")),
+        }
+    }
+
+    /// Prints `mpiexec: <message>` (the first failure only) and ends the job everywhere.
+    fn fail(&mut self, message: &str, status: i32) {
+        if self.status.is_some_and(|s| s != 0) {
+            return;
+        }
+        self.sinks
+            .write(Sink::Stderr, format!("mpiexec: {message}\n").as_bytes());
+        self.status = Some(status);
+        for h in 0..self.hosts.len() {
+            self.send(h, &Msg::Kill);
+        }
+    }
+
+    /// Host `h` is gone; unless it had finished, that fails the job.
+    fn lose(&mut self, h: usize, why: &str) {
+        if let Some(mut link) = self.hosts[h].link.take() {
+            link.close();
+        }
+        let done = self.hosts[h].proto.phase() == reflexd::proto::client::HostPhase::Done;
+        if !done {
+            let name = self.hosts[h].name.clone();
+            self.fail(
+                &format!("lost host {name}: {why}; terminating the job"),
+                HOST_FAILURE,
+            );
+        }
+    }
+
+    fn tick(&mut self, now: Instant) {
+        for h in 0..self.hosts.len() {
+            if self.hosts[h].link.is_none() {
+                continue;
+            }
+            match self.hosts[h].live.tick(now) {
+                Beat::Send => self.send(h, &Msg::Heartbeat),
+                Beat::PeerDead => self.lose(h, "no heartbeat from its reflexd"),
+                Beat::Nothing => {}
+            }
+        }
+    }
+
+    fn poll_once(&mut self) {
+        let now = Instant::now();
+        let timeout = self
+            .hosts
+            .iter()
+            .filter(|h| h.link.is_some())
+            .map(|h| h.live.next_deadline(now))
+            .min()
+            .unwrap_or(Duration::ZERO)
+            .max(Duration::from_millis(1));
+        let (slots, ready) = {
+            let (slots, mut fds) = self.poll_set();
+            let timeout = PollTimeout::try_from(timeout).unwrap_or(PollTimeout::MAX);
+            if let Err(e) = poll(&mut fds, timeout) {
+                if e != Errno::EINTR {
+                    self.fail(&format!("poll failed: {e}"), HOST_FAILURE);
+                }
+                return;
+            }
+            let ready: Vec<PollFlags> = fds
+                .iter()
+                .map(|f| f.revents().unwrap_or(PollFlags::empty()))
+                .collect();
+            (slots, ready)
+        };
+        for (slot, flags) in slots.into_iter().zip(ready) {
+            if !flags.is_empty() {
+                match slot {
+                    Slot::Signals => self.read_signals(),
+                    Slot::Stdin => self.forward_stdin(),
+                    Slot::Host(h) => self.service_host(h),
+                }
+            }
+        }
+        for h in 0..self.hosts.len() {
+            if let Some(Err(e)) = self.hosts[h].link.as_mut().map(TlsLink::flush) {
+                self.lose(h, &e.to_string());
+            }
+        }
+    }
+
+    fn poll_set(&self) -> (Vec<Slot>, Vec<PollFd<'_>>) {
+        let mut set = vec![(
+            Slot::Signals,
+            PollFd::new(self.signals.as_fd(), PollFlags::POLLIN),
+        )];
+        for (h, host) in self.hosts.iter().enumerate() {
+            if let Some(link) = &host.link {
+                let mut events = PollFlags::POLLIN;
+                if link.wants_write() {
+                    events |= PollFlags::POLLOUT;
+                }
+                set.push((Slot::Host(h), PollFd::new(link.fd(), events)));
+            }
+        }
+        // stdin goes to rank 0 once it runs, and only while its link is not backed up.
+        let h0 = self.owner.first().copied().unwrap_or(0);
+        let rank0_ready = self.hosts.get(h0).is_some_and(|h| {
+            h.proto.phase() == reflexd::proto::client::HostPhase::Running
+                && h.link.as_ref().is_some_and(|l| !l.wants_write())
+        });
+        if let (Some(stdin), true) = (&self.stdin, rank0_ready) {
+            set.push((Slot::Stdin, PollFd::new(stdin.as_fd(), PollFlags::POLLIN)));
+        }
+        set.into_iter().unzip()
+    }
+
+    fn forward_stdin(&mut self) {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return;
+        };
+        let mut block = vec![0u8; STDIN_BLOCK];
+        let h0 = self.owner[0];
+        match stdin.read(&mut block) {
+            Ok(0) | Err(_) => {
+                self.stdin = None;
+                self.send(h0, &Msg::StdinEof);
+            }
+            Ok(n) => {
+                block.truncate(n);
+                self.send(h0, &Msg::Stdin(block));
+            }
+        }
+    }
+
+    fn read_signals(&mut self) {
+        while let Ok(Some(info)) = self.signals.read_signal() {
+            let signal = info.ssi_signo as i32;
+            if signal == Signal::SIGCHLD as i32 {
+                continue;
+            }
+            self.user_signals += 1;
+            if self.user_signals > 1 {
+                let message = format!(
+                    "received signal {signal} ({}) again; killing the job",
+                    signal_description(signal)
+                );
+                self.fail(&message, 128 + signal);
+            } else {
+                for h in 0..self.hosts.len() {
+                    self.send(h, &Msg::Signal(signal));
+                }
+            }
+        }
+    }
+
+    fn service_host(&mut self, h: usize) {
+        let Some(link) = self.hosts[h].link.as_mut() else {
+            return;
+        };
+        let received = match link.receive() {
+            Ok(r) => r,
+            Err(e) => return self.lose(h, &e.to_string()),
+        };
+        for msg in received.msgs {
+            self.hosts[h].live.heard(Instant::now());
+            match self.hosts[h].proto.on_message(msg) {
+                Ok(event) => self.on_event(h, event),
+                Err(text) => {
+                    let name = self.hosts[h].name.clone();
+                    self.fail(&format!("host {name}: {text}"), HOST_FAILURE);
+                    if let Some(mut link) = self.hosts[h].link.take() {
+                        link.close();
+                    }
+                    return;
+                }
+            }
+        }
+        if received.closed {
+            self.lose(h, "its reflexd closed the connection");
+        }
+    }
+
+    fn on_event(&mut self, h: usize, event: HostEvent) {
+        match event {
+            HostEvent::Nothing | HostEvent::Started { .. } => {}
+            HostEvent::Welcome { .. } => {
+                if let Some(launch) = self.hosts[h].launch.take() {
+                    self.send(h, &Msg::Launch(launch));
+                }
+            }
+            HostEvent::Output { rank, err, bytes } => self.output(rank, err, &bytes),
+            HostEvent::PmiRequest { rank, line } => {
+                let outcome = self.server.handle_line(rank, &line);
+                self.apply(outcome);
+            }
+            HostEvent::Exit { rank, status, how } => {
+                let outcome = self.server.disconnect(rank);
+                self.apply(outcome);
+                if status != 0 {
+                    let name = self.hosts[h].name.clone();
+                    let message = format!("rank {rank} (on {name}) {how}; terminating the job");
+                    self.fail(&message, status);
+                }
+            }
+            HostEvent::Done => {
+                if let Some(mut link) = self.hosts[h].link.take() {
+                    link.close();
+                }
+            }
+        }
+    }
+
+    fn output(&mut self, rank: u32, err: bool, bytes: &[u8]) {
+        let sink = if err { Sink::Stderr } else { Sink::Stdout };
+        match self.labels.as_mut() {
+            Some(labels) => {
+                let mut out = Vec::new();
+                labels
+                    .entry((rank, err))
+                    .or_insert_with(|| Labeler::new(rank))
+                    .feed(bytes, &mut out);
+                self.sinks.write(sink, &out);
+            }
+            None => self.sinks.write(sink, bytes),
+        }
+    }
+
+    /// Relays the PMI server's replies to the ranks' hosts and acts on its event.
+    fn apply(&mut self, outcome: Outcome) {
+        for reply in outcome.replies {
+            if let Some(&h) = self.owner.get(reply.rank as usize) {
+                let msg = Msg::PmiReply {
+                    rank: reply.rank,
+                    line: reply.line.into_bytes(),
+                };
+                self.send(h, &msg);
+            }
+        }
+        match outcome.event {
+            Some(Event::Abort { rank, code, msg }) => {
+                let detail = msg.map(|m| format!(": {m}")).unwrap_or_default();
+                self.fail(
+                    &format!("rank {rank} called MPI_Abort with code {code}{detail}"),
+                    code,
+                );
+            }
+            Some(Event::BarrierBroken { missing, waiting }) => self.fail(
+                &format!(
+                    "{waiting} rank(s) wait in a pmi barrier that rank {missing} can no longer \
+                     reach; terminating the job"
+                ),
+                1,
+            ),
+            Some(Event::ProtocolError { rank, error }) => self.fail(
+                &format!("rank {rank} broke the pmi protocol: {error}; terminating the job"),
+                1,
+            ),
+            Some(Event::Finalize { .. } | Event::BarrierComplete) | None => {}
+        }
+    }
+}
+
+fn server_size(assignments: &[(Assignment, TlsLink, LaunchSpec)]) -> usize {
+    assignments.iter().map(|(a, _, _)| a.ranks.len()).sum()
+}
+
+/// The uid and user name mpiexec runs as.
+fn current_user() -> (u32, String) {
+    let uid = nix::unistd::getuid();
+    let name = nix::unistd::User::from_uid(uid)
+        .ok()
+        .flatten()
+        .map_or_else(|| uid.to_string(), |u| u.name);
+    (uid.as_raw(), name)
+}
+
+/// The job description sent to one host.
+pub fn launch_spec(
+    spec: &crate::args::JobSpec,
+    kvsname: &str,
+    a: &Assignment,
+    vars: &[(OsString, OsString)],
+    cwd: &std::path::Path,
+) -> LaunchSpec {
+    let bytes = |s: &OsString| s.clone().into_vec();
+    let mut argv = vec![bytes(&spec.program)];
+    argv.extend(spec.args.iter().map(bytes));
+    LaunchSpec {
+        kvsname: kvsname.to_owned(),
+        size: spec.ranks,
+        ranks: a.ranks.clone(),
+        node: a.node,
+        argv,
+        env: vars.iter().map(|(k, v)| (bytes(k), bytes(v))).collect(),
+        cwd: cwd.as_os_str().to_owned().into_vec(),
+    }
+}
