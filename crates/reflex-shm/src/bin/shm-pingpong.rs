@@ -156,6 +156,8 @@ impl Side {
 
 /// What the leader measured in one run.
 struct Report {
+    /// Nanoseconds per packet sent to and received from the own ring (no transfer between cores).
+    self_ns: f64,
     /// One-way time of a bare flag through shared memory: the physical floor.
     floor_us: f64,
     one_way_us: Vec<f64>,
@@ -248,9 +250,36 @@ fn flag_ping_pong(lines: &[AtomicU64], rank: usize, iters: u64) -> f64 {
     start.elapsed().as_secs_f64() * 1e6 / (2 * iters) as f64
 }
 
+/// The fast path's cost without any cache-line transfer: 8-byte packets sent to this rank's own
+/// ring and received back in batches, in nanoseconds per packet.
+fn self_loop(side: &mut Side, iters: u64) -> f64 {
+    let me = side.t.rank();
+    let batch = reflex_shm::POLL_BURST as u64;
+    let start = Instant::now();
+    for _ in 0..iters / batch {
+        for _ in 0..batch {
+            let sent = side.t.try_send(me, 8, |b| b.copy_from_slice(&[1; 8]));
+            debug_assert!(sent.is_ok());
+        }
+        let got = side.t.poll(|_, b| {
+            std::hint::black_box(b);
+        });
+        assert_eq!(
+            got as u64, batch,
+            "self ring: every packet comes back in one poll"
+        );
+    }
+    start.elapsed().as_secs_f64() * 1e9 / (iters / batch * batch) as f64
+}
+
 /// Everything both processes run, in the same order.
 fn exchange(side: &mut Side, rank: usize, o: &Options, flags: &[AtomicU64]) -> Report {
     let max = side.t.max_packet();
+    let self_ns = if rank == 0 {
+        self_loop(side, o.iters * 10)
+    } else {
+        0.0
+    };
     let floor_us = flag_ping_pong(flags, rank, o.iters);
     let one_way_us = latencies(side, rank, o);
     let small = o.iters * 20;
@@ -258,6 +287,7 @@ fn exchange(side: &mut Side, rank: usize, o: &Options, flags: &[AtomicU64]) -> R
     let count = (o.stream_mib << 20) / max as u64;
     let stream_gbs = (count * max as u64) as f64 / stream(side, rank, max, count) / 1e9;
     Report {
+        self_ns,
         floor_us,
         one_way_us,
         rate_mpps,
@@ -389,6 +419,7 @@ fn main() {
     row("Mpkt/s 8B", &|r| r.rate_mpps);
     row("GB/s max", &|r| r.stream_gbs);
     row("flag (us)", &|r| r.floor_us);
+    row("self (ns)", &|r| r.self_ns);
     for (ordering, r) in &reports {
         println!("leader's slow paths ({ordering:?}): {:?}", r.stats);
     }
