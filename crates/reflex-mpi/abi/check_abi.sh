@@ -9,9 +9,10 @@
 #    facts must be identical.
 # 4. Lists what MPICH's mpi.h defines and Reflex's does not; everything
 #    there must be an MPICH-specific name of the documented ignore list.
-# 5. Compiles Reflex's header with the prototypes of functions.txt (and the
-#    generated header, when present) followed by MPICH's declarations of the
-#    same functions: the compiler confirms every prototype is compatible.
+# 5. Runs check_functions.py; compiles Reflex's header with the prototypes
+#    of functions.txt (and the generated header, when present) followed by
+#    MPICH's declarations of the same functions: the compiler confirms every
+#    prototype is compatible.
 #
 # Usage: check_abi.sh            (MPICH headers found in the Debian paths
 #                                 or MPICH_INCLUDE / MPICH_LIBDIR)
@@ -118,6 +119,8 @@ fi
 # one, each followed by MPICH's own declarations of the same functions: the
 # compiler rejects any conflicting type (in C++ inside extern "C", where a
 # different parameter list is an error rather than an overload).
+python3 "$here/check_functions.py" "$here/functions.txt" "$mpich_include" >"$tmp/functions.out" || status=1
+sed 's/^check_functions/check_abi: functions.txt/' "$tmp/functions.out"
 grep -v '^[[:space:]]*#' "$here/functions.txt" | grep -v '^[[:space:]]*$' |
     sed -E 's/:[A-Z][A-Z0-9_]*([,)])/\1/g; s/$/;/' >"$tmp/protos.h"
 sed -E 's/^([^(]*[ *])MPI_/\1PMPI_/' "$tmp/protos.h" >>"$tmp/protos.h.pmpi"
