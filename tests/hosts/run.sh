@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Multi-host tests of mpiexec -hosts + reflexd, with hosts emulated by network namespaces.
+#
+# Creates N namespaces (rxh<tag>-1..4) on a bridge with 10.77.<k>.1..4/24, one reflexd in each
+# (listening on its own address, certificates from a fresh CA), and runs mpiexec in the root
+# namespace. Checks: launch on 1-4 hosts, -l labels and placement, environment and cwd, exit
+# codes, stdin to rank 0, an MPI program across hosts (if libmpi and an MPI compiler are there),
+# a killed rank, SIGTERM to mpiexec, a killed daemon, refused certificates (other CA, other
+# user, other host), an unprivileged user; after each
+# failure case no process of the job and no job cgroup may remain. Everything is removed at the
+# end (trap). Skips cleanly (exit 0) without root or `ip netns`.
+#
+# Usage: tests/hosts/run.sh [BIN_DIR]   (BIN_DIR holds mpiexec, reflexd, reflex-session,
+#        reflex-ca; default: $CARGO_TARGET_DIR/release, else target/release)
+#        MPI_LIB_DIR=dir with libmpi.so.12/libmpich.so.12 to also run an MPI program.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BIN=${1:-${CARGO_TARGET_DIR:-target}/release}
+TAG=$(( $$ % 1000 ))
+NET=10.77.$(( $$ % 200 + 20 ))
+PORT=7290
+T=$(mktemp -d /tmp/reflex-hosts.XXXXXX) && chmod 755 "$T"
+PASS=0
+FAIL=0
+
+skip() { echo "tests/hosts: skipped: $*"; rm -rf "$T"; exit 0; }
+[ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
+command -v ip >/dev/null || skip "no ip command (iproute2)"
+for b in mpiexec reflexd reflex-session reflex-ca; do
+    [ -x "$BIN/$b" ] || { echo "tests/hosts: $BIN/$b missing (cargo build --release -p reflex-launch -p reflexd)"; exit 1; }
+done
+ip netns add "rxprobe$TAG" 2>/dev/null || skip "ip netns is not available here"
+ip netns del "rxprobe$TAG"
+
+NS=() DPID=()
+cleanup() {
+    for p in "${DPID[@]}"; do kill "$p" 2>/dev/null; done
+    for p in "${DPID[@]}"; do wait "$p" 2>/dev/null; done
+    for ns in "${NS[@]}"; do ip netns del "$ns" 2>/dev/null; done
+    ip link del "rxbr$TAG" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+# --- network: a bridge in the root namespace, one veth per host namespace
+ip link add "rxbr$TAG" type bridge && ip addr add "$NET.254/24" dev "rxbr$TAG" && ip link set "rxbr$TAG" up
+for i in 1 2 3 4; do
+    ns="rxh$TAG-$i"
+    ip netns add "$ns" && NS+=("$ns")
+    ip link add "rxv$TAG-$i" type veth peer name eth0 netns "$ns"
+    ip link set "rxv$TAG-$i" master "rxbr$TAG" up
+    ip -n "$ns" addr add "$NET.$i/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+done
+
+# --- certificates: one CA, a host certificate per address, users root, nobody, ghost, rogue
+"$BIN/reflex-ca" init "$T/ca" "Reflex test CA"
+"$BIN/reflex-ca" user "$T/ca" root "$T/root"
+"$BIN/reflex-ca" user "$T/ca" nobody "$T/nobody"
+"$BIN/reflex-ca" init "$T/rogue-ca" "Rogue CA"
+"$BIN/reflex-ca" user "$T/rogue-ca" root "$T/rogue"
+cp "$T/ca/ca.pem" "$T/rogue/ca.pem"   # the rogue user trusts the real hosts
+for i in 1 2 3 4; do "$BIN/reflex-ca" host "$T/ca" "$NET.$i" "$T/host$i"; done
+
+start_daemon() { # i
+    ip netns exec "rxh$TAG-$1" "$BIN/reflexd" -listen "$NET.$1:$PORT" -certs "$T/host$1" \
+        >"$T/reflexd$1.log" 2>&1 &
+    DPID[$1]=$!
+    for _ in $(seq 1 500); do grep -q listening "$T/reflexd$1.log" && return 0; sleep 0.01; done
+    echo "reflexd $1 did not start"; cat "$T/reflexd$1.log"; exit 1
+}
+for i in 1 2 3 4; do start_daemon $i; done
+
+hosts() { local n=$1 list=""; for i in $(seq 1 "$n"); do list+="${list:+,}$NET.$i${2:+:$2}"; done; echo "$list"; }
+MPIEXEC=("$BIN/mpiexec" -certs "$T/root")
+
+# check NAME WANT_RC OUT_REGEX -- command...   (stdout+stderr must match OUT_REGEX)
+check() {
+    local name=$1 want=$2 regex=$3; shift 4
+    local out rc
+    out=$("$@" 2>&1); rc=$?
+    if [ "$rc" = "$want" ] && grep -Eq -- "$regex" <<<"$out"; then
+        PASS=$((PASS + 1)); printf 'PASS  %s\n' "$name"
+    else
+        FAIL=$((FAIL + 1)); printf 'FAIL  %s (exit %s, want %s; output must match %s)\n' "$name" "$rc" "$want" "$regex"
+        sed 's/^/     | /' <<<"$out" | head -20
+    fi
+}
+
+# Nothing of a job may remain: no process with the marker, no job cgroup.
+check_clean() { # name marker
+    local left cg
+    for _ in $(seq 1 300); do pgrep -f "$2" >/dev/null || break; sleep 0.01; done
+    left=$(pgrep -f "$2" | wc -l)
+    cg=$(find /sys/fs/cgroup -maxdepth 3 -path '*/reflex/reflexd-*' -type d 2>/dev/null | wc -l)
+    if [ "$left" = 0 ] && [ "$cg" = 0 ]; then
+        PASS=$((PASS + 1)); printf 'PASS  %s: nothing left\n' "$1"
+    else
+        FAIL=$((FAIL + 1)); printf 'FAIL  %s: %s processes and %s job cgroups left\n' "$1" "$left" "$cg"
+        pkill -9 -f "$2"
+    fi
+}
+
+echo "== launch"
+check "1 host" 0 '^hello$' -- "${MPIEXEC[@]}" -hosts "$NET.1" -n 1 echo hello
+check "4 hosts, 8 ranks, labels" 0 '\[7\] 7 of 8 on 4/2' -- \
+    "${MPIEXEC[@]}" -hosts "$(hosts 4 2)" -n 8 -l sh -c 'echo $PMI_RANK of $PMI_SIZE on $(ip -4 -o addr show eth0 | sed "s/.*\.\([0-9]*\)\/.*/\1/")/$MPI_LOCALNRANKS'
+HOSTNUM='$(ip -4 -o addr show eth0 | sed "s/.*\.\([0-9]*\)\/.*/\1/")'
+check "-ppn 1 over 2 hosts" 0 '^0:1 1:2 2:1$' -- sh -c "\"\$0\" \"\$@\" | sort | tr '\n' ' ' | sed 's/ \$//'" \
+    "${MPIEXEC[@]}" -hosts "$(hosts 2 4)" -ppn 1 -n 3 sh -c "echo \$PMI_RANK:$HOSTNUM"
+check "environment and working directory" 0 "^X=42 $T\$" -- \
+    "${MPIEXEC[@]}" -hosts "$NET.2" -genv X 42 -wdir "$T" sh -c 'echo X=$X $(pwd)'
+check "hostfile" 0 '^2$' -- sh -c "printf '$NET.3 slots=2\n' > $T/hf && \"\$0\" \"\$@\" | grep -c x" \
+    "${MPIEXEC[@]}" -f "$T/hf" -n 2 echo x
+check "stdin goes to rank 0" 0 '^one line$' -- sh -c "echo 'one line' | \"\$0\" \"\$@\"" \
+    "${MPIEXEC[@]}" -hosts "$(hosts 2)" -n 2 cat
+
+echo "== failures"
+check "exit code of the first failing rank" 7 'rank 3 \(on '"$NET"'.4\) exited with status 7' -- \
+    "${MPIEXEC[@]}" -hosts "$(hosts 4)" -n 4 sh -c '[ $PMI_RANK = 3 ] && exit 7; sleep 1000 # rxmark-a'
+check_clean "failing rank" rxmark-a
+check "a killed rank" 137 'killed by signal 9' -- \
+    "${MPIEXEC[@]}" -hosts "$(hosts 2)" -n 2 sh -c '[ $PMI_RANK = 1 ] && kill -9 $$; (sleep 1000 # rxmark-b
+    ) ; sleep 1000 # rxmark-b'
+check_clean "killed rank" rxmark-b
+"${MPIEXEC[@]}" -hosts "$(hosts 2)" -n 2 sh -c 'setsid sleep 1000 & sleep 1000 # rxmark-c' >"$T/term.out" 2>&1 &
+MP=$!
+for _ in $(seq 1 500); do [ "$(pgrep -fc rxmark-c)" -ge 2 ] && break; sleep 0.01; done
+kill -TERM $MP; wait $MP; rc=$?
+if [ $rc = 143 ]; then PASS=$((PASS + 1)); echo "PASS  SIGTERM to mpiexec ends the job (143)"; else FAIL=$((FAIL + 1)); echo "FAIL  SIGTERM to mpiexec: exit $rc"; cat "$T/term.out"; fi
+check_clean "SIGTERM (with a setsid child)" 'sleep 1000'
+
+echo "== security"
+check "certificate from another CA" 1 'lost host .*(certificate|tls|closed)' -- \
+    "$BIN/mpiexec" -certs "$T/rogue" -hosts "$NET.1" true
+check "a certificate for another user" 1 'certificate is for user "nobody", the client says "root"' -- \
+    "$BIN/mpiexec" -certs "$T/nobody" -hosts "$NET.1" true
+chown -R nobody "$T/nobody"
+check "an unprivileged user runs as itself" 0 '^65534$' -- \
+    runuser -u nobody -- "$BIN/mpiexec" -certs "$T/nobody" -hosts "$NET.1" -wdir / id -u
+ip netns exec "rxh$TAG-1" "$BIN/reflexd" -listen "$NET.1:$((PORT + 1))" -certs "$T/host2" \
+    >"$T/wrong-host.log" 2>&1 &
+DPID+=($!)
+for _ in $(seq 1 500); do grep -q listening "$T/wrong-host.log" && break; sleep 0.01; done
+check "a daemon with another host's certificate" 1 'lost host .*(certificate|NotValidForName)' -- \
+    "${MPIEXEC[@]}" -hosts "$NET.1" -reflexd-port $((PORT + 1)) true
+if [ -n "${MPI_LIB_DIR:-}" ] && [ -e "${MPI_LIB_DIR}/libmpi.so.12" ] && command -v mpicc.mpich >/dev/null; then
+    echo "== MPI across hosts (TCP between hosts, shared memory within)"
+    mpicc.mpich -O2 examples/ring.c -o "$T/ring"
+    check "ring on 2 hosts x 2 ranks" 0 'came back as 6 \(expected 6\)' -- \
+        env LD_LIBRARY_PATH="$MPI_LIB_DIR" "${MPIEXEC[@]}" -hosts "$(hosts 2 2)" -n 4 "$T/ring"
+    check "ring on 4 hosts" 0 'came back as 6 \(expected 6\)' -- \
+        env LD_LIBRARY_PATH="$MPI_LIB_DIR" "${MPIEXEC[@]}" -hosts "$(hosts 4)" -n 4 "$T/ring"
+fi
+
+echo "== a killed daemon"
+"${MPIEXEC[@]}" -hosts "$(hosts 2)" -n 2 sh -c 'sleep 1000 # rxmark-d' >"$T/kd.out" 2>&1 &
+MP=$!
+for _ in $(seq 1 500); do [ "$(pgrep -fc rxmark-d)" -ge 2 ] && break; sleep 0.01; done
+kill -9 "${DPID[2]}"
+wait "${DPID[2]}" 2>/dev/null
+wait $MP; rc=$?
+if [ $rc != 0 ] && grep -q "lost host $NET.2\|reflexd is shutting down" "$T/kd.out"; then
+    PASS=$((PASS + 1)); echo "PASS  a killed daemon ends the job (exit $rc)"
+else
+    FAIL=$((FAIL + 1)); echo "FAIL  killed daemon: exit $rc"; cat "$T/kd.out"
+fi
+check_clean "killed daemon" rxmark-d
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" = 0 ]
