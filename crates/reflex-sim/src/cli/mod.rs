@@ -7,15 +7,16 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::{Deserialize, Serialize};
 
+mod simulate;
+
+pub use simulate::{Experiment, ReconfigArg, SimulateArgs};
+
 use crate::check::{check_deadlock_free, check_escape};
 use crate::error::{Result, SimError};
 use crate::metrics::RoutingMetrics;
-use crate::reconfig::{run_with_events, ControlTiming, Event, EventKind, Strategy};
-use crate::report::plot::{Plot, Series};
-use crate::report::{to_json, write_file};
 use crate::routing::{OrientationSpec, PathPolicy, RoutingSpec};
-use crate::sim::sweep::{linear_rates, progress_bar, saturation, sweep, to_csv, CSV_HEADER};
-use crate::sim::{Lengths, Pattern, SimConfig, Simulator, Switching};
+use crate::sim::sweep::progress_bar;
+use crate::sim::{SimConfig, Simulator};
 use crate::topology::format::{write_anynet, write_edge_list};
 use crate::topology::generate::TopologySpec;
 
@@ -267,192 +268,6 @@ impl RoutingArgs {
     }
 }
 
-/// A complete experiment as a JSON file (unknown keys are rejected).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Experiment {
-    /// Network.
-    pub topology: TopologySpec,
-    /// Routing.
-    pub routing: RoutingSpec,
-    /// Simulation parameters.
-    pub sim: SimConfig,
-    /// Offered loads to sweep (empty: only `sim.traffic.rate`).
-    #[serde(default)]
-    pub rates: Vec<f64>,
-    /// Topology changes during the run (needs virtual cut-through; the routing becomes adaptive
-    /// with the routing's orientation as escape).
-    #[serde(default)]
-    pub events: Vec<Event>,
-    /// How the events are handled.
-    #[serde(default = "default_strategy")]
-    pub reconfiguration: Strategy,
-    /// Control-plane timing.
-    #[serde(default)]
-    pub control: ControlTiming,
-}
-
-fn default_strategy() -> Strategy {
-    Strategy::Dynamic
-}
-
-/// Arguments of `simulate`.
-#[derive(Args, Debug, Clone)]
-pub struct SimulateArgs {
-    /// Experiment file (JSON); the other options build one when it is absent.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    #[command(flatten)]
-    pub topo: TopoArgs,
-    #[command(flatten)]
-    pub routing: RoutingArgs,
-    /// Switching technique.
-    #[arg(long, value_enum, default_value_t = SwitchingArg::Wormhole)]
-    pub switching: SwitchingArg,
-    /// Traffic pattern.
-    #[arg(long, value_enum, default_value_t = PatternArg::Uniform)]
-    pub pattern: PatternArg,
-    /// Message length in flits.
-    #[arg(long, default_value_t = 32)]
-    pub flits: u32,
-    /// Offered load, flits/cycle/host.
-    #[arg(long, default_value_t = 0.05)]
-    pub rate: f64,
-    /// Sweep this many loads up to --rate.
-    #[arg(long)]
-    pub sweep: Option<usize>,
-    /// Warm-up cycles.
-    #[arg(long, default_value_t = 20_000)]
-    pub warmup: u64,
-    /// Measured cycles.
-    #[arg(long, default_value_t = 50_000)]
-    pub cycles: u64,
-    /// Seed of the simulation.
-    #[arg(long, default_value_t = 1)]
-    pub sim_seed: u64,
-    /// Directory for result.json, sweep.csv and latency.svg.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Switch this switch off at --fail-at (and on again at --restore-at, if given).
-    #[arg(long)]
-    pub fail_switch: Option<usize>,
-    /// Cycle of the failure.
-    #[arg(long, default_value_t = 30_000)]
-    pub fail_at: u64,
-    /// Cycle the failed switch comes back.
-    #[arg(long)]
-    pub restore_at: Option<u64>,
-    /// Reconfiguration technique for --fail-switch.
-    #[arg(long, value_enum, default_value_t = ReconfigArg::Dynamic)]
-    pub reconfig: ReconfigArg,
-    /// Time-series window in cycles (0 = none).
-    #[arg(long, default_value_t = 0)]
-    pub window: u64,
-    /// Print the experiment as JSON (a starting point for --config) and exit.
-    #[arg(long)]
-    pub print_config: bool,
-}
-
-/// Reconfiguration techniques on the command line.
-#[derive(ValueEnum, Clone, Copy, Debug)]
-pub enum ReconfigArg {
-    /// Autonet-style: stop, flush, recompute, restart.
-    Static,
-    /// Topology Task + Partial Progressive Reconfiguration.
-    Dynamic,
-}
-
-/// Switching on the command line.
-#[derive(ValueEnum, Clone, Copy, Debug)]
-pub enum SwitchingArg {
-    /// Wormhole.
-    Wormhole,
-    /// Virtual cut-through.
-    Vct,
-}
-
-/// Patterns on the command line.
-#[derive(ValueEnum, Clone, Copy, Debug)]
-pub enum PatternArg {
-    /// Uniform.
-    Uniform,
-    /// Bit reversal.
-    BitReversal,
-    /// Perfect shuffle.
-    Shuffle,
-    /// Matrix transpose.
-    Transpose,
-    /// 60% within 5 links (host links included, i.e. 3 switch hops).
-    Local,
-}
-
-impl SimulateArgs {
-    fn experiment(&self) -> Result<Experiment> {
-        if let Some(path) = &self.config {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| SimError::io(format!("reading {}", path.display()), e))?;
-            return serde_json::from_str(&text).map_err(|e| {
-                SimError::parse(
-                    &path.display().to_string(),
-                    e.line(),
-                    e.to_string().to_lowercase(),
-                )
-            });
-        }
-        let mut sim = SimConfig::paper_a(self.flits, self.rate);
-        sim.warmup_cycles = self.warmup;
-        sim.measure_cycles = self.cycles;
-        sim.seed = self.sim_seed;
-        if let SwitchingArg::Vct = self.switching {
-            sim.switching = Switching::VirtualCutThrough;
-            sim.vcs = 2;
-            sim.buffer_flits = sim.buffer_flits.max(2 * self.flits);
-        }
-        sim.traffic.lengths = Lengths::Fixed { flits: self.flits };
-        sim.traffic.pattern = match self.pattern {
-            PatternArg::Uniform => Pattern::Uniform,
-            PatternArg::BitReversal => Pattern::BitReversal,
-            PatternArg::Shuffle => Pattern::PerfectShuffle,
-            PatternArg::Transpose => Pattern::Transpose,
-            PatternArg::Local => Pattern::Local {
-                radius: 3,
-                fraction: 0.6,
-            },
-        };
-        sim.window_cycles = self.window;
-        let rates = self
-            .sweep
-            .map(|n| linear_rates(self.rate, n))
-            .unwrap_or_default();
-        let mut events = Vec::new();
-        if let Some(switch) = self.fail_switch {
-            events.push(Event {
-                at: self.fail_at,
-                kind: EventKind::SwitchDown { switch },
-            });
-            if let Some(at) = self.restore_at {
-                events.push(Event {
-                    at,
-                    kind: EventKind::SwitchUp { switch },
-                });
-            }
-        }
-        let reconfiguration = match self.reconfig {
-            ReconfigArg::Static => Strategy::Static,
-            ReconfigArg::Dynamic => Strategy::Dynamic,
-        };
-        Ok(Experiment {
-            topology: self.topo.spec()?,
-            routing: self.routing.spec(),
-            sim,
-            rates,
-            events,
-            reconfiguration,
-            control: ControlTiming::default(),
-        })
-    }
-}
-
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
@@ -508,7 +323,7 @@ pub fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::CheckRandom { sizes, count } => check_random(&sizes, count),
-        Command::Simulate(args) => simulate(&args),
+        Command::Simulate(args) => simulate::simulate(&args),
         Command::Bench { topo, cycles, rate } => bench(&topo, cycles, rate),
         Command::Reproduce { quick, out, papers } => {
             let opts = crate::report::reproduce::ReproduceOptions {
@@ -612,85 +427,6 @@ pub fn check_random(sizes: &[usize], count: u64) -> Result<()> {
             })?;
         bar.finish_and_clear();
         println!("{n} switches: {count} topologies x 4 orientations x 3 table kinds passed");
-    }
-    Ok(())
-}
-
-fn simulate(args: &SimulateArgs) -> Result<()> {
-    let exp = args.experiment()?;
-    if args.print_config {
-        println!("{}", to_json(&exp));
-        return Ok(());
-    }
-    let t = exp.topology.build()?;
-    let may_leave = exp.sim.switching == Switching::VirtualCutThrough;
-    let b = exp.routing.build(&t, may_leave)?;
-    let label = exp.routing.orientation().label();
-    if !exp.events.is_empty() {
-        let r = run_with_events(
-            &t,
-            exp.routing.orientation(),
-            &exp.sim,
-            &exp.events,
-            exp.reconfiguration,
-            &exp.control,
-        )?;
-        println!("{}", to_json(&r));
-        if let Some(dir) = &args.out {
-            write_file(dir, "result.json", &to_json(&r))?;
-            let plot = Plot {
-                title: format!("{:?} reconfiguration", exp.reconfiguration),
-                x_label: "simulation time (cycles)".into(),
-                y_label: "instantaneous latency (cycles)".into(),
-                series: vec![Series {
-                    label,
-                    points: r
-                        .sim
-                        .series
-                        .iter()
-                        .map(|w| (w.start as f64, w.avg_latency))
-                        .collect(),
-                }],
-                y_max: None,
-            };
-            write_file(dir, "latency_over_time.svg", &plot.to_svg())?;
-        }
-        return Ok(());
-    }
-    if exp.rates.is_empty() {
-        let r = Simulator::new(t, b.routing, &exp.sim)?.run()?;
-        println!("{}", to_json(&r));
-        if let Some(dir) = &args.out {
-            write_file(dir, "result.json", &to_json(&r))?;
-        }
-        return Ok(());
-    }
-    let bar = progress_bar(exp.rates.len() as u64, &label, true);
-    let points = sweep(&t, &b.routing, &exp.sim, &exp.rates, &bar)?;
-    bar.finish_and_clear();
-    let csv = format!("{CSV_HEADER}{}", to_csv(&label, &points));
-    print!("{csv}");
-    println!(
-        "saturation throughput: {:.4} flits/cycle/host",
-        saturation(&points)
-    );
-    if let Some(dir) = &args.out {
-        write_file(dir, "sweep.csv", &csv)?;
-        write_file(dir, "sweep.json", &to_json(&points))?;
-        let plot = Plot {
-            title: format!("{label}: latency vs accepted traffic"),
-            x_label: "accepted traffic (flits/cycle/host)".into(),
-            y_label: "latency (cycles)".into(),
-            series: vec![Series {
-                label,
-                points: points
-                    .iter()
-                    .map(|p| (p.result.accepted, p.result.avg_latency))
-                    .collect(),
-            }],
-            y_max: None,
-        };
-        write_file(dir, "latency.svg", &plot.to_svg())?;
     }
     Ok(())
 }

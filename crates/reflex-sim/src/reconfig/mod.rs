@@ -1,6 +1,7 @@
 //! Reconfiguration after topology changes (Paper C, seed000b.md §C.1).
 //!
-//! Timed [`Event`]s switch switches or links off and on during a simulation. The network uses
+//! Timed [`Event`]s switch switches or links off and on during a simulation (a link is named by
+//! the two switches it joins). The network uses
 //! adaptive routing with an up*/down* escape VC (virtual cut-through, 2 VCs). After each event a
 //! control-plane *plan* ([`plan`]) schedules partial table updates; control messages travel in
 //! their own buffers, so they are modelled as delays (`hop_cycles` per hop plus `process_cycles`
@@ -40,6 +41,31 @@ pub enum EventKind {
         /// Switch.
         switch: usize,
     },
+    /// Take down the link between switches `a` and `b`.
+    LinkDown {
+        /// One end.
+        a: usize,
+        /// The other end.
+        b: usize,
+    },
+    /// Bring the link between switches `a` and `b` back up.
+    LinkUp {
+        /// One end.
+        a: usize,
+        /// The other end.
+        b: usize,
+    },
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EventKind::SwitchDown { switch } => write!(f, "switch {switch} down"),
+            EventKind::SwitchUp { switch } => write!(f, "switch {switch} up"),
+            EventKind::LinkDown { a, b } => write!(f, "link {a}-{b} down"),
+            EventKind::LinkUp { a, b } => write!(f, "link {a}-{b} up"),
+        }
+    }
 }
 
 /// A topology change at a cycle.
@@ -101,6 +127,8 @@ impl Default for ControlTiming {
 /// What one reconfiguration did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ReconfigRecord {
+    /// The topology change.
+    pub event: Option<EventKind>,
     /// Cycle of the topology change.
     pub event_at: u64,
     /// Cycles from the change to the last table update.
@@ -122,6 +150,33 @@ pub struct ReconfigResult {
     pub reconfigurations: Vec<ReconfigRecord>,
 }
 
+/// Rejects an event that names a missing switch or link or falls after the run's last cycle.
+fn validate_event(topo: &Topology, e: &Event, end: u64) -> Result<()> {
+    let unknown = |s: usize| s >= topo.switches();
+    let bad = match e.kind {
+        EventKind::SwitchDown { switch } | EventKind::SwitchUp { switch } if unknown(switch) => {
+            Some(format!(
+                "no switch {switch} (the network has {})",
+                topo.switches()
+            ))
+        }
+        EventKind::LinkDown { a, b } | EventKind::LinkUp { a, b }
+            if unknown(a) || unknown(b) || topo.find_link(a, b).is_none() =>
+        {
+            Some(format!("switches {a} and {b} are not linked"))
+        }
+        _ if e.at >= end => Some(format!("the run ends at cycle {end}")),
+        _ => None,
+    };
+    match bad {
+        Some(why) => Err(SimError::invalid(format!(
+            "event \"{}\" at cycle {}: {why}",
+            e.kind, e.at
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Simulates `topo` with adaptive routing (escape orientation `escape`) and `events`, handling
 /// each with `strategy`.
 pub fn run_with_events(
@@ -137,6 +192,10 @@ pub fn run_with_events(
             "reconfiguration is modelled for virtual cut-through (Paper C)",
         ));
     }
+    let end = cfg.warmup_cycles + cfg.measure_cycles;
+    for e in events {
+        validate_event(topo, e, end)?;
+    }
     let o = escape.orient(topo)?;
     let routing = AnyRouting::Adaptive(AdaptiveRouting::new(topo, &o, true));
     let mut sim = Simulator::new(topo.clone(), routing, cfg)?;
@@ -146,7 +205,6 @@ pub fn run_with_events(
     let mut next_event = 0;
     let mut queue: Vec<plan::Scheduled> = Vec::new();
     let mut records = Vec::new();
-    let end = cfg.warmup_cycles + cfg.measure_cycles;
     while sim.now() < end {
         if let Some(e) = events.get(next_event).filter(|e| e.at <= sim.now()) {
             next_event += 1;

@@ -71,6 +71,72 @@ fn flood_messages(topo: &Topology) -> u64 {
     (2 * m).saturating_sub(n.saturating_sub(1)) + 2 * n.saturating_sub(1)
 }
 
+/// What an event changed.
+#[derive(Clone, Copy, Debug)]
+enum Change {
+    /// A switch went down (`up == false`) or came back.
+    Switch { switch: usize, up: bool },
+    /// The link between `a` and `b` went down or came back.
+    Link { a: usize, b: usize },
+}
+
+impl Change {
+    /// Switches that detect the change (the initiator is the lowest live one).
+    fn neighbours(&self, before: &Topology, after: &Topology) -> Vec<usize> {
+        match *self {
+            Change::Switch { switch, up } => if up { after } else { before }
+                .adjacent(switch)
+                .iter()
+                .map(|n| n.switch)
+                .collect(),
+            Change::Link { a, b } => vec![a, b],
+        }
+    }
+
+    /// Initiator when no neighbour is live.
+    fn fallback_initiator(&self) -> usize {
+        match *self {
+            Change::Switch { switch, .. } => switch,
+            Change::Link { a, .. } => a,
+        }
+    }
+
+    /// A switch that joins the network (it becomes a leaf of the escape orientation).
+    fn joining(&self) -> Option<usize> {
+        match *self {
+            Change::Switch { switch, up: true } => Some(switch),
+            _ => None,
+        }
+    }
+}
+
+/// Applies the topology change of `kind` to the simulator.
+fn apply_event(sim: &mut Simulator, kind: &EventKind) -> Result<Change> {
+    let switches = sim.topology().switches();
+    let check = |s: usize| {
+        if s < switches {
+            Ok(s)
+        } else {
+            Err(SimError::invalid(format!("{kind}: unknown switch {s}")))
+        }
+    };
+    match *kind {
+        EventKind::SwitchDown { switch } | EventKind::SwitchUp { switch } => {
+            let up = matches!(kind, EventKind::SwitchUp { .. });
+            sim.set_switch(check(switch)?, up)?;
+            Ok(Change::Switch { switch, up })
+        }
+        EventKind::LinkDown { a, b } | EventKind::LinkUp { a, b } => {
+            let (a, b) = (check(a)?, check(b)?);
+            let link = sim.topology().find_link(a, b).ok_or_else(|| {
+                SimError::invalid(format!("{kind}: switches {a} and {b} are not linked"))
+            })?;
+            sim.set_link(link, matches!(kind, EventKind::LinkUp { .. }))?;
+            Ok(Change::Link { a, b })
+        }
+    }
+}
+
 /// Applies `e` to the simulator and returns the schedule that repairs the routing.
 pub fn make(
     sim: &mut Simulator,
@@ -80,37 +146,20 @@ pub fn make(
     timing: &ControlTiming,
 ) -> Result<Plan> {
     let before = sim.topology().clone();
-    let (switch, up) = match e.kind {
-        EventKind::SwitchDown { switch } => (switch, false),
-        EventKind::SwitchUp { switch } => (switch, true),
-    };
-    if switch >= before.switches() {
-        return Err(SimError::invalid(format!(
-            "event for unknown switch {switch}"
-        )));
-    }
-    sim.set_switch(switch, up)?;
+    let change = apply_event(sim, &e.kind)?;
     let topo = sim.topology().clone();
     if !topo.is_connected() {
         return Err(SimError::invalid(format!(
-            "switch {switch} going {} disconnects the network",
-            if up { "up" } else { "down" }
+            "{} disconnects the network",
+            e.kind
         )));
     }
-    let neighbours: Vec<usize> = if up {
-        topo.adjacent(switch)
-    } else {
-        before.adjacent(switch)
-    }
-    .iter()
-    .map(|n| n.switch)
-    .collect();
-    let initiator = neighbours
-        .iter()
-        .copied()
+    let initiator = change
+        .neighbours(&before, &topo)
+        .into_iter()
         .filter(|&s| topo.switch_up(s))
         .min()
-        .unwrap_or(switch);
+        .unwrap_or(change.fallback_initiator());
     let t_detect = sim.now() + timing.detect_cycles;
     let per = timing.hop_cycles + timing.process_cycles;
     let depth = depths(&topo, initiator);
@@ -122,6 +171,7 @@ pub fn make(
     let mut actions = Vec::new();
     let mut at = |t: u64, action: Action| actions.push(Scheduled { at: t, action });
     let mut record = ReconfigRecord {
+        event: Some(e.kind),
         event_at: sim.now(),
         ..Default::default()
     };
@@ -188,7 +238,7 @@ pub fn make(
             for &c in &dead {
                 installed.remove_channel(c);
             }
-            let start = adapt_orientation(&topo, orientation, up.then_some(switch));
+            let start = adapt_orientation(&topo, orientation, change.joining());
             let p = ppr::plan(&topo, &start, &installed)?;
             // PPR messages share the links with the TT distribution: one extra processing step per hop.
             let ppr_per = per + timing.process_cycles;

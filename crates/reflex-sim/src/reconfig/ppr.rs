@@ -51,19 +51,36 @@ pub struct PprPlan {
 }
 
 /// Orientation for `topo` from `old`: links that were not oriented (new or returning) point up
-/// away from `joining` (it becomes a leaf) or keep any consistent direction otherwise.
+/// away from `joining` (it becomes a leaf); any other returning link points the way that keeps
+/// the orientation acyclic (towards its higher-numbered end when both ways do). Adding an arc
+/// never creates a root, and the old turns stay legal, so the result is safe to install.
 pub fn adapt_orientation(
     topo: &Topology,
     old: &Orientation,
     joining: Option<usize>,
 ) -> Orientation {
-    let mut bits = old.restrict_to_live(topo).bits(topo);
-    for l in (0..topo.links()).filter(|&l| topo.link_live(l) && old.up_end(l).is_none()) {
+    let mut o = old.restrict_to_live(topo);
+    let fresh: Vec<usize> = (0..topo.links())
+        .filter(|&l| topo.link_live(l) && o.up_end(l).is_none())
+        .collect();
+    // Links of the joining switch first: they cannot close a cycle (it has no incoming arc).
+    let (own, other): (Vec<usize>, Vec<usize>) = fresh.into_iter().partition(|&l| {
         let k = topo.link(l);
-        // bit set = the higher-numbered end (b) is up.
-        bits[l] = joining != Some(k.b);
+        joining == Some(k.a) || joining == Some(k.b)
+    });
+    for l in own {
+        let k = topo.link(l);
+        o.set_up_end(topo, l, if joining == Some(k.b) { k.a } else { k.b });
     }
-    Orientation::from_bits(topo, &bits)
+    for l in other {
+        let k = topo.link(l);
+        o.set_up_end(topo, l, k.b);
+        // The graph without `l` is acyclic, so at most one direction closes a cycle.
+        if o.find_cycle(topo).is_some() {
+            o.set_up_end(topo, l, k.a);
+        }
+    }
+    o
 }
 
 /// Plans PPR from orientation `start` on the live `topo`; `installed` is the escape table in
@@ -176,6 +193,33 @@ mod tests {
             rounds += p.rounds.len();
         }
         assert!(rounds > 0, "no network needed a reversal round");
+    }
+
+    #[test]
+    fn link_failure_and_return_are_repaired_safely() {
+        for seed in 0..8 {
+            let mut t = irregular(16, 8, 4, &mut SimRng::new(seed)).unwrap();
+            let mut o = bfs_orientation(&t, 0);
+            let mut installed = TableRouting::all_shortest(&t, &o, 1, true);
+            for l in 0..t.links() {
+                t.set_link(l, false).unwrap();
+                if !t.is_connected() {
+                    t.set_link(l, true).unwrap();
+                    continue;
+                }
+                installed.remove_channel(2 * l);
+                installed.remove_channel(2 * l + 1);
+                let p = plan(&t, &adapt_orientation(&t, &o, None), &installed).unwrap();
+                // The link returns between two switches already in the network: its direction
+                // must not close a cycle.
+                t.set_link(l, true).unwrap();
+                let back = adapt_orientation(&t, &p.orientation, None);
+                back.validate(&t).unwrap();
+                let p2 = plan(&t, &back, &p.table).unwrap();
+                assert!(p2.rounds.is_empty());
+                (o, installed) = (p2.orientation, (*p2.table).clone());
+            }
+        }
     }
 
     #[test]

@@ -85,6 +85,14 @@ impl Orientation {
         }
     }
 
+    /// Makes `end` the up end of live link `l` (no-op for a dead link or a switch not on it).
+    pub fn set_up_end(&mut self, topo: &Topology, l: usize, end: usize) {
+        let k = topo.link(l);
+        if topo.link_live(l) && (end == k.a || end == k.b) {
+            self.up[l] = Some(end);
+        }
+    }
+
     /// Forgets links that are no longer live (links that became live stay without a direction).
     pub fn restrict_to_live(&self, topo: &Topology) -> Self {
         let up = (0..topo.links()).map(|l| {

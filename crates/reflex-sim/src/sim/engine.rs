@@ -583,6 +583,16 @@ impl Simulator {
         self.hosts[h].paused = paused;
     }
 
+    /// Packets holding an output VC of global port `gp` (their worm crosses its link).
+    fn owners_of_port(&self, gp: usize) -> impl Iterator<Item = u32> + '_ {
+        (0..self.vcs).filter_map(move |vc| {
+            let owner = self.out_owner[gp * self.vcs + vc];
+            (owner != NONE)
+                .then(|| self.units[owner as usize].runs.front().map(|r| r.pkt))
+                .flatten()
+        })
+    }
+
     /// Switches `s` up or down: packets inside a failing switch, or holding a channel into it, are
     /// discarded (`ComponentFailure`); the wiring is rebuilt. Routing tables are not touched.
     pub fn set_switch(&mut self, s: usize, up: bool) -> Result<()> {
@@ -591,15 +601,7 @@ impl Simulator {
             for gp in 0..self.net.ports() {
                 if let Peer::Link { down_port } = self.net.peer[gp] {
                     if self.net.port_switch[down_port as usize] as usize == s {
-                        for vc in 0..self.vcs {
-                            let owner = self.out_owner[gp * self.vcs + vc];
-                            if let Some(r) = (owner != NONE)
-                                .then(|| self.units[owner as usize].runs.front())
-                                .flatten()
-                            {
-                                doomed.push(r.pkt);
-                            }
-                        }
+                        doomed.extend(self.owners_of_port(gp));
                     }
                 }
             }
@@ -608,14 +610,51 @@ impl Simulator {
                     doomed.push(self.hosts[h].current);
                 }
             }
-            doomed.sort_unstable();
-            doomed.dedup();
-            for p in doomed {
-                self.discard_packet(p, DiscardCause::ComponentFailure);
-            }
+            self.discard_all_of(doomed);
         }
         self.topo.set_switch(s, up)?;
         self.net = NetMap::new(&self.topo);
         Ok(())
+    }
+
+    /// Enables or disables link `l`. A failing link loses the packets whose worm crosses it
+    /// (some flit sent, tail not yet: `ComponentFailure`); a header granted the link but not yet
+    /// sent gives the grant back and is routed again. Routing tables are not touched.
+    pub fn set_link(&mut self, l: usize, up: bool) -> Result<()> {
+        if l >= self.topo.links() {
+            return Err(SimError::invalid(format!("unknown link {l}")));
+        }
+        if !up {
+            let mut doomed = Vec::new();
+            for c in [2 * l, 2 * l + 1] {
+                let gp = self.net.channel_port[c] as usize;
+                for vc in 0..self.vcs {
+                    let ov = gp * self.vcs + vc;
+                    let owner = self.out_owner[ov];
+                    if owner == NONE {
+                        continue;
+                    }
+                    match self.units[owner as usize].runs.front() {
+                        Some(r) if r.sent > 0 => doomed.push(r.pkt),
+                        _ => {
+                            self.units[owner as usize].granted = NONE;
+                            self.out_owner[ov] = NONE;
+                        }
+                    }
+                }
+            }
+            self.discard_all_of(doomed);
+        }
+        self.topo.set_link(l, up)?;
+        self.net = NetMap::new(&self.topo);
+        Ok(())
+    }
+
+    fn discard_all_of(&mut self, mut doomed: Vec<u32>) {
+        doomed.sort_unstable();
+        doomed.dedup();
+        for p in doomed {
+            self.discard_packet(p, DiscardCause::ComponentFailure);
+        }
     }
 }

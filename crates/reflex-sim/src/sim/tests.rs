@@ -179,3 +179,45 @@ fn adaptive_vct_under_load_conserves_flits() {
     }
     assert!(sim.result().delivered_packets > 500);
 }
+
+#[test]
+fn link_failure_discards_the_crossing_worm() {
+    // The header crosses the only link at cycle 25; at cycle 40 the worm spans it.
+    let t = line(2, 1);
+    let mut sim = Simulator::new(t.clone(), updown(&t), &quiet(32)).unwrap();
+    sim.send(0, 1, 32).unwrap();
+    while sim.now() < 40 {
+        sim.step().unwrap();
+    }
+    sim.set_link(0, false).unwrap();
+    sim.audit().unwrap();
+    let r = drain(&mut sim);
+    assert_eq!(r.delivered_packets, 0);
+    assert_eq!(r.discarded.get("component_failure"), Some(&1));
+    assert!(sim.set_link(1, false).is_err());
+}
+
+#[test]
+fn link_failure_before_the_first_flit_reroutes() {
+    // 0 -> 2 on a ring of four: granted the link to switch 1 at cycle 24, nothing sent yet at 25;
+    // the link fails, the header gives the grant back and goes round through switch 3.
+    let t = ring(4, 1);
+    let mut sim = Simulator::new(t.clone(), updown(&t), &quiet(8)).unwrap();
+    sim.send(0, 2, 8).unwrap();
+    while sim.now() < 25 {
+        sim.step().unwrap();
+    }
+    let l = t.find_link(0, 1).unwrap();
+    let gp = sim.net.channel_port[t.channel(l, 0)] as usize;
+    assert_ne!(
+        sim.out_owner[gp],
+        network::NONE,
+        "the header holds the link"
+    );
+    sim.set_link(l, false).unwrap();
+    let r = drain(&mut sim);
+    assert_eq!(r.delivered_packets, 1);
+    assert!(r.discarded.is_empty(), "{:?}", r.discarded);
+    assert_eq!(r.avg_hops, 2.0);
+    assert!(r.avg_latency > 3.0 * 25.0 + 7.0);
+}

@@ -387,6 +387,12 @@ impl Topology {
         Ok(())
     }
 
+    /// The link between switches `a` and `b` (live or not), if they are wired together.
+    pub fn find_link(&self, a: usize, b: usize) -> Option<usize> {
+        let (lo, hi) = (a.min(b), a.max(b));
+        self.links.iter().position(|k| k.a == lo && k.b == hi)
+    }
+
     /// Channel leaving `from` on link `l`.
     pub fn channel(&self, l: usize, from: usize) -> usize {
         if self.links[l].a == from {
@@ -586,5 +592,11 @@ pub(crate) mod tests {
         t.set_switch(1, true).unwrap();
         t.set_switch(4, true).unwrap();
         assert_eq!(t.live_links(), 6);
+        let l = t.find_link(3, 2).unwrap();
+        assert_eq!(t.find_link(2, 3), Some(l));
+        assert_eq!(t.find_link(0, 3), None);
+        t.set_link(l, false).unwrap();
+        assert!(!t.link_live(l));
+        assert_eq!(t.distances_from(2)[3], 5);
     }
 }
