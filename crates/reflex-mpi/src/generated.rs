@@ -6,2519 +6,589 @@
 use crate::ffi;
 use std::ffi::{c_char, c_int, c_void};
 
-/// `PMPI_DUP_FN`: the implementation (MPI-3.1).
+/// `PMPI_Abort`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_DUP_FN` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Abort` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_DUP_FN(oldcomm: ffi::MPI_Comm, keyval: c_int, extra_state: *mut c_void, attribute_val_in: *mut c_void, attribute_val_out: *mut c_void, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_DUP_FN")
-}
-
-/// `MPI_DUP_FN`: forwards to `PMPI_DUP_FN` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_DUP_FN`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_DUP_FN(oldcomm: ffi::MPI_Comm, keyval: c_int, extra_state: *mut c_void, attribute_val_in: *mut c_void, attribute_val_out: *mut c_void, flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_DUP_FN.
-    unsafe { PMPI_DUP_FN(oldcomm, keyval, extra_state, attribute_val_in, attribute_val_out, flag) }
-}
-
-/// `PMPI_Status_c2f`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Status_c2f` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_c2f(c_status: *const ffi::MPI_Status, f_status: *mut ffi::MPI_Fint) -> c_int {
-    crate::call::unsupported("MPI_Status_c2f")
-}
-
-/// `MPI_Status_c2f`: forwards to `PMPI_Status_c2f` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Status_c2f`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Status_c2f(c_status: *const ffi::MPI_Status, f_status: *mut ffi::MPI_Fint) -> c_int {
-    // SAFETY: same contract as PMPI_Status_c2f.
-    unsafe { PMPI_Status_c2f(c_status, f_status) }
-}
-
-/// `PMPI_Status_f2c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Status_f2c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_f2c(f_status: *const ffi::MPI_Fint, c_status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_Status_f2c")
-}
-
-/// `MPI_Status_f2c`: forwards to `PMPI_Status_f2c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Status_f2c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Status_f2c(f_status: *const ffi::MPI_Fint, c_status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Status_f2c.
-    unsafe { PMPI_Status_f2c(f_status, c_status) }
-}
-
-/// `PMPI_Status_f082c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Status_f082c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_f082c(f08_status: *const ffi::MPI_F08_status, c_status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_Status_f082c")
-}
-
-/// `MPI_Status_f082c`: forwards to `PMPI_Status_f082c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Status_f082c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Status_f082c(f08_status: *const ffi::MPI_F08_status, c_status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Status_f082c.
-    unsafe { PMPI_Status_f082c(f08_status, c_status) }
-}
-
-/// `PMPI_Status_c2f08`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Status_c2f08` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_c2f08(c_status: *const ffi::MPI_Status, f08_status: *mut ffi::MPI_F08_status) -> c_int {
-    crate::call::unsupported("MPI_Status_c2f08")
-}
-
-/// `MPI_Status_c2f08`: forwards to `PMPI_Status_c2f08` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Status_c2f08`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Status_c2f08(c_status: *const ffi::MPI_Status, f08_status: *mut ffi::MPI_F08_status) -> c_int {
-    // SAFETY: same contract as PMPI_Status_c2f08.
-    unsafe { PMPI_Status_c2f08(c_status, f08_status) }
-}
-
-/// `PMPI_Status_f082f`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Status_f082f` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_f082f(f08_status: *const ffi::MPI_F08_status, f_status: *mut ffi::MPI_Fint) -> c_int {
-    crate::call::unsupported("MPI_Status_f082f")
-}
-
-/// `MPI_Status_f082f`: forwards to `PMPI_Status_f082f` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Status_f082f`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Status_f082f(f08_status: *const ffi::MPI_F08_status, f_status: *mut ffi::MPI_Fint) -> c_int {
-    // SAFETY: same contract as PMPI_Status_f082f.
-    unsafe { PMPI_Status_f082f(f08_status, f_status) }
-}
-
-/// `PMPI_Status_f2f08`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Status_f2f08` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_f2f08(f_status: *const ffi::MPI_Fint, f08_status: *mut ffi::MPI_F08_status) -> c_int {
-    crate::call::unsupported("MPI_Status_f2f08")
-}
-
-/// `MPI_Status_f2f08`: forwards to `PMPI_Status_f2f08` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Status_f2f08`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Status_f2f08(f_status: *const ffi::MPI_Fint, f08_status: *mut ffi::MPI_F08_status) -> c_int {
-    // SAFETY: same contract as PMPI_Status_f2f08.
-    unsafe { PMPI_Status_f2f08(f_status, f08_status) }
-}
-
-/// `PMPI_Type_create_f90_integer`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_create_f90_integer` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_integer(r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_f90_integer")
-}
-
-/// `MPI_Type_create_f90_integer`: forwards to `PMPI_Type_create_f90_integer` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_create_f90_integer`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_f90_integer(r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    // SAFETY: same contract as PMPI_Type_create_f90_integer.
-    unsafe { PMPI_Type_create_f90_integer(r, newtype) }
-}
-
-/// `PMPI_Type_create_f90_real`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_create_f90_real` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_f90_real")
-}
-
-/// `MPI_Type_create_f90_real`: forwards to `PMPI_Type_create_f90_real` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_create_f90_real`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    // SAFETY: same contract as PMPI_Type_create_f90_real.
-    unsafe { PMPI_Type_create_f90_real(p, r, newtype) }
-}
-
-/// `PMPI_Type_create_f90_complex`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_create_f90_complex` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_f90_complex")
-}
-
-/// `MPI_Type_create_f90_complex`: forwards to `PMPI_Type_create_f90_complex` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_create_f90_complex`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    // SAFETY: same contract as PMPI_Type_create_f90_complex.
-    unsafe { PMPI_Type_create_f90_complex(p, r, newtype) }
-}
-
-/// `PMPI_Attr_delete`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Attr_delete` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Attr_delete(comm: ffi::MPI_Comm, keyval: c_int) -> c_int {
-    crate::call::unsupported("MPI_Attr_delete")
-}
-
-/// `MPI_Attr_delete`: forwards to `PMPI_Attr_delete` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Attr_delete`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Attr_delete(comm: ffi::MPI_Comm, keyval: c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Attr_delete.
-    unsafe { PMPI_Attr_delete(comm, keyval) }
-}
-
-/// `PMPI_Attr_get`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Attr_get` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Attr_get(comm: ffi::MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    crate::call::world("MPI_Attr_get", Some(comm), |w| {
+pub unsafe extern "C" fn PMPI_Abort(comm: ffi::MPI_Comm, errorcode: c_int) -> c_int {
+    crate::call::world("MPI_Abort", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::imp::attr_get(w, comm, keyval, attribute_val, flag)
+            crate::imp::abort(w, comm, errorcode)
         })
 }
 
-/// `MPI_Attr_get`: forwards to `PMPI_Attr_get` (profiling tools interpose this symbol).
+/// `MPI_Abort`: forwards to `PMPI_Abort` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Attr_get`.
+/// As for `PMPI_Abort`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Attr_get(comm: ffi::MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Attr_get.
-    unsafe { PMPI_Attr_get(comm, keyval, attribute_val, flag) }
+pub unsafe extern "C" fn MPI_Abort(comm: ffi::MPI_Comm, errorcode: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Abort.
+    unsafe { PMPI_Abort(comm, errorcode) }
 }
 
-/// `PMPI_Attr_put`: the implementation (MPI-3.1).
+/// `PMPI_Add_error_class`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Attr_put` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Add_error_class` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Attr_put(comm: ffi::MPI_Comm, keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Attr_put")
+pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Add_error_class")
 }
 
-/// `MPI_Attr_put`: forwards to `PMPI_Attr_put` (profiling tools interpose this symbol).
+/// `MPI_Add_error_class`: forwards to `PMPI_Add_error_class` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Attr_put`.
+/// As for `PMPI_Add_error_class`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Attr_put(comm: ffi::MPI_Comm, keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    // SAFETY: same contract as PMPI_Attr_put.
-    unsafe { PMPI_Attr_put(comm, keyval, attribute_val) }
+pub unsafe extern "C" fn MPI_Add_error_class(errorclass: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Add_error_class.
+    unsafe { PMPI_Add_error_class(errorclass) }
 }
 
-/// `PMPI_Comm_create_keyval`: the implementation (MPI-3.1).
+/// `PMPI_Add_error_code`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_create_keyval` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Add_error_code` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_keyval(comm_copy_attr_fn: *const c_void, comm_delete_attr_fn: *const c_void, comm_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Comm_create_keyval")
+pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Add_error_code")
 }
 
-/// `MPI_Comm_create_keyval`: forwards to `PMPI_Comm_create_keyval` (profiling tools interpose this symbol).
+/// `MPI_Add_error_code`: forwards to `PMPI_Add_error_code` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_create_keyval`.
+/// As for `PMPI_Add_error_code`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_create_keyval(comm_copy_attr_fn: *const c_void, comm_delete_attr_fn: *const c_void, comm_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_create_keyval.
-    unsafe { PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state) }
+pub unsafe extern "C" fn MPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Add_error_code.
+    unsafe { PMPI_Add_error_code(errorclass, errorcode) }
 }
 
-/// `PMPI_Comm_delete_attr`: the implementation (MPI-3.1).
+/// `PMPI_Add_error_string`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_delete_attr` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Add_error_string` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_delete_attr(comm: ffi::MPI_Comm, comm_keyval: c_int) -> c_int {
-    crate::call::unsupported("MPI_Comm_delete_attr")
+pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
+    crate::call::unsupported("MPI_Add_error_string")
 }
 
-/// `MPI_Comm_delete_attr`: forwards to `PMPI_Comm_delete_attr` (profiling tools interpose this symbol).
+/// `MPI_Add_error_string`: forwards to `PMPI_Add_error_string` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_delete_attr`.
+/// As for `PMPI_Add_error_string`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_delete_attr(comm: ffi::MPI_Comm, comm_keyval: c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_delete_attr.
-    unsafe { PMPI_Comm_delete_attr(comm, comm_keyval) }
+pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
+    // SAFETY: same contract as PMPI_Add_error_string.
+    unsafe { PMPI_Add_error_string(errorcode, string) }
 }
 
-/// `PMPI_Comm_free_keyval`: the implementation (MPI-3.1).
+/// `PMPI_Alloc_mem`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_free_keyval` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Alloc_mem` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Comm_free_keyval")
+pub unsafe extern "C" fn PMPI_Alloc_mem(size: ffi::MPI_Aint, info: ffi::MPI_Info, baseptr: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_Alloc_mem")
 }
 
-/// `MPI_Comm_free_keyval`: forwards to `PMPI_Comm_free_keyval` (profiling tools interpose this symbol).
+/// `MPI_Alloc_mem`: forwards to `PMPI_Alloc_mem` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_free_keyval`.
+/// As for `PMPI_Alloc_mem`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_free_keyval.
-    unsafe { PMPI_Comm_free_keyval(comm_keyval) }
+pub unsafe extern "C" fn MPI_Alloc_mem(size: ffi::MPI_Aint, info: ffi::MPI_Info, baseptr: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Alloc_mem.
+    unsafe { PMPI_Alloc_mem(size, info, baseptr) }
 }
 
-/// `PMPI_Comm_get_attr`: the implementation (MPI-3.1).
+/// `PMPI_Comm_call_errhandler`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_get_attr` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_call_errhandler` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_attr(comm: ffi::MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    crate::call::world("MPI_Comm_get_attr", Some(comm), |w| {
+pub unsafe extern "C" fn PMPI_Comm_call_errhandler(comm: ffi::MPI_Comm, errorcode: c_int) -> c_int {
+    crate::call::world("MPI_Comm_call_errhandler", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::imp::comm_get_attr(w, comm, comm_keyval, attribute_val, flag)
+            crate::imp::comm_call_errhandler(w, comm, errorcode)
         })
 }
 
-/// `MPI_Comm_get_attr`: forwards to `PMPI_Comm_get_attr` (profiling tools interpose this symbol).
+/// `MPI_Comm_call_errhandler`: forwards to `PMPI_Comm_call_errhandler` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_get_attr`.
+/// As for `PMPI_Comm_call_errhandler`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_attr(comm: ffi::MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_get_attr.
-    unsafe { PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag) }
+pub unsafe extern "C" fn MPI_Comm_call_errhandler(comm: ffi::MPI_Comm, errorcode: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_call_errhandler.
+    unsafe { PMPI_Comm_call_errhandler(comm, errorcode) }
 }
 
-/// `PMPI_Comm_set_attr`: the implementation (MPI-3.1).
+/// `PMPI_Comm_create_errhandler`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_set_attr` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_create_errhandler` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_set_attr(comm: ffi::MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Comm_set_attr")
+pub unsafe extern "C" fn PMPI_Comm_create_errhandler(comm_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    crate::call::world("MPI_Comm_create_errhandler", None, |w| {
+            crate::kinds::out_ptr(errhandler, "errhandler")?;
+            crate::imp::comm_create_errhandler(w, comm_errhandler_fn, errhandler)
+        })
 }
 
-/// `MPI_Comm_set_attr`: forwards to `PMPI_Comm_set_attr` (profiling tools interpose this symbol).
+/// `MPI_Comm_create_errhandler`: forwards to `PMPI_Comm_create_errhandler` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_set_attr`.
+/// As for `PMPI_Comm_create_errhandler`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_set_attr(comm: ffi::MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_set_attr.
-    unsafe { PMPI_Comm_set_attr(comm, comm_keyval, attribute_val) }
+pub unsafe extern "C" fn MPI_Comm_create_errhandler(comm_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_create_errhandler.
+    unsafe { PMPI_Comm_create_errhandler(comm_errhandler_fn, errhandler) }
 }
 
-/// `PMPI_Keyval_create`: the implementation (MPI-3.1).
+/// `PMPI_Comm_get_errhandler`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Keyval_create` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_get_errhandler` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Keyval_create(copy_fn: *const c_void, delete_fn: *const c_void, keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Keyval_create")
-}
-
-/// `MPI_Keyval_create`: forwards to `PMPI_Keyval_create` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Keyval_create`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Keyval_create(copy_fn: *const c_void, delete_fn: *const c_void, keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    // SAFETY: same contract as PMPI_Keyval_create.
-    unsafe { PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state) }
-}
-
-/// `PMPI_Keyval_free`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Keyval_free` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Keyval_free(keyval: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Keyval_free")
-}
-
-/// `MPI_Keyval_free`: forwards to `PMPI_Keyval_free` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Keyval_free`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Keyval_free(keyval: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Keyval_free.
-    unsafe { PMPI_Keyval_free(keyval) }
-}
-
-/// `PMPI_Type_create_keyval`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_create_keyval` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_keyval(type_copy_attr_fn: *const c_void, type_delete_attr_fn: *const c_void, type_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Type_create_keyval")
-}
-
-/// `MPI_Type_create_keyval`: forwards to `PMPI_Type_create_keyval` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_create_keyval`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_keyval(type_copy_attr_fn: *const c_void, type_delete_attr_fn: *const c_void, type_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    // SAFETY: same contract as PMPI_Type_create_keyval.
-    unsafe { PMPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state) }
-}
-
-/// `PMPI_Type_delete_attr`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_delete_attr` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_delete_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int) -> c_int {
-    crate::call::unsupported("MPI_Type_delete_attr")
-}
-
-/// `MPI_Type_delete_attr`: forwards to `PMPI_Type_delete_attr` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_delete_attr`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_delete_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Type_delete_attr.
-    unsafe { PMPI_Type_delete_attr(datatype, type_keyval) }
-}
-
-/// `PMPI_Type_free_keyval`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_free_keyval` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_free_keyval(type_keyval: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Type_free_keyval")
-}
-
-/// `MPI_Type_free_keyval`: forwards to `PMPI_Type_free_keyval` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_free_keyval`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_free_keyval(type_keyval: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Type_free_keyval.
-    unsafe { PMPI_Type_free_keyval(type_keyval) }
-}
-
-/// `PMPI_Type_get_attr`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_get_attr` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Type_get_attr")
-}
-
-/// `MPI_Type_get_attr`: forwards to `PMPI_Type_get_attr` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_get_attr`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Type_get_attr.
-    unsafe { PMPI_Type_get_attr(datatype, type_keyval, attribute_val, flag) }
-}
-
-/// `PMPI_Type_set_attr`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_set_attr` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_set_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Type_set_attr")
-}
-
-/// `MPI_Type_set_attr`: forwards to `PMPI_Type_set_attr` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_set_attr`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_set_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    // SAFETY: same contract as PMPI_Type_set_attr.
-    unsafe { PMPI_Type_set_attr(datatype, type_keyval, attribute_val) }
-}
-
-/// `PMPI_Win_create_keyval`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_create_keyval` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_keyval(win_copy_attr_fn: *const c_void, win_delete_attr_fn: *const c_void, win_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Win_create_keyval")
-}
-
-/// `MPI_Win_create_keyval`: forwards to `PMPI_Win_create_keyval` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_create_keyval`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_create_keyval(win_copy_attr_fn: *const c_void, win_delete_attr_fn: *const c_void, win_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    // SAFETY: same contract as PMPI_Win_create_keyval.
-    unsafe { PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state) }
-}
-
-/// `PMPI_Win_delete_attr`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_delete_attr` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_delete_attr(win: ffi::MPI_Win, win_keyval: c_int) -> c_int {
-    crate::call::unsupported("MPI_Win_delete_attr")
-}
-
-/// `MPI_Win_delete_attr`: forwards to `PMPI_Win_delete_attr` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_delete_attr`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_delete_attr(win: ffi::MPI_Win, win_keyval: c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Win_delete_attr.
-    unsafe { PMPI_Win_delete_attr(win, win_keyval) }
-}
-
-/// `PMPI_Win_free_keyval`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_free_keyval` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_free_keyval(win_keyval: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Win_free_keyval")
-}
-
-/// `MPI_Win_free_keyval`: forwards to `PMPI_Win_free_keyval` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_free_keyval`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_free_keyval(win_keyval: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Win_free_keyval.
-    unsafe { PMPI_Win_free_keyval(win_keyval) }
-}
-
-/// `PMPI_Win_get_attr`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_get_attr` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_attr(win: ffi::MPI_Win, win_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Win_get_attr")
-}
-
-/// `MPI_Win_get_attr`: forwards to `PMPI_Win_get_attr` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_get_attr`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_get_attr(win: ffi::MPI_Win, win_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Win_get_attr.
-    unsafe { PMPI_Win_get_attr(win, win_keyval, attribute_val, flag) }
-}
-
-/// `PMPI_Win_set_attr`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_set_attr` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_set_attr(win: ffi::MPI_Win, win_keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Win_set_attr")
-}
-
-/// `MPI_Win_set_attr`: forwards to `PMPI_Win_set_attr` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_set_attr`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_set_attr(win: ffi::MPI_Win, win_keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    // SAFETY: same contract as PMPI_Win_set_attr.
-    unsafe { PMPI_Win_set_attr(win, win_keyval, attribute_val) }
-}
-
-/// `PMPI_Allgather`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Allgather` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Allgather", Some(comm), |w| {
+pub unsafe extern "C" fn PMPI_Comm_get_errhandler(comm: ffi::MPI_Comm, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    crate::call::world("MPI_Comm_get_errhandler", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(sendbuf, sendcount, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(sendtype)?;
-            crate::kinds::buffer(recvbuf, recvcount, "recvbuf")?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(recvtype)?;
-            crate::imp::allgather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
+            crate::kinds::out_ptr(errhandler, "errhandler")?;
+            crate::imp::comm_get_errhandler(w, comm, errhandler)
         })
 }
 
-/// `MPI_Allgather`: forwards to `PMPI_Allgather` (profiling tools interpose this symbol).
+/// `MPI_Comm_get_errhandler`: forwards to `PMPI_Comm_get_errhandler` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Allgather`.
+/// As for `PMPI_Comm_get_errhandler`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Allgather.
-    unsafe { PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
+pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: ffi::MPI_Comm, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_get_errhandler.
+    unsafe { PMPI_Comm_get_errhandler(comm, errhandler) }
 }
 
-/// `PMPI_Allgather_init`: the implementation (MPI-3.1).
+/// `PMPI_Comm_set_errhandler`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Allgather_init` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_set_errhandler` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Allgather_init")
-}
-
-/// `MPI_Allgather_init`: forwards to `PMPI_Allgather_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Allgather_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Allgather_init.
-    unsafe { PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request) }
-}
-
-/// `PMPI_Allgatherv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Allgatherv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Allgatherv")
-}
-
-/// `MPI_Allgatherv`: forwards to `PMPI_Allgatherv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Allgatherv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Allgatherv.
-    unsafe { PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm) }
-}
-
-/// `PMPI_Allgatherv_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Allgatherv_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Allgatherv_init")
-}
-
-/// `MPI_Allgatherv_init`: forwards to `PMPI_Allgatherv_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Allgatherv_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Allgatherv_init.
-    unsafe { PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request) }
-}
-
-/// `PMPI_Allreduce`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Allreduce` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Allreduce", Some(comm), |w| {
+pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: ffi::MPI_Comm, errhandler: ffi::MPI_Errhandler) -> c_int {
+    crate::call::world("MPI_Comm_set_errhandler", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(sendbuf, count, "sendbuf")?;
-            crate::kinds::buffer(recvbuf, count, "recvbuf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let op = crate::kinds::op(op)?;
-            crate::imp::allreduce(w, sendbuf, recvbuf, count, datatype, op, comm)
+            crate::imp::comm_set_errhandler(w, comm, errhandler)
         })
 }
 
-/// `MPI_Allreduce`: forwards to `PMPI_Allreduce` (profiling tools interpose this symbol).
+/// `MPI_Comm_set_errhandler`: forwards to `PMPI_Comm_set_errhandler` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Allreduce`.
+/// As for `PMPI_Comm_set_errhandler`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Allreduce.
-    unsafe { PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm) }
+pub unsafe extern "C" fn MPI_Comm_set_errhandler(comm: ffi::MPI_Comm, errhandler: ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_set_errhandler.
+    unsafe { PMPI_Comm_set_errhandler(comm, errhandler) }
 }
 
-/// `PMPI_Allreduce_init`: the implementation (MPI-3.1).
+/// `PMPI_Errhandler_free`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Allreduce_init` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Errhandler_free` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Allreduce_init")
-}
-
-/// `MPI_Allreduce_init`: forwards to `PMPI_Allreduce_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Allreduce_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Allreduce_init.
-    unsafe { PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request) }
-}
-
-/// `PMPI_Alltoall`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Alltoall` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Alltoall")
-}
-
-/// `MPI_Alltoall`: forwards to `PMPI_Alltoall` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Alltoall`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Alltoall.
-    unsafe { PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
-}
-
-/// `PMPI_Alltoall_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Alltoall_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Alltoall_init")
-}
-
-/// `MPI_Alltoall_init`: forwards to `PMPI_Alltoall_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Alltoall_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Alltoall_init.
-    unsafe { PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request) }
-}
-
-/// `PMPI_Alltoallv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Alltoallv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Alltoallv")
-}
-
-/// `MPI_Alltoallv`: forwards to `PMPI_Alltoallv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Alltoallv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Alltoallv.
-    unsafe { PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm) }
-}
-
-/// `PMPI_Alltoallv_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Alltoallv_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Alltoallv_init")
-}
-
-/// `MPI_Alltoallv_init`: forwards to `PMPI_Alltoallv_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Alltoallv_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Alltoallv_init.
-    unsafe { PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request) }
-}
-
-/// `PMPI_Alltoallw`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Alltoallw` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Alltoallw")
-}
-
-/// `MPI_Alltoallw`: forwards to `PMPI_Alltoallw` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Alltoallw`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Alltoallw.
-    unsafe { PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm) }
-}
-
-/// `PMPI_Alltoallw_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Alltoallw_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Alltoallw_init")
-}
-
-/// `MPI_Alltoallw_init`: forwards to `PMPI_Alltoallw_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Alltoallw_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Alltoallw_init.
-    unsafe { PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request) }
-}
-
-/// `PMPI_Barrier`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Barrier` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Barrier(comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Barrier", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::imp::barrier(w, comm)
+pub unsafe extern "C" fn PMPI_Errhandler_free(errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    crate::call::world("MPI_Errhandler_free", None, |w| {
+            crate::imp::errhandler_free(w, errhandler)
         })
 }
 
-/// `MPI_Barrier`: forwards to `PMPI_Barrier` (profiling tools interpose this symbol).
+/// `MPI_Errhandler_free`: forwards to `PMPI_Errhandler_free` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Barrier`.
+/// As for `PMPI_Errhandler_free`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Barrier(comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Barrier.
-    unsafe { PMPI_Barrier(comm) }
+pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_Errhandler_free.
+    unsafe { PMPI_Errhandler_free(errhandler) }
 }
 
-/// `PMPI_Barrier_init`: the implementation (MPI-3.1).
+/// `PMPI_Error_class`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Barrier_init` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Error_class` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Barrier_init(comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Barrier_init")
+pub unsafe extern "C" fn PMPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
+    crate::call::anytime("MPI_Error_class", || crate::imp::error_class(errorcode, errorclass))
 }
 
-/// `MPI_Barrier_init`: forwards to `PMPI_Barrier_init` (profiling tools interpose this symbol).
+/// `MPI_Error_class`: forwards to `PMPI_Error_class` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Barrier_init`.
+/// As for `PMPI_Error_class`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Barrier_init(comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Barrier_init.
-    unsafe { PMPI_Barrier_init(comm, info, request) }
+pub unsafe extern "C" fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Error_class.
+    unsafe { PMPI_Error_class(errorcode, errorclass) }
 }
 
-/// `PMPI_Bcast`: the implementation (MPI-3.1).
+/// `PMPI_Error_string`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Bcast` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Error_string` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Bcast", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buffer, count, "buffer")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let root = crate::kinds::root(w, comm, root)?;
-            crate::imp::bcast(w, buffer, count, datatype, root, comm)
-        })
+pub unsafe extern "C" fn PMPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
+    crate::call::anytime("MPI_Error_string", || crate::imp::error_string(errorcode, string, resultlen))
 }
 
-/// `MPI_Bcast`: forwards to `PMPI_Bcast` (profiling tools interpose this symbol).
+/// `MPI_Error_string`: forwards to `PMPI_Error_string` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Bcast`.
+/// As for `PMPI_Error_string`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Bcast(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Bcast.
-    unsafe { PMPI_Bcast(buffer, count, datatype, root, comm) }
+pub unsafe extern "C" fn MPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Error_string.
+    unsafe { PMPI_Error_string(errorcode, string, resultlen) }
 }
 
-/// `PMPI_Bcast_init`: the implementation (MPI-3.1).
+/// `PMPI_Finalize`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Bcast_init` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Finalize` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Bcast_init(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Bcast_init")
+pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
+    crate::call::anytime("MPI_Finalize", crate::imp::finalize)
 }
 
-/// `MPI_Bcast_init`: forwards to `PMPI_Bcast_init` (profiling tools interpose this symbol).
+/// `MPI_Finalize`: forwards to `PMPI_Finalize` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Bcast_init`.
+/// As for `PMPI_Finalize`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Bcast_init(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Bcast_init.
-    unsafe { PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request) }
+pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    // SAFETY: same contract as PMPI_Finalize.
+    unsafe { PMPI_Finalize() }
 }
 
-/// `PMPI_Exscan`: the implementation (MPI-3.1).
+/// `PMPI_Finalized`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Exscan` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Finalized` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Exscan")
+pub unsafe extern "C" fn PMPI_Finalized(flag: *mut c_int) -> c_int {
+    crate::call::anytime("MPI_Finalized", || crate::imp::finalized(flag))
 }
 
-/// `MPI_Exscan`: forwards to `PMPI_Exscan` (profiling tools interpose this symbol).
+/// `MPI_Finalized`: forwards to `PMPI_Finalized` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Exscan`.
+/// As for `PMPI_Finalized`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Exscan.
-    unsafe { PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm) }
+pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Finalized.
+    unsafe { PMPI_Finalized(flag) }
 }
 
-/// `PMPI_Exscan_init`: the implementation (MPI-3.1).
+/// `PMPI_Free_mem`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Exscan_init` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Free_mem` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Exscan_init")
+pub unsafe extern "C" fn PMPI_Free_mem(base: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_Free_mem")
 }
 
-/// `MPI_Exscan_init`: forwards to `PMPI_Exscan_init` (profiling tools interpose this symbol).
+/// `MPI_Free_mem`: forwards to `PMPI_Free_mem` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Exscan_init`.
+/// As for `PMPI_Free_mem`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Exscan_init.
-    unsafe { PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request) }
+pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Free_mem.
+    unsafe { PMPI_Free_mem(base) }
 }
 
-/// `PMPI_Gather`: the implementation (MPI-3.1).
+/// `PMPI_Get_library_version`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Gather` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Get_library_version` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Gather", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(sendbuf, sendcount, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(recvtype)?;
-            let root = crate::kinds::root(w, comm, root)?;
-            crate::imp::gather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
-        })
+pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
+    crate::call::anytime("MPI_Get_library_version", || crate::imp::get_library_version(version, resultlen))
 }
 
-/// `MPI_Gather`: forwards to `PMPI_Gather` (profiling tools interpose this symbol).
+/// `MPI_Get_library_version`: forwards to `PMPI_Get_library_version` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Gather`.
+/// As for `PMPI_Get_library_version`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Gather.
-    unsafe { PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) }
+pub unsafe extern "C" fn MPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Get_library_version.
+    unsafe { PMPI_Get_library_version(version, resultlen) }
 }
 
-/// `PMPI_Gather_init`: the implementation (MPI-3.1).
+/// `PMPI_Get_processor_name`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Gather_init` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Get_processor_name` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Gather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Gather_init")
-}
-
-/// `MPI_Gather_init`: forwards to `PMPI_Gather_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Gather_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Gather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Gather_init.
-    unsafe { PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request) }
-}
-
-/// `PMPI_Gatherv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Gatherv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Gatherv")
-}
-
-/// `MPI_Gatherv`: forwards to `PMPI_Gatherv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Gatherv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Gatherv.
-    unsafe { PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm) }
-}
-
-/// `PMPI_Gatherv_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Gatherv_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Gatherv_init")
-}
-
-/// `MPI_Gatherv_init`: forwards to `PMPI_Gatherv_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Gatherv_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Gatherv_init.
-    unsafe { PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request) }
-}
-
-/// `PMPI_Iallgather`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Iallgather` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iallgather")
-}
-
-/// `MPI_Iallgather`: forwards to `PMPI_Iallgather` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Iallgather`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Iallgather.
-    unsafe { PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
-}
-
-/// `PMPI_Iallgatherv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Iallgatherv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iallgatherv")
-}
-
-/// `MPI_Iallgatherv`: forwards to `PMPI_Iallgatherv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Iallgatherv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Iallgatherv.
-    unsafe { PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request) }
-}
-
-/// `PMPI_Iallreduce`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Iallreduce` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iallreduce")
-}
-
-/// `MPI_Iallreduce`: forwards to `PMPI_Iallreduce` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Iallreduce`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Iallreduce.
-    unsafe { PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request) }
-}
-
-/// `PMPI_Ialltoall`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ialltoall` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ialltoall")
-}
-
-/// `MPI_Ialltoall`: forwards to `PMPI_Ialltoall` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ialltoall`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ialltoall.
-    unsafe { PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
-}
-
-/// `PMPI_Ialltoallv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ialltoallv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ialltoallv")
-}
-
-/// `MPI_Ialltoallv`: forwards to `PMPI_Ialltoallv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ialltoallv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ialltoallv.
-    unsafe { PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request) }
-}
-
-/// `PMPI_Ialltoallw`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ialltoallw` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ialltoallw")
-}
-
-/// `MPI_Ialltoallw`: forwards to `PMPI_Ialltoallw` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ialltoallw`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ialltoallw.
-    unsafe { PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) }
-}
-
-/// `PMPI_Ibarrier`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ibarrier` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibarrier(comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ibarrier")
-}
-
-/// `MPI_Ibarrier`: forwards to `PMPI_Ibarrier` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ibarrier`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ibarrier(comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ibarrier.
-    unsafe { PMPI_Ibarrier(comm, request) }
-}
-
-/// `PMPI_Ibcast`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ibcast` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ibcast")
-}
-
-/// `MPI_Ibcast`: forwards to `PMPI_Ibcast` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ibcast`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ibcast.
-    unsafe { PMPI_Ibcast(buffer, count, datatype, root, comm, request) }
-}
-
-/// `PMPI_Iexscan`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Iexscan` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iexscan")
-}
-
-/// `MPI_Iexscan`: forwards to `PMPI_Iexscan` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Iexscan`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Iexscan.
-    unsafe { PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request) }
-}
-
-/// `PMPI_Igather`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Igather` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Igather")
-}
-
-/// `MPI_Igather`: forwards to `PMPI_Igather` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Igather`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Igather.
-    unsafe { PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request) }
-}
-
-/// `PMPI_Igatherv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Igatherv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Igatherv")
-}
-
-/// `MPI_Igatherv`: forwards to `PMPI_Igatherv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Igatherv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Igatherv.
-    unsafe { PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request) }
-}
-
-/// `PMPI_Ineighbor_allgather`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ineighbor_allgather` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_allgather")
-}
-
-/// `MPI_Ineighbor_allgather`: forwards to `PMPI_Ineighbor_allgather` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ineighbor_allgather`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ineighbor_allgather.
-    unsafe { PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
-}
-
-/// `PMPI_Ineighbor_allgatherv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ineighbor_allgatherv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_allgatherv")
-}
-
-/// `MPI_Ineighbor_allgatherv`: forwards to `PMPI_Ineighbor_allgatherv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ineighbor_allgatherv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ineighbor_allgatherv.
-    unsafe { PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request) }
-}
-
-/// `PMPI_Ineighbor_alltoall`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ineighbor_alltoall` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_alltoall")
-}
-
-/// `MPI_Ineighbor_alltoall`: forwards to `PMPI_Ineighbor_alltoall` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ineighbor_alltoall`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ineighbor_alltoall.
-    unsafe { PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
-}
-
-/// `PMPI_Ineighbor_alltoallv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ineighbor_alltoallv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_alltoallv")
-}
-
-/// `MPI_Ineighbor_alltoallv`: forwards to `PMPI_Ineighbor_alltoallv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ineighbor_alltoallv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ineighbor_alltoallv.
-    unsafe { PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request) }
-}
-
-/// `PMPI_Ineighbor_alltoallw`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ineighbor_alltoallw` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_alltoallw")
-}
-
-/// `MPI_Ineighbor_alltoallw`: forwards to `PMPI_Ineighbor_alltoallw` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ineighbor_alltoallw`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ineighbor_alltoallw.
-    unsafe { PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) }
-}
-
-/// `PMPI_Ireduce`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ireduce` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ireduce")
-}
-
-/// `MPI_Ireduce`: forwards to `PMPI_Ireduce` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ireduce`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ireduce.
-    unsafe { PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request) }
-}
-
-/// `PMPI_Ireduce_scatter`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ireduce_scatter` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ireduce_scatter")
-}
-
-/// `MPI_Ireduce_scatter`: forwards to `PMPI_Ireduce_scatter` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ireduce_scatter`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ireduce_scatter.
-    unsafe { PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request) }
-}
-
-/// `PMPI_Ireduce_scatter_block`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ireduce_scatter_block` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ireduce_scatter_block")
-}
-
-/// `MPI_Ireduce_scatter_block`: forwards to `PMPI_Ireduce_scatter_block` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ireduce_scatter_block`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ireduce_scatter_block.
-    unsafe { PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request) }
-}
-
-/// `PMPI_Iscan`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Iscan` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iscan")
-}
-
-/// `MPI_Iscan`: forwards to `PMPI_Iscan` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Iscan`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Iscan.
-    unsafe { PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request) }
-}
-
-/// `PMPI_Iscatter`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Iscatter` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iscatter")
-}
-
-/// `MPI_Iscatter`: forwards to `PMPI_Iscatter` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Iscatter`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Iscatter.
-    unsafe { PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request) }
-}
-
-/// `PMPI_Iscatterv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Iscatterv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iscatterv")
-}
-
-/// `MPI_Iscatterv`: forwards to `PMPI_Iscatterv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Iscatterv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Iscatterv.
-    unsafe { PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request) }
-}
-
-/// `PMPI_Neighbor_allgather`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_allgather` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_allgather")
-}
-
-/// `MPI_Neighbor_allgather`: forwards to `PMPI_Neighbor_allgather` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Neighbor_allgather`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Neighbor_allgather.
-    unsafe { PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
-}
-
-/// `PMPI_Neighbor_allgather_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_allgather_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_allgather_init")
-}
-
-/// `MPI_Neighbor_allgather_init`: forwards to `PMPI_Neighbor_allgather_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Neighbor_allgather_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Neighbor_allgather_init.
-    unsafe { PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request) }
-}
-
-/// `PMPI_Neighbor_allgatherv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_allgatherv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_allgatherv")
-}
-
-/// `MPI_Neighbor_allgatherv`: forwards to `PMPI_Neighbor_allgatherv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Neighbor_allgatherv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Neighbor_allgatherv.
-    unsafe { PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm) }
-}
-
-/// `PMPI_Neighbor_allgatherv_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_allgatherv_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_allgatherv_init")
-}
-
-/// `MPI_Neighbor_allgatherv_init`: forwards to `PMPI_Neighbor_allgatherv_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Neighbor_allgatherv_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Neighbor_allgatherv_init.
-    unsafe { PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request) }
-}
-
-/// `PMPI_Neighbor_alltoall`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_alltoall` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoall")
-}
-
-/// `MPI_Neighbor_alltoall`: forwards to `PMPI_Neighbor_alltoall` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Neighbor_alltoall`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Neighbor_alltoall.
-    unsafe { PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
-}
-
-/// `PMPI_Neighbor_alltoall_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_alltoall_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoall_init")
-}
-
-/// `MPI_Neighbor_alltoall_init`: forwards to `PMPI_Neighbor_alltoall_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Neighbor_alltoall_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Neighbor_alltoall_init.
-    unsafe { PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request) }
-}
-
-/// `PMPI_Neighbor_alltoallv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_alltoallv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoallv")
-}
-
-/// `MPI_Neighbor_alltoallv`: forwards to `PMPI_Neighbor_alltoallv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Neighbor_alltoallv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Neighbor_alltoallv.
-    unsafe { PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm) }
-}
-
-/// `PMPI_Neighbor_alltoallv_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_alltoallv_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoallv_init")
-}
-
-/// `MPI_Neighbor_alltoallv_init`: forwards to `PMPI_Neighbor_alltoallv_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Neighbor_alltoallv_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Neighbor_alltoallv_init.
-    unsafe { PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request) }
-}
-
-/// `PMPI_Neighbor_alltoallw`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_alltoallw` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoallw")
-}
-
-/// `MPI_Neighbor_alltoallw`: forwards to `PMPI_Neighbor_alltoallw` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Neighbor_alltoallw`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Neighbor_alltoallw.
-    unsafe { PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm) }
-}
-
-/// `PMPI_Neighbor_alltoallw_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_alltoallw_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoallw_init")
-}
-
-/// `MPI_Neighbor_alltoallw_init`: forwards to `PMPI_Neighbor_alltoallw_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Neighbor_alltoallw_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Neighbor_alltoallw_init.
-    unsafe { PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request) }
-}
-
-/// `PMPI_Reduce`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Reduce` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Reduce", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(sendbuf, count, "sendbuf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let op = crate::kinds::op(op)?;
-            let root = crate::kinds::root(w, comm, root)?;
-            crate::imp::reduce(w, sendbuf, recvbuf, count, datatype, op, root, comm)
-        })
-}
-
-/// `MPI_Reduce`: forwards to `PMPI_Reduce` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Reduce`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Reduce.
-    unsafe { PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm) }
-}
-
-/// `PMPI_Reduce_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Reduce_init")
-}
-
-/// `MPI_Reduce_init`: forwards to `PMPI_Reduce_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Reduce_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Reduce_init.
-    unsafe { PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request) }
-}
-
-/// `PMPI_Reduce_local`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_local` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op) -> c_int {
-    crate::call::unsupported("MPI_Reduce_local")
-}
-
-/// `MPI_Reduce_local`: forwards to `PMPI_Reduce_local` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Reduce_local`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op) -> c_int {
-    // SAFETY: same contract as PMPI_Reduce_local.
-    unsafe { PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op) }
-}
-
-/// `PMPI_Reduce_scatter`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_scatter` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Reduce_scatter")
-}
-
-/// `MPI_Reduce_scatter`: forwards to `PMPI_Reduce_scatter` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Reduce_scatter`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Reduce_scatter.
-    unsafe { PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm) }
-}
-
-/// `PMPI_Reduce_scatter_block`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_scatter_block` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Reduce_scatter_block")
-}
-
-/// `MPI_Reduce_scatter_block`: forwards to `PMPI_Reduce_scatter_block` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Reduce_scatter_block`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Reduce_scatter_block.
-    unsafe { PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm) }
-}
-
-/// `PMPI_Reduce_scatter_block_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_scatter_block_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Reduce_scatter_block_init")
-}
-
-/// `MPI_Reduce_scatter_block_init`: forwards to `PMPI_Reduce_scatter_block_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Reduce_scatter_block_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_scatter_block_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Reduce_scatter_block_init.
-    unsafe { PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request) }
-}
-
-/// `PMPI_Reduce_scatter_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_scatter_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Reduce_scatter_init")
-}
-
-/// `MPI_Reduce_scatter_init`: forwards to `PMPI_Reduce_scatter_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Reduce_scatter_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Reduce_scatter_init.
-    unsafe { PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request) }
-}
-
-/// `PMPI_Scan`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Scan` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Scan")
-}
-
-/// `MPI_Scan`: forwards to `PMPI_Scan` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Scan`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Scan.
-    unsafe { PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm) }
-}
-
-/// `PMPI_Scan_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Scan_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Scan_init")
-}
-
-/// `MPI_Scan_init`: forwards to `PMPI_Scan_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Scan_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Scan_init.
-    unsafe { PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request) }
-}
-
-/// `PMPI_Scatter`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Scatter` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Scatter")
-}
-
-/// `MPI_Scatter`: forwards to `PMPI_Scatter` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Scatter`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Scatter.
-    unsafe { PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) }
-}
-
-/// `PMPI_Scatter_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Scatter_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scatter_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Scatter_init")
-}
-
-/// `MPI_Scatter_init`: forwards to `PMPI_Scatter_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Scatter_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Scatter_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Scatter_init.
-    unsafe { PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request) }
-}
-
-/// `PMPI_Scatterv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Scatterv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Scatterv")
-}
-
-/// `MPI_Scatterv`: forwards to `PMPI_Scatterv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Scatterv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Scatterv.
-    unsafe { PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm) }
-}
-
-/// `PMPI_Scatterv_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Scatterv_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Scatterv_init")
-}
-
-/// `MPI_Scatterv_init`: forwards to `PMPI_Scatterv_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Scatterv_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Scatterv_init.
-    unsafe { PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request) }
-}
-
-/// `PMPI_Comm_compare`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_compare` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_compare(comm1: ffi::MPI_Comm, comm2: ffi::MPI_Comm, result: *mut c_int) -> c_int {
-    crate::call::world("MPI_Comm_compare", Some(comm1), |w| {
-            let comm1 = crate::kinds::comm(w, comm1)?;
-            let comm2 = crate::kinds::comm(w, comm2)?;
-            crate::kinds::out_ptr(result, "result")?;
-            crate::imp::comm_compare(w, comm1, comm2, result)
-        })
-}
-
-/// `MPI_Comm_compare`: forwards to `PMPI_Comm_compare` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_compare`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_compare(comm1: ffi::MPI_Comm, comm2: ffi::MPI_Comm, result: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_compare.
-    unsafe { PMPI_Comm_compare(comm1, comm2, result) }
-}
-
-/// `PMPI_Comm_create`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_create` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create(comm: ffi::MPI_Comm, group: ffi::MPI_Group, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Comm_create", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            let group = crate::kinds::group(group)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
-            crate::imp::comm_create(w, comm, group, newcomm)
-        })
-}
-
-/// `MPI_Comm_create`: forwards to `PMPI_Comm_create` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_create`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_create(comm: ffi::MPI_Comm, group: ffi::MPI_Group, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_create.
-    unsafe { PMPI_Comm_create(comm, group, newcomm) }
-}
-
-/// `PMPI_Comm_create_group`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_create_group` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_group(comm: ffi::MPI_Comm, group: ffi::MPI_Group, tag: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_create_group")
-}
-
-/// `MPI_Comm_create_group`: forwards to `PMPI_Comm_create_group` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_create_group`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_create_group(comm: ffi::MPI_Comm, group: ffi::MPI_Group, tag: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_create_group.
-    unsafe { PMPI_Comm_create_group(comm, group, tag, newcomm) }
-}
-
-/// `PMPI_Comm_dup`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_dup` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_dup(comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Comm_dup", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
-            crate::imp::comm_dup(w, comm, newcomm)
-        })
-}
-
-/// `MPI_Comm_dup`: forwards to `PMPI_Comm_dup` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_dup`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_dup(comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_dup.
-    unsafe { PMPI_Comm_dup(comm, newcomm) }
-}
-
-/// `PMPI_Comm_dup_with_info`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_dup_with_info` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_dup_with_info")
-}
-
-/// `MPI_Comm_dup_with_info`: forwards to `PMPI_Comm_dup_with_info` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_dup_with_info`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_dup_with_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_dup_with_info.
-    unsafe { PMPI_Comm_dup_with_info(comm, info, newcomm) }
-}
-
-/// `PMPI_Comm_free`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_free` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Comm_free", None, |w| {
-            crate::imp::comm_free(w, comm)
-        })
-}
-
-/// `MPI_Comm_free`: forwards to `PMPI_Comm_free` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_free`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_free(comm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_free.
-    unsafe { PMPI_Comm_free(comm) }
-}
-
-/// `PMPI_Comm_get_info`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_get_info` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_info(comm: ffi::MPI_Comm, info_used: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Comm_get_info")
-}
-
-/// `MPI_Comm_get_info`: forwards to `PMPI_Comm_get_info` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_get_info`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_info(comm: ffi::MPI_Comm, info_used: *mut ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_get_info.
-    unsafe { PMPI_Comm_get_info(comm, info_used) }
-}
-
-/// `PMPI_Comm_get_name`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_get_name` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_name(comm: ffi::MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) -> c_int {
-    crate::call::world("MPI_Comm_get_name", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
+pub unsafe extern "C" fn PMPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    crate::call::world("MPI_Get_processor_name", None, |w| {
             crate::kinds::out_ptr(resultlen, "resultlen")?;
-            crate::imp::comm_get_name(w, comm, comm_name, resultlen)
+            crate::imp::get_processor_name(w, name, resultlen)
         })
 }
 
-/// `MPI_Comm_get_name`: forwards to `PMPI_Comm_get_name` (profiling tools interpose this symbol).
+/// `MPI_Get_processor_name`: forwards to `PMPI_Get_processor_name` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_get_name`.
+/// As for `PMPI_Get_processor_name`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_name(comm: ffi::MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_get_name.
-    unsafe { PMPI_Comm_get_name(comm, comm_name, resultlen) }
+pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Get_processor_name.
+    unsafe { PMPI_Get_processor_name(name, resultlen) }
 }
 
-/// `PMPI_Comm_group`: the implementation (MPI-3.1).
+/// `PMPI_Get_version`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_group` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Get_version` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_group(comm: ffi::MPI_Comm, group: *mut ffi::MPI_Group) -> c_int {
-    crate::call::world("MPI_Comm_group", Some(comm), |w| {
+pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
+    crate::call::anytime("MPI_Get_version", || crate::imp::get_version(version, subversion))
+}
+
+/// `MPI_Get_version`: forwards to `PMPI_Get_version` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Get_version`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Get_version.
+    unsafe { PMPI_Get_version(version, subversion) }
+}
+
+/// `PMPI_Init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
+    crate::call::anytime("MPI_Init", || crate::imp::init(argc, argv))
+}
+
+/// `MPI_Init`: forwards to `PMPI_Init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
+    // SAFETY: same contract as PMPI_Init.
+    unsafe { PMPI_Init(argc, argv) }
+}
+
+/// `PMPI_Initialized`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Initialized` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Initialized(flag: *mut c_int) -> c_int {
+    crate::call::anytime("MPI_Initialized", || crate::imp::initialized(flag))
+}
+
+/// `MPI_Initialized`: forwards to `PMPI_Initialized` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Initialized`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Initialized.
+    unsafe { PMPI_Initialized(flag) }
+}
+
+/// `PMPI_Wtick`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Wtick` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Wtick() -> f64 {
+    crate::imp::wtick()
+}
+
+/// `MPI_Wtick`: forwards to `PMPI_Wtick` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Wtick`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Wtick() -> f64 {
+    // SAFETY: same contract as PMPI_Wtick.
+    unsafe { PMPI_Wtick() }
+}
+
+/// `PMPI_Wtime`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Wtime` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Wtime() -> f64 {
+    crate::imp::wtime()
+}
+
+/// `MPI_Wtime`: forwards to `PMPI_Wtime` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Wtime`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Wtime() -> f64 {
+    // SAFETY: same contract as PMPI_Wtime.
+    unsafe { PMPI_Wtime() }
+}
+
+/// `PMPI_Bsend`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Bsend` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Bsend", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::out_ptr(group, "group")?;
-            crate::imp::comm_group(w, comm, group)
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::imp::bsend(w, buf, count, datatype, dest, tag, comm)
         })
 }
 
-/// `MPI_Comm_group`: forwards to `PMPI_Comm_group` (profiling tools interpose this symbol).
+/// `MPI_Bsend`: forwards to `PMPI_Bsend` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_group`.
+/// As for `PMPI_Bsend`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_group(comm: ffi::MPI_Comm, group: *mut ffi::MPI_Group) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_group.
-    unsafe { PMPI_Comm_group(comm, group) }
+pub unsafe extern "C" fn MPI_Bsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Bsend.
+    unsafe { PMPI_Bsend(buf, count, datatype, dest, tag, comm) }
 }
 
-/// `PMPI_Comm_idup`: the implementation (MPI-3.1).
+/// `PMPI_Bsend_init`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_idup` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Bsend_init` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_idup(comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Comm_idup")
-}
-
-/// `MPI_Comm_idup`: forwards to `PMPI_Comm_idup` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_idup`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_idup(comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_idup.
-    unsafe { PMPI_Comm_idup(comm, newcomm, request) }
-}
-
-/// `PMPI_Comm_idup_with_info`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_idup_with_info` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_idup_with_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Comm_idup_with_info")
-}
-
-/// `MPI_Comm_idup_with_info`: forwards to `PMPI_Comm_idup_with_info` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_idup_with_info`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_idup_with_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_idup_with_info.
-    unsafe { PMPI_Comm_idup_with_info(comm, info, newcomm, request) }
-}
-
-/// `PMPI_Comm_rank`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_rank` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_rank(comm: ffi::MPI_Comm, rank: *mut c_int) -> c_int {
-    crate::call::world("MPI_Comm_rank", Some(comm), |w| {
+pub unsafe extern "C" fn PMPI_Bsend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Bsend_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::out_ptr(rank, "rank")?;
-            crate::imp::comm_rank(w, comm, rank)
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::bsend_init(w, buf, count, datatype, dest, tag, comm, request)
         })
 }
 
-/// `MPI_Comm_rank`: forwards to `PMPI_Comm_rank` (profiling tools interpose this symbol).
+/// `MPI_Bsend_init`: forwards to `PMPI_Bsend_init` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_rank`.
+/// As for `PMPI_Bsend_init`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_rank(comm: ffi::MPI_Comm, rank: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_rank.
-    unsafe { PMPI_Comm_rank(comm, rank) }
+pub unsafe extern "C" fn MPI_Bsend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Bsend_init.
+    unsafe { PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request) }
 }
 
-/// `PMPI_Comm_remote_group`: the implementation (MPI-3.1).
+/// `PMPI_Buffer_attach`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_remote_group` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Buffer_attach` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_remote_group(comm: ffi::MPI_Comm, group: *mut ffi::MPI_Group) -> c_int {
-    crate::call::unsupported("MPI_Comm_remote_group")
-}
-
-/// `MPI_Comm_remote_group`: forwards to `PMPI_Comm_remote_group` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_remote_group`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_remote_group(comm: ffi::MPI_Comm, group: *mut ffi::MPI_Group) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_remote_group.
-    unsafe { PMPI_Comm_remote_group(comm, group) }
-}
-
-/// `PMPI_Comm_remote_size`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_remote_size` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_remote_size(comm: ffi::MPI_Comm, size: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Comm_remote_size")
-}
-
-/// `MPI_Comm_remote_size`: forwards to `PMPI_Comm_remote_size` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_remote_size`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_remote_size(comm: ffi::MPI_Comm, size: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_remote_size.
-    unsafe { PMPI_Comm_remote_size(comm, size) }
-}
-
-/// `PMPI_Comm_set_info`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_set_info` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_set_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Comm_set_info")
-}
-
-/// `MPI_Comm_set_info`: forwards to `PMPI_Comm_set_info` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_set_info`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_set_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_set_info.
-    unsafe { PMPI_Comm_set_info(comm, info) }
-}
-
-/// `PMPI_Comm_set_name`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_set_name` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_set_name(comm: ffi::MPI_Comm, comm_name: *const c_char) -> c_int {
-    crate::call::world("MPI_Comm_set_name", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::imp::comm_set_name(w, comm, comm_name)
+pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+    crate::call::world("MPI_Buffer_attach", None, |w| {
+            crate::imp::buffer_attach(w, buffer, size)
         })
 }
 
-/// `MPI_Comm_set_name`: forwards to `PMPI_Comm_set_name` (profiling tools interpose this symbol).
+/// `MPI_Buffer_attach`: forwards to `PMPI_Buffer_attach` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_set_name`.
+/// As for `PMPI_Buffer_attach`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_set_name(comm: ffi::MPI_Comm, comm_name: *const c_char) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_set_name.
-    unsafe { PMPI_Comm_set_name(comm, comm_name) }
+pub unsafe extern "C" fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Buffer_attach.
+    unsafe { PMPI_Buffer_attach(buffer, size) }
 }
 
-/// `PMPI_Comm_size`: the implementation (MPI-3.1).
+/// `PMPI_Buffer_detach`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_size` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Buffer_detach` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_size(comm: ffi::MPI_Comm, size: *mut c_int) -> c_int {
-    crate::call::world("MPI_Comm_size", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
+pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    crate::call::world("MPI_Buffer_detach", None, |w| {
             crate::kinds::out_ptr(size, "size")?;
-            crate::imp::comm_size(w, comm, size)
+            crate::imp::buffer_detach(w, buffer_addr, size)
         })
 }
 
-/// `MPI_Comm_size`: forwards to `PMPI_Comm_size` (profiling tools interpose this symbol).
+/// `MPI_Buffer_detach`: forwards to `PMPI_Buffer_detach` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_size`.
+/// As for `PMPI_Buffer_detach`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_size(comm: ffi::MPI_Comm, size: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_size.
-    unsafe { PMPI_Comm_size(comm, size) }
+pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Buffer_detach.
+    unsafe { PMPI_Buffer_detach(buffer_addr, size) }
 }
 
-/// `PMPI_Comm_split`: the implementation (MPI-3.1).
+/// `PMPI_Cancel`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_split` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Cancel` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_split(comm: ffi::MPI_Comm, color: c_int, key: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Comm_split", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
-            crate::imp::comm_split(w, comm, color, key, newcomm)
+pub unsafe extern "C" fn PMPI_Cancel(request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Cancel", None, |w| {
+            crate::imp::cancel(w, request)
         })
 }
 
-/// `MPI_Comm_split`: forwards to `PMPI_Comm_split` (profiling tools interpose this symbol).
+/// `MPI_Cancel`: forwards to `PMPI_Cancel` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_split`.
+/// As for `PMPI_Cancel`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_split(comm: ffi::MPI_Comm, color: c_int, key: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_split.
-    unsafe { PMPI_Comm_split(comm, color, key, newcomm) }
-}
-
-/// `PMPI_Comm_split_type`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_split_type` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_split_type(comm: ffi::MPI_Comm, split_type: c_int, key: c_int, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_split_type")
-}
-
-/// `MPI_Comm_split_type`: forwards to `PMPI_Comm_split_type` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_split_type`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_split_type(comm: ffi::MPI_Comm, split_type: c_int, key: c_int, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_split_type.
-    unsafe { PMPI_Comm_split_type(comm, split_type, key, info, newcomm) }
-}
-
-/// `PMPI_Comm_test_inter`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_test_inter` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_test_inter(comm: ffi::MPI_Comm, flag: *mut c_int) -> c_int {
-    crate::call::world("MPI_Comm_test_inter", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::imp::comm_test_inter(w, comm, flag)
-        })
-}
-
-/// `MPI_Comm_test_inter`: forwards to `PMPI_Comm_test_inter` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_test_inter`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_test_inter(comm: ffi::MPI_Comm, flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_test_inter.
-    unsafe { PMPI_Comm_test_inter(comm, flag) }
-}
-
-/// `PMPI_Intercomm_create`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Intercomm_create` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: ffi::MPI_Comm, local_leader: c_int, peer_comm: ffi::MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Intercomm_create")
-}
-
-/// `MPI_Intercomm_create`: forwards to `PMPI_Intercomm_create` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Intercomm_create`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Intercomm_create(local_comm: ffi::MPI_Comm, local_leader: c_int, peer_comm: ffi::MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Intercomm_create.
-    unsafe { PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm) }
-}
-
-/// `PMPI_Intercomm_create_from_groups`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Intercomm_create_from_groups` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(local_group: ffi::MPI_Group, local_leader: c_int, remote_group: ffi::MPI_Group, remote_leader: c_int, stringtag: *const c_char, info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, newintercomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Intercomm_create_from_groups")
-}
-
-/// `MPI_Intercomm_create_from_groups`: forwards to `PMPI_Intercomm_create_from_groups` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Intercomm_create_from_groups`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Intercomm_create_from_groups(local_group: ffi::MPI_Group, local_leader: c_int, remote_group: ffi::MPI_Group, remote_leader: c_int, stringtag: *const c_char, info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, newintercomm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Intercomm_create_from_groups.
-    unsafe { PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm) }
-}
-
-/// `PMPI_Intercomm_merge`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Intercomm_merge` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Intercomm_merge(intercomm: ffi::MPI_Comm, high: c_int, newintracomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Intercomm_merge")
-}
-
-/// `MPI_Intercomm_merge`: forwards to `PMPI_Intercomm_merge` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Intercomm_merge`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Intercomm_merge(intercomm: ffi::MPI_Comm, high: c_int, newintracomm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Intercomm_merge.
-    unsafe { PMPI_Intercomm_merge(intercomm, high, newintracomm) }
-}
-
-/// `PMPI_Get_address`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Get_address` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_address(location: *const c_void, address: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Get_address")
-}
-
-/// `MPI_Get_address`: forwards to `PMPI_Get_address` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Get_address`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_address(location: *const c_void, address: *mut ffi::MPI_Aint) -> c_int {
-    // SAFETY: same contract as PMPI_Get_address.
-    unsafe { PMPI_Get_address(location, address) }
+pub unsafe extern "C" fn MPI_Cancel(request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Cancel.
+    unsafe { PMPI_Cancel(request) }
 }
 
 /// `PMPI_Get_count`: the implementation (MPI-3.1).
@@ -2543,6 +613,961 @@ pub unsafe extern "C" fn PMPI_Get_count(status: *const ffi::MPI_Status, datatype
 pub unsafe extern "C" fn MPI_Get_count(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut c_int) -> c_int {
     // SAFETY: same contract as PMPI_Get_count.
     unsafe { PMPI_Get_count(status, datatype, count) }
+}
+
+/// `PMPI_Ibsend`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Ibsend` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Ibsend", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ibsend(w, buf, count, datatype, dest, tag, comm, request)
+        })
+}
+
+/// `MPI_Ibsend`: forwards to `PMPI_Ibsend` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Ibsend`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ibsend.
+    unsafe { PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `PMPI_Improbe`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Improbe` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, flag: *mut c_int, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Improbe", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let tag = crate::kinds::recv_tag(tag)?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::kinds::out_ptr(message, "message")?;
+            crate::imp::improbe(w, source, tag, comm, flag, message, status)
+        })
+}
+
+/// `MPI_Improbe`: forwards to `PMPI_Improbe` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Improbe`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Improbe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, flag: *mut c_int, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Improbe.
+    unsafe { PMPI_Improbe(source, tag, comm, flag, message, status) }
+}
+
+/// `PMPI_Imrecv`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Imrecv` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Imrecv", None, |w| {
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::imrecv(w, buf, count, datatype, message, request)
+        })
+}
+
+/// `MPI_Imrecv`: forwards to `PMPI_Imrecv` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Imrecv`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Imrecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Imrecv.
+    unsafe { PMPI_Imrecv(buf, count, datatype, message, request) }
+}
+
+/// `PMPI_Iprobe`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Iprobe` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iprobe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Iprobe", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let tag = crate::kinds::recv_tag(tag)?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::iprobe(w, source, tag, comm, flag, status)
+        })
+}
+
+/// `MPI_Iprobe`: forwards to `PMPI_Iprobe` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Iprobe`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iprobe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Iprobe.
+    unsafe { PMPI_Iprobe(source, tag, comm, flag, status) }
+}
+
+/// `PMPI_Irecv`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Irecv` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Irecv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let tag = crate::kinds::recv_tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::irecv(w, buf, count, datatype, source, tag, comm, request)
+        })
+}
+
+/// `MPI_Irecv`: forwards to `PMPI_Irecv` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Irecv`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Irecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Irecv.
+    unsafe { PMPI_Irecv(buf, count, datatype, source, tag, comm, request) }
+}
+
+/// `PMPI_Irsend`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Irsend` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Irsend", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::irsend(w, buf, count, datatype, dest, tag, comm, request)
+        })
+}
+
+/// `MPI_Irsend`: forwards to `PMPI_Irsend` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Irsend`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Irsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Irsend.
+    unsafe { PMPI_Irsend(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `PMPI_Isend`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Isend` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Isend", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::isend(w, buf, count, datatype, dest, tag, comm, request)
+        })
+}
+
+/// `MPI_Isend`: forwards to `PMPI_Isend` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Isend`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Isend.
+    unsafe { PMPI_Isend(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `PMPI_Issend`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Issend` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Issend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Issend", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::issend(w, buf, count, datatype, dest, tag, comm, request)
+        })
+}
+
+/// `MPI_Issend`: forwards to `PMPI_Issend` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Issend`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Issend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Issend.
+    unsafe { PMPI_Issend(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `PMPI_Mprobe`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Mprobe` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Mprobe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Mprobe", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let tag = crate::kinds::recv_tag(tag)?;
+            crate::kinds::out_ptr(message, "message")?;
+            crate::imp::mprobe(w, source, tag, comm, message, status)
+        })
+}
+
+/// `MPI_Mprobe`: forwards to `PMPI_Mprobe` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Mprobe`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Mprobe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Mprobe.
+    unsafe { PMPI_Mprobe(source, tag, comm, message, status) }
+}
+
+/// `PMPI_Mrecv`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Mrecv` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Mrecv", None, |w| {
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            crate::imp::mrecv(w, buf, count, datatype, message, status)
+        })
+}
+
+/// `MPI_Mrecv`: forwards to `PMPI_Mrecv` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Mrecv`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Mrecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Mrecv.
+    unsafe { PMPI_Mrecv(buf, count, datatype, message, status) }
+}
+
+/// `PMPI_Probe`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Probe` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Probe", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let tag = crate::kinds::recv_tag(tag)?;
+            crate::imp::probe(w, source, tag, comm, status)
+        })
+}
+
+/// `MPI_Probe`: forwards to `PMPI_Probe` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Probe`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Probe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Probe.
+    unsafe { PMPI_Probe(source, tag, comm, status) }
+}
+
+/// `PMPI_Recv`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Recv` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Recv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let tag = crate::kinds::recv_tag(tag)?;
+            crate::imp::recv(w, buf, count, datatype, source, tag, comm, status)
+        })
+}
+
+/// `MPI_Recv`: forwards to `PMPI_Recv` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Recv`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Recv.
+    unsafe { PMPI_Recv(buf, count, datatype, source, tag, comm, status) }
+}
+
+/// `PMPI_Recv_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Recv_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv_init(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Recv_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let tag = crate::kinds::recv_tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::recv_init(w, buf, count, datatype, source, tag, comm, request)
+        })
+}
+
+/// `MPI_Recv_init`: forwards to `PMPI_Recv_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Recv_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv_init(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Recv_init.
+    unsafe { PMPI_Recv_init(buf, count, datatype, source, tag, comm, request) }
+}
+
+/// `PMPI_Request_free`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Request_free` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Request_free(request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Request_free", None, |w| {
+            crate::imp::request_free(w, request)
+        })
+}
+
+/// `MPI_Request_free`: forwards to `PMPI_Request_free` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Request_free`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Request_free(request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Request_free.
+    unsafe { PMPI_Request_free(request) }
+}
+
+/// `PMPI_Request_get_status`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Request_get_status` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Request_get_status(request: ffi::MPI_Request, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Request_get_status", None, |w| {
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::request_get_status(w, request, flag, status)
+        })
+}
+
+/// `MPI_Request_get_status`: forwards to `PMPI_Request_get_status` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Request_get_status`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Request_get_status(request: ffi::MPI_Request, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Request_get_status.
+    unsafe { PMPI_Request_get_status(request, flag, status) }
+}
+
+/// `PMPI_Rsend`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Rsend` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Rsend", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::imp::rsend(w, buf, count, datatype, dest, tag, comm)
+        })
+}
+
+/// `MPI_Rsend`: forwards to `PMPI_Rsend` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Rsend`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Rsend.
+    unsafe { PMPI_Rsend(buf, count, datatype, dest, tag, comm) }
+}
+
+/// `PMPI_Rsend_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Rsend_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Rsend_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::rsend_init(w, buf, count, datatype, dest, tag, comm, request)
+        })
+}
+
+/// `MPI_Rsend_init`: forwards to `PMPI_Rsend_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Rsend_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Rsend_init.
+    unsafe { PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `PMPI_Send`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Send` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Send", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::imp::send(w, buf, count, datatype, dest, tag, comm)
+        })
+}
+
+/// `MPI_Send`: forwards to `PMPI_Send` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Send`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Send(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Send.
+    unsafe { PMPI_Send(buf, count, datatype, dest, tag, comm) }
+}
+
+/// `PMPI_Send_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Send_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Send_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Send_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::send_init(w, buf, count, datatype, dest, tag, comm, request)
+        })
+}
+
+/// `MPI_Send_init`: forwards to `PMPI_Send_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Send_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Send_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Send_init.
+    unsafe { PMPI_Send_init(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `PMPI_Sendrecv`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Sendrecv` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Sendrecv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(sendbuf, sendcount, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(sendtype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let sendtag = crate::kinds::tag(sendtag)?;
+            crate::kinds::buffer(recvbuf, recvcount, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(recvtype)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let recvtag = crate::kinds::recv_tag(recvtag)?;
+            crate::imp::sendrecv(w, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status)
+        })
+}
+
+/// `MPI_Sendrecv`: forwards to `PMPI_Sendrecv` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Sendrecv`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Sendrecv.
+    unsafe { PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) }
+}
+
+/// `PMPI_Sendrecv_replace`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Sendrecv_replace` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Sendrecv_replace", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let sendtag = crate::kinds::tag(sendtag)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let recvtag = crate::kinds::recv_tag(recvtag)?;
+            crate::imp::sendrecv_replace(w, buf, count, datatype, dest, sendtag, source, recvtag, comm, status)
+        })
+}
+
+/// `MPI_Sendrecv_replace`: forwards to `PMPI_Sendrecv_replace` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Sendrecv_replace`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Sendrecv_replace.
+    unsafe { PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status) }
+}
+
+/// `PMPI_Ssend`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Ssend` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ssend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Ssend", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::imp::ssend(w, buf, count, datatype, dest, tag, comm)
+        })
+}
+
+/// `MPI_Ssend`: forwards to `PMPI_Ssend` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Ssend`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ssend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Ssend.
+    unsafe { PMPI_Ssend(buf, count, datatype, dest, tag, comm) }
+}
+
+/// `PMPI_Ssend_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Ssend_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ssend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Ssend_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buf, count, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ssend_init(w, buf, count, datatype, dest, tag, comm, request)
+        })
+}
+
+/// `MPI_Ssend_init`: forwards to `PMPI_Ssend_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Ssend_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ssend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ssend_init.
+    unsafe { PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `PMPI_Start`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Start` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Start(request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Start", None, |w| {
+            crate::imp::start(w, request)
+        })
+}
+
+/// `MPI_Start`: forwards to `PMPI_Start` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Start`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Start(request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Start.
+    unsafe { PMPI_Start(request) }
+}
+
+/// `PMPI_Startall`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Startall` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Startall(count: c_int, array_of_requests: *mut ffi::MPI_Request) -> c_int {
+    crate::call::world("MPI_Startall", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            crate::imp::startall(w, count, array_of_requests)
+        })
+}
+
+/// `MPI_Startall`: forwards to `PMPI_Startall` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Startall`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Startall(count: c_int, array_of_requests: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Startall.
+    unsafe { PMPI_Startall(count, array_of_requests) }
+}
+
+/// `PMPI_Test`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Test` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Test(request: *mut ffi::MPI_Request, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Test", None, |w| {
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::test(w, request, flag, status)
+        })
+}
+
+/// `MPI_Test`: forwards to `PMPI_Test` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Test`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test(request: *mut ffi::MPI_Request, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Test.
+    unsafe { PMPI_Test(request, flag, status) }
+}
+
+/// `PMPI_Test_cancelled`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Test_cancelled` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const ffi::MPI_Status, flag: *mut c_int) -> c_int {
+    crate::call::world("MPI_Test_cancelled", None, |w| {
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::test_cancelled(w, status, flag)
+        })
+}
+
+/// `MPI_Test_cancelled`: forwards to `PMPI_Test_cancelled` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Test_cancelled`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test_cancelled(status: *const ffi::MPI_Status, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Test_cancelled.
+    unsafe { PMPI_Test_cancelled(status, flag) }
+}
+
+/// `PMPI_Testall`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Testall` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testall(count: c_int, array_of_requests: *mut ffi::MPI_Request, flag: *mut c_int, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Testall", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::testall(w, count, array_of_requests, flag, array_of_statuses)
+        })
+}
+
+/// `MPI_Testall`: forwards to `PMPI_Testall` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Testall`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testall(count: c_int, array_of_requests: *mut ffi::MPI_Request, flag: *mut c_int, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Testall.
+    unsafe { PMPI_Testall(count, array_of_requests, flag, array_of_statuses) }
+}
+
+/// `PMPI_Testany`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Testany` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testany(count: c_int, array_of_requests: *mut ffi::MPI_Request, indx: *mut c_int, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Testany", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            crate::kinds::out_ptr(indx, "indx")?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::testany(w, count, array_of_requests, indx, flag, status)
+        })
+}
+
+/// `MPI_Testany`: forwards to `PMPI_Testany` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Testany`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testany(count: c_int, array_of_requests: *mut ffi::MPI_Request, indx: *mut c_int, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Testany.
+    unsafe { PMPI_Testany(count, array_of_requests, indx, flag, status) }
+}
+
+/// `PMPI_Testsome`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Testsome` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testsome(incount: c_int, array_of_requests: *mut ffi::MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Testsome", None, |w| {
+            let incount = crate::kinds::count(incount, "incount")?;
+            crate::kinds::out_ptr(outcount, "outcount")?;
+            crate::kinds::out_ptr(array_of_indices, "array_of_indices")?;
+            crate::imp::testsome(w, incount, array_of_requests, outcount, array_of_indices, array_of_statuses)
+        })
+}
+
+/// `MPI_Testsome`: forwards to `PMPI_Testsome` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Testsome`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testsome(incount: c_int, array_of_requests: *mut ffi::MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Testsome.
+    unsafe { PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) }
+}
+
+/// `PMPI_Wait`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Wait` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Wait(request: *mut ffi::MPI_Request, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Wait", None, |w| {
+            crate::imp::wait(w, request, status)
+        })
+}
+
+/// `MPI_Wait`: forwards to `PMPI_Wait` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Wait`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Wait(request: *mut ffi::MPI_Request, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Wait.
+    unsafe { PMPI_Wait(request, status) }
+}
+
+/// `PMPI_Waitall`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Waitall` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitall(count: c_int, array_of_requests: *mut ffi::MPI_Request, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Waitall", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            crate::imp::waitall(w, count, array_of_requests, array_of_statuses)
+        })
+}
+
+/// `MPI_Waitall`: forwards to `PMPI_Waitall` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Waitall`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitall(count: c_int, array_of_requests: *mut ffi::MPI_Request, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Waitall.
+    unsafe { PMPI_Waitall(count, array_of_requests, array_of_statuses) }
+}
+
+/// `PMPI_Waitany`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Waitany` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitany(count: c_int, array_of_requests: *mut ffi::MPI_Request, indx: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Waitany", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            crate::kinds::out_ptr(indx, "indx")?;
+            crate::imp::waitany(w, count, array_of_requests, indx, status)
+        })
+}
+
+/// `MPI_Waitany`: forwards to `PMPI_Waitany` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Waitany`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitany(count: c_int, array_of_requests: *mut ffi::MPI_Request, indx: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Waitany.
+    unsafe { PMPI_Waitany(count, array_of_requests, indx, status) }
+}
+
+/// `PMPI_Waitsome`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Waitsome` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitsome(incount: c_int, array_of_requests: *mut ffi::MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
+    crate::call::world("MPI_Waitsome", None, |w| {
+            let incount = crate::kinds::count(incount, "incount")?;
+            crate::kinds::out_ptr(outcount, "outcount")?;
+            crate::kinds::out_ptr(array_of_indices, "array_of_indices")?;
+            crate::imp::waitsome(w, incount, array_of_requests, outcount, array_of_indices, array_of_statuses)
+        })
+}
+
+/// `MPI_Waitsome`: forwards to `PMPI_Waitsome` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Waitsome`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitsome(incount: c_int, array_of_requests: *mut ffi::MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Waitsome.
+    unsafe { PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) }
+}
+
+/// `PMPI_Aint_add`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Aint_add` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Aint_add(base: ffi::MPI_Aint, disp: ffi::MPI_Aint) -> ffi::MPI_Aint {
+    crate::imp::aint_add(base, disp)
+}
+
+/// `MPI_Aint_add`: forwards to `PMPI_Aint_add` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Aint_add`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Aint_add(base: ffi::MPI_Aint, disp: ffi::MPI_Aint) -> ffi::MPI_Aint {
+    // SAFETY: same contract as PMPI_Aint_add.
+    unsafe { PMPI_Aint_add(base, disp) }
+}
+
+/// `PMPI_Aint_diff`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Aint_diff` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Aint_diff(addr1: ffi::MPI_Aint, addr2: ffi::MPI_Aint) -> ffi::MPI_Aint {
+    crate::imp::aint_diff(addr1, addr2)
+}
+
+/// `MPI_Aint_diff`: forwards to `PMPI_Aint_diff` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Aint_diff`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Aint_diff(addr1: ffi::MPI_Aint, addr2: ffi::MPI_Aint) -> ffi::MPI_Aint {
+    // SAFETY: same contract as PMPI_Aint_diff.
+    unsafe { PMPI_Aint_diff(addr1, addr2) }
+}
+
+/// `PMPI_Get_address`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Get_address` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_address(location: *const c_void, address: *mut ffi::MPI_Aint) -> c_int {
+    crate::call::unsupported("MPI_Get_address")
+}
+
+/// `MPI_Get_address`: forwards to `PMPI_Get_address` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Get_address`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_address(location: *const c_void, address: *mut ffi::MPI_Aint) -> c_int {
+    // SAFETY: same contract as PMPI_Get_address.
+    unsafe { PMPI_Get_address(location, address) }
 }
 
 /// `PMPI_Get_elements`: the implementation (MPI-3.1).
@@ -2677,53 +1702,6 @@ pub unsafe extern "C" fn PMPI_Pack_size(incount: c_int, datatype: ffi::MPI_Datat
 pub unsafe extern "C" fn MPI_Pack_size(incount: c_int, datatype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, size: *mut c_int) -> c_int {
     // SAFETY: same contract as PMPI_Pack_size.
     unsafe { PMPI_Pack_size(incount, datatype, comm, size) }
-}
-
-/// `PMPI_Status_set_elements`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Status_set_elements` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_set_elements(status: *mut ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: c_int) -> c_int {
-    crate::call::world("MPI_Status_set_elements", None, |w| {
-            let datatype = crate::kinds::datatype(datatype)?;
-            let count = crate::kinds::count(count, "count")?;
-            crate::imp::status_set_elements(w, status, datatype, count)
-        })
-}
-
-/// `MPI_Status_set_elements`: forwards to `PMPI_Status_set_elements` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Status_set_elements`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Status_set_elements(status: *mut ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Status_set_elements.
-    unsafe { PMPI_Status_set_elements(status, datatype, count) }
-}
-
-/// `PMPI_Status_set_elements_x`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Status_set_elements_x` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_set_elements_x(status: *mut ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: ffi::MPI_Count) -> c_int {
-    crate::call::world("MPI_Status_set_elements_x", None, |w| {
-            let datatype = crate::kinds::datatype(datatype)?;
-            crate::imp::status_set_elements_x(w, status, datatype, count)
-        })
-}
-
-/// `MPI_Status_set_elements_x`: forwards to `PMPI_Status_set_elements_x` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Status_set_elements_x`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Status_set_elements_x(status: *mut ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: ffi::MPI_Count) -> c_int {
-    // SAFETY: same contract as PMPI_Status_set_elements_x.
-    unsafe { PMPI_Status_set_elements_x(status, datatype, count) }
 }
 
 /// `PMPI_Type_commit`: the implementation (MPI-3.1).
@@ -3136,26 +2114,6 @@ pub unsafe extern "C" fn MPI_Type_indexed(count: c_int, array_of_blocklengths: *
     unsafe { PMPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype) }
 }
 
-/// `PMPI_Type_match_size`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_match_size` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, datatype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_match_size")
-}
-
-/// `MPI_Type_match_size`: forwards to `PMPI_Type_match_size` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_match_size`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_match_size(typeclass: c_int, size: c_int, datatype: *mut ffi::MPI_Datatype) -> c_int {
-    // SAFETY: same contract as PMPI_Type_match_size.
-    unsafe { PMPI_Type_match_size(typeclass, size, datatype) }
-}
-
 /// `PMPI_Type_set_name`: the implementation (MPI-3.1).
 ///
 /// # Safety
@@ -3284,659 +2242,1337 @@ pub unsafe extern "C" fn MPI_Unpack_external(datarep: *const c_char, inbuf: *con
     unsafe { PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype) }
 }
 
-/// `PMPI_Address`: the implementation (MPI-3.1).
+/// `PMPI_Allgather`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Address` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Allgather` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Address(location: *mut c_void, address: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Address")
-}
-
-/// `MPI_Address`: forwards to `PMPI_Address` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Address`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Address(location: *mut c_void, address: *mut ffi::MPI_Aint) -> c_int {
-    // SAFETY: same contract as PMPI_Address.
-    unsafe { PMPI_Address(location, address) }
-}
-
-/// `PMPI_Type_extent`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_extent` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_extent(datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Type_extent")
-}
-
-/// `MPI_Type_extent`: forwards to `PMPI_Type_extent` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_extent`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_extent(datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Aint) -> c_int {
-    // SAFETY: same contract as PMPI_Type_extent.
-    unsafe { PMPI_Type_extent(datatype, extent) }
-}
-
-/// `PMPI_Type_lb`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_lb` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_lb(datatype: ffi::MPI_Datatype, displacement: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Type_lb")
-}
-
-/// `MPI_Type_lb`: forwards to `PMPI_Type_lb` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_lb`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_lb(datatype: ffi::MPI_Datatype, displacement: *mut ffi::MPI_Aint) -> c_int {
-    // SAFETY: same contract as PMPI_Type_lb.
-    unsafe { PMPI_Type_lb(datatype, displacement) }
-}
-
-/// `PMPI_Type_ub`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_ub` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_ub(datatype: ffi::MPI_Datatype, displacement: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Type_ub")
-}
-
-/// `MPI_Type_ub`: forwards to `PMPI_Type_ub` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_ub`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_ub(datatype: ffi::MPI_Datatype, displacement: *mut ffi::MPI_Aint) -> c_int {
-    // SAFETY: same contract as PMPI_Type_ub.
-    unsafe { PMPI_Type_ub(datatype, displacement) }
-}
-
-/// `PMPI_Type_hindexed`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_hindexed` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_hindexed(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut ffi::MPI_Aint, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_hindexed")
-}
-
-/// `MPI_Type_hindexed`: forwards to `PMPI_Type_hindexed` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_hindexed`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_hindexed(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut ffi::MPI_Aint, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    // SAFETY: same contract as PMPI_Type_hindexed.
-    unsafe { PMPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype) }
-}
-
-/// `PMPI_Type_hvector`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_hvector` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_hvector(count: c_int, blocklength: c_int, stride: ffi::MPI_Aint, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_hvector")
-}
-
-/// `MPI_Type_hvector`: forwards to `PMPI_Type_hvector` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_hvector`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_hvector(count: c_int, blocklength: c_int, stride: ffi::MPI_Aint, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    // SAFETY: same contract as PMPI_Type_hvector.
-    unsafe { PMPI_Type_hvector(count, blocklength, stride, oldtype, newtype) }
-}
-
-/// `PMPI_Type_struct`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_struct` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_struct(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut ffi::MPI_Aint, array_of_types: *mut ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_struct")
-}
-
-/// `MPI_Type_struct`: forwards to `PMPI_Type_struct` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_struct`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_struct(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut ffi::MPI_Aint, array_of_types: *mut ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    // SAFETY: same contract as PMPI_Type_struct.
-    unsafe { PMPI_Type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
-}
-
-/// `PMPI_Add_error_class`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Add_error_class` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Add_error_class")
-}
-
-/// `MPI_Add_error_class`: forwards to `PMPI_Add_error_class` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Add_error_class`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Add_error_class(errorclass: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Add_error_class.
-    unsafe { PMPI_Add_error_class(errorclass) }
-}
-
-/// `PMPI_Add_error_code`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Add_error_code` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Add_error_code")
-}
-
-/// `MPI_Add_error_code`: forwards to `PMPI_Add_error_code` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Add_error_code`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Add_error_code.
-    unsafe { PMPI_Add_error_code(errorclass, errorcode) }
-}
-
-/// `PMPI_Add_error_string`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Add_error_string` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Add_error_string")
-}
-
-/// `MPI_Add_error_string`: forwards to `PMPI_Add_error_string` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Add_error_string`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
-    // SAFETY: same contract as PMPI_Add_error_string.
-    unsafe { PMPI_Add_error_string(errorcode, string) }
-}
-
-/// `PMPI_Comm_call_errhandler`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_call_errhandler` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_call_errhandler(comm: ffi::MPI_Comm, errorcode: c_int) -> c_int {
-    crate::call::world("MPI_Comm_call_errhandler", Some(comm), |w| {
+pub unsafe extern "C" fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Allgather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::imp::comm_call_errhandler(w, comm, errorcode)
+            crate::kinds::buffer(sendbuf, sendcount, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(sendtype)?;
+            crate::kinds::buffer(recvbuf, recvcount, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(recvtype)?;
+            crate::imp::allgather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
         })
 }
 
-/// `MPI_Comm_call_errhandler`: forwards to `PMPI_Comm_call_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Allgather`: forwards to `PMPI_Allgather` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_call_errhandler`.
+/// As for `PMPI_Allgather`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_call_errhandler(comm: ffi::MPI_Comm, errorcode: c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_call_errhandler.
-    unsafe { PMPI_Comm_call_errhandler(comm, errorcode) }
+pub unsafe extern "C" fn MPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Allgather.
+    unsafe { PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
 }
 
-/// `PMPI_Comm_create_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Allgatherv`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_create_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Allgatherv` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_errhandler(comm_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::world("MPI_Comm_create_errhandler", None, |w| {
-            crate::kinds::out_ptr(errhandler, "errhandler")?;
-            crate::imp::comm_create_errhandler(w, comm_errhandler_fn, errhandler)
-        })
+pub unsafe extern "C" fn PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Allgatherv")
 }
 
-/// `MPI_Comm_create_errhandler`: forwards to `PMPI_Comm_create_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Allgatherv`: forwards to `PMPI_Allgatherv` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_create_errhandler`.
+/// As for `PMPI_Allgatherv`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_create_errhandler(comm_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_create_errhandler.
-    unsafe { PMPI_Comm_create_errhandler(comm_errhandler_fn, errhandler) }
+pub unsafe extern "C" fn MPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Allgatherv.
+    unsafe { PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm) }
 }
 
-/// `PMPI_Comm_get_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Allreduce`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_get_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Allreduce` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_errhandler(comm: ffi::MPI_Comm, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::world("MPI_Comm_get_errhandler", Some(comm), |w| {
+pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Allreduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::out_ptr(errhandler, "errhandler")?;
-            crate::imp::comm_get_errhandler(w, comm, errhandler)
+            crate::kinds::buffer(sendbuf, count, "sendbuf")?;
+            crate::kinds::buffer(recvbuf, count, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let op = crate::kinds::op(op)?;
+            crate::imp::allreduce(w, sendbuf, recvbuf, count, datatype, op, comm)
         })
 }
 
-/// `MPI_Comm_get_errhandler`: forwards to `PMPI_Comm_get_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Allreduce`: forwards to `PMPI_Allreduce` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_get_errhandler`.
+/// As for `PMPI_Allreduce`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: ffi::MPI_Comm, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_get_errhandler.
-    unsafe { PMPI_Comm_get_errhandler(comm, errhandler) }
+pub unsafe extern "C" fn MPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Allreduce.
+    unsafe { PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm) }
 }
 
-/// `PMPI_Comm_set_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Alltoall`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_set_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Alltoall` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: ffi::MPI_Comm, errhandler: ffi::MPI_Errhandler) -> c_int {
-    crate::call::world("MPI_Comm_set_errhandler", Some(comm), |w| {
+pub unsafe extern "C" fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Alltoall")
+}
+
+/// `MPI_Alltoall`: forwards to `PMPI_Alltoall` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Alltoall`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Alltoall.
+    unsafe { PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
+}
+
+/// `PMPI_Alltoallv`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Alltoallv` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Alltoallv")
+}
+
+/// `MPI_Alltoallv`: forwards to `PMPI_Alltoallv` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Alltoallv`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Alltoallv.
+    unsafe { PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm) }
+}
+
+/// `PMPI_Alltoallw`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Alltoallw` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Alltoallw")
+}
+
+/// `MPI_Alltoallw`: forwards to `PMPI_Alltoallw` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Alltoallw`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Alltoallw.
+    unsafe { PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm) }
+}
+
+/// `PMPI_Barrier`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Barrier` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Barrier(comm: ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Barrier", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::imp::comm_set_errhandler(w, comm, errhandler)
+            crate::imp::barrier(w, comm)
         })
 }
 
-/// `MPI_Comm_set_errhandler`: forwards to `PMPI_Comm_set_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Barrier`: forwards to `PMPI_Barrier` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Comm_set_errhandler`.
+/// As for `PMPI_Barrier`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_set_errhandler(comm: ffi::MPI_Comm, errhandler: ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_set_errhandler.
-    unsafe { PMPI_Comm_set_errhandler(comm, errhandler) }
+pub unsafe extern "C" fn MPI_Barrier(comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Barrier.
+    unsafe { PMPI_Barrier(comm) }
 }
 
-/// `PMPI_Errhandler_free`: the implementation (MPI-3.1).
+/// `PMPI_Bcast`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Errhandler_free` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Bcast` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Errhandler_free(errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::world("MPI_Errhandler_free", None, |w| {
-            crate::imp::errhandler_free(w, errhandler)
+pub unsafe extern "C" fn PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Bcast", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(buffer, count, "buffer")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::imp::bcast(w, buffer, count, datatype, root, comm)
         })
 }
 
-/// `MPI_Errhandler_free`: forwards to `PMPI_Errhandler_free` (profiling tools interpose this symbol).
+/// `MPI_Bcast`: forwards to `PMPI_Bcast` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Errhandler_free`.
+/// As for `PMPI_Bcast`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_Errhandler_free.
-    unsafe { PMPI_Errhandler_free(errhandler) }
+pub unsafe extern "C" fn MPI_Bcast(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Bcast.
+    unsafe { PMPI_Bcast(buffer, count, datatype, root, comm) }
 }
 
-/// `PMPI_Error_class`: the implementation (MPI-3.1).
+/// `PMPI_Exscan`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Error_class` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Exscan` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
-    crate::call::anytime("MPI_Error_class", || crate::imp::error_class(errorcode, errorclass))
+pub unsafe extern "C" fn PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Exscan")
 }
 
-/// `MPI_Error_class`: forwards to `PMPI_Error_class` (profiling tools interpose this symbol).
+/// `MPI_Exscan`: forwards to `PMPI_Exscan` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Error_class`.
+/// As for `PMPI_Exscan`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Error_class.
-    unsafe { PMPI_Error_class(errorcode, errorclass) }
+pub unsafe extern "C" fn MPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Exscan.
+    unsafe { PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm) }
 }
 
-/// `PMPI_Error_string`: the implementation (MPI-3.1).
+/// `PMPI_Gather`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Error_string` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Gather` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
-    crate::call::anytime("MPI_Error_string", || crate::imp::error_string(errorcode, string, resultlen))
+pub unsafe extern "C" fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Gather", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(sendbuf, sendcount, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::imp::gather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
+        })
 }
 
-/// `MPI_Error_string`: forwards to `PMPI_Error_string` (profiling tools interpose this symbol).
+/// `MPI_Gather`: forwards to `PMPI_Gather` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Error_string`.
+/// As for `PMPI_Gather`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Error_string.
-    unsafe { PMPI_Error_string(errorcode, string, resultlen) }
+pub unsafe extern "C" fn MPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Gather.
+    unsafe { PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) }
 }
 
-/// `PMPI_File_call_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Gatherv`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_File_call_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Gatherv` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_call_errhandler(fh: ffi::MPI_File, errorcode: c_int) -> c_int {
-    crate::call::unsupported("MPI_File_call_errhandler")
+pub unsafe extern "C" fn PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Gatherv")
 }
 
-/// `MPI_File_call_errhandler`: forwards to `PMPI_File_call_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Gatherv`: forwards to `PMPI_Gatherv` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_File_call_errhandler`.
+/// As for `PMPI_Gatherv`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_File_call_errhandler(fh: ffi::MPI_File, errorcode: c_int) -> c_int {
-    // SAFETY: same contract as PMPI_File_call_errhandler.
-    unsafe { PMPI_File_call_errhandler(fh, errorcode) }
+pub unsafe extern "C" fn MPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Gatherv.
+    unsafe { PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm) }
 }
 
-/// `PMPI_File_create_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Iallgather`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_File_create_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Iallgather` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_create_errhandler(file_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_File_create_errhandler")
+pub unsafe extern "C" fn PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Iallgather")
 }
 
-/// `MPI_File_create_errhandler`: forwards to `PMPI_File_create_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Iallgather`: forwards to `PMPI_Iallgather` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_File_create_errhandler`.
+/// As for `PMPI_Iallgather`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_File_create_errhandler(file_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_File_create_errhandler.
-    unsafe { PMPI_File_create_errhandler(file_errhandler_fn, errhandler) }
+pub unsafe extern "C" fn MPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Iallgather.
+    unsafe { PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
 }
 
-/// `PMPI_File_get_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Iallgatherv`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_File_get_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Iallgatherv` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_errhandler(file: ffi::MPI_File, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_File_get_errhandler")
+pub unsafe extern "C" fn PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Iallgatherv")
 }
 
-/// `MPI_File_get_errhandler`: forwards to `PMPI_File_get_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Iallgatherv`: forwards to `PMPI_Iallgatherv` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_File_get_errhandler`.
+/// As for `PMPI_Iallgatherv`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_File_get_errhandler(file: ffi::MPI_File, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_File_get_errhandler.
-    unsafe { PMPI_File_get_errhandler(file, errhandler) }
+pub unsafe extern "C" fn MPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Iallgatherv.
+    unsafe { PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request) }
 }
 
-/// `PMPI_File_set_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Iallreduce`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_File_set_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Iallreduce` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_set_errhandler(file: ffi::MPI_File, errhandler: ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_File_set_errhandler")
+pub unsafe extern "C" fn PMPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Iallreduce")
 }
 
-/// `MPI_File_set_errhandler`: forwards to `PMPI_File_set_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Iallreduce`: forwards to `PMPI_Iallreduce` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_File_set_errhandler`.
+/// As for `PMPI_Iallreduce`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_File_set_errhandler(file: ffi::MPI_File, errhandler: ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_File_set_errhandler.
-    unsafe { PMPI_File_set_errhandler(file, errhandler) }
+pub unsafe extern "C" fn MPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Iallreduce.
+    unsafe { PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request) }
 }
 
-/// `PMPI_Session_call_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Ialltoall`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Session_call_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Ialltoall` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_call_errhandler(session: ffi::MPI_Session, errorcode: c_int) -> c_int {
-    crate::call::unsupported("MPI_Session_call_errhandler")
+pub unsafe extern "C" fn PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ialltoall")
 }
 
-/// `MPI_Session_call_errhandler`: forwards to `PMPI_Session_call_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Ialltoall`: forwards to `PMPI_Ialltoall` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Session_call_errhandler`.
+/// As for `PMPI_Ialltoall`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Session_call_errhandler(session: ffi::MPI_Session, errorcode: c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Session_call_errhandler.
-    unsafe { PMPI_Session_call_errhandler(session, errorcode) }
+pub unsafe extern "C" fn MPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ialltoall.
+    unsafe { PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
 }
 
-/// `PMPI_Session_create_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Ialltoallv`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Session_create_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Ialltoallv` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_create_errhandler(session_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Session_create_errhandler")
+pub unsafe extern "C" fn PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ialltoallv")
 }
 
-/// `MPI_Session_create_errhandler`: forwards to `PMPI_Session_create_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Ialltoallv`: forwards to `PMPI_Ialltoallv` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Session_create_errhandler`.
+/// As for `PMPI_Ialltoallv`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Session_create_errhandler(session_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_Session_create_errhandler.
-    unsafe { PMPI_Session_create_errhandler(session_errhandler_fn, errhandler) }
+pub unsafe extern "C" fn MPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ialltoallv.
+    unsafe { PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request) }
 }
 
-/// `PMPI_Session_get_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Ialltoallw`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Session_get_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Ialltoallw` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_errhandler(session: ffi::MPI_Session, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Session_get_errhandler")
+pub unsafe extern "C" fn PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ialltoallw")
 }
 
-/// `MPI_Session_get_errhandler`: forwards to `PMPI_Session_get_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Ialltoallw`: forwards to `PMPI_Ialltoallw` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Session_get_errhandler`.
+/// As for `PMPI_Ialltoallw`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Session_get_errhandler(session: ffi::MPI_Session, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_Session_get_errhandler.
-    unsafe { PMPI_Session_get_errhandler(session, errhandler) }
+pub unsafe extern "C" fn MPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ialltoallw.
+    unsafe { PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) }
 }
 
-/// `PMPI_Session_set_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Ibarrier`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Session_set_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Ibarrier` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_set_errhandler(session: ffi::MPI_Session, errhandler: ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Session_set_errhandler")
+pub unsafe extern "C" fn PMPI_Ibarrier(comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ibarrier")
 }
 
-/// `MPI_Session_set_errhandler`: forwards to `PMPI_Session_set_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Ibarrier`: forwards to `PMPI_Ibarrier` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Session_set_errhandler`.
+/// As for `PMPI_Ibarrier`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Session_set_errhandler(session: ffi::MPI_Session, errhandler: ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_Session_set_errhandler.
-    unsafe { PMPI_Session_set_errhandler(session, errhandler) }
+pub unsafe extern "C" fn MPI_Ibarrier(comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ibarrier.
+    unsafe { PMPI_Ibarrier(comm, request) }
 }
 
-/// `PMPI_Win_call_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Ibcast`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_call_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Ibcast` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_call_errhandler(win: ffi::MPI_Win, errorcode: c_int) -> c_int {
-    crate::call::unsupported("MPI_Win_call_errhandler")
+pub unsafe extern "C" fn PMPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ibcast")
 }
 
-/// `MPI_Win_call_errhandler`: forwards to `PMPI_Win_call_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Ibcast`: forwards to `PMPI_Ibcast` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Win_call_errhandler`.
+/// As for `PMPI_Ibcast`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Win_call_errhandler(win: ffi::MPI_Win, errorcode: c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Win_call_errhandler.
-    unsafe { PMPI_Win_call_errhandler(win, errorcode) }
+pub unsafe extern "C" fn MPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ibcast.
+    unsafe { PMPI_Ibcast(buffer, count, datatype, root, comm, request) }
 }
 
-/// `PMPI_Win_create_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Iexscan`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_create_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Iexscan` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_errhandler(win_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Win_create_errhandler")
+pub unsafe extern "C" fn PMPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Iexscan")
 }
 
-/// `MPI_Win_create_errhandler`: forwards to `PMPI_Win_create_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Iexscan`: forwards to `PMPI_Iexscan` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Win_create_errhandler`.
+/// As for `PMPI_Iexscan`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Win_create_errhandler(win_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_Win_create_errhandler.
-    unsafe { PMPI_Win_create_errhandler(win_errhandler_fn, errhandler) }
+pub unsafe extern "C" fn MPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Iexscan.
+    unsafe { PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request) }
 }
 
-/// `PMPI_Win_get_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Igather`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_get_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Igather` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_errhandler(win: ffi::MPI_Win, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Win_get_errhandler")
+pub unsafe extern "C" fn PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Igather")
 }
 
-/// `MPI_Win_get_errhandler`: forwards to `PMPI_Win_get_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Igather`: forwards to `PMPI_Igather` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Win_get_errhandler`.
+/// As for `PMPI_Igather`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Win_get_errhandler(win: ffi::MPI_Win, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_Win_get_errhandler.
-    unsafe { PMPI_Win_get_errhandler(win, errhandler) }
+pub unsafe extern "C" fn MPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Igather.
+    unsafe { PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request) }
 }
 
-/// `PMPI_Win_set_errhandler`: the implementation (MPI-3.1).
+/// `PMPI_Igatherv`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_set_errhandler` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Igatherv` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_set_errhandler(win: ffi::MPI_Win, errhandler: ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Win_set_errhandler")
+pub unsafe extern "C" fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Igatherv")
 }
 
-/// `MPI_Win_set_errhandler`: forwards to `PMPI_Win_set_errhandler` (profiling tools interpose this symbol).
+/// `MPI_Igatherv`: forwards to `PMPI_Igatherv` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Win_set_errhandler`.
+/// As for `PMPI_Igatherv`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Win_set_errhandler(win: ffi::MPI_Win, errhandler: ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_Win_set_errhandler.
-    unsafe { PMPI_Win_set_errhandler(win, errhandler) }
+pub unsafe extern "C" fn MPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Igatherv.
+    unsafe { PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request) }
 }
 
-/// `PMPI_Errhandler_create`: the implementation (MPI-3.1).
+/// `PMPI_Ireduce`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Errhandler_create` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Ireduce` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Errhandler_create(comm_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Errhandler_create")
+pub unsafe extern "C" fn PMPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ireduce")
 }
 
-/// `MPI_Errhandler_create`: forwards to `PMPI_Errhandler_create` (profiling tools interpose this symbol).
+/// `MPI_Ireduce`: forwards to `PMPI_Ireduce` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Errhandler_create`.
+/// As for `PMPI_Ireduce`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Errhandler_create(comm_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_Errhandler_create.
-    unsafe { PMPI_Errhandler_create(comm_errhandler_fn, errhandler) }
+pub unsafe extern "C" fn MPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ireduce.
+    unsafe { PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request) }
 }
 
-/// `PMPI_Errhandler_get`: the implementation (MPI-3.1).
+/// `PMPI_Ireduce_scatter`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Errhandler_get` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Ireduce_scatter` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Errhandler_get(comm: ffi::MPI_Comm, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Errhandler_get")
+pub unsafe extern "C" fn PMPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ireduce_scatter")
 }
 
-/// `MPI_Errhandler_get`: forwards to `PMPI_Errhandler_get` (profiling tools interpose this symbol).
+/// `MPI_Ireduce_scatter`: forwards to `PMPI_Ireduce_scatter` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Errhandler_get`.
+/// As for `PMPI_Ireduce_scatter`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Errhandler_get(comm: ffi::MPI_Comm, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_Errhandler_get.
-    unsafe { PMPI_Errhandler_get(comm, errhandler) }
+pub unsafe extern "C" fn MPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ireduce_scatter.
+    unsafe { PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request) }
 }
 
-/// `PMPI_Errhandler_set`: the implementation (MPI-3.1).
+/// `PMPI_Ireduce_scatter_block`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Errhandler_set` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Ireduce_scatter_block` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Errhandler_set(comm: ffi::MPI_Comm, errhandler: ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Errhandler_set")
+pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ireduce_scatter_block")
 }
 
-/// `MPI_Errhandler_set`: forwards to `PMPI_Errhandler_set` (profiling tools interpose this symbol).
+/// `MPI_Ireduce_scatter_block`: forwards to `PMPI_Ireduce_scatter_block` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Errhandler_set`.
+/// As for `PMPI_Ireduce_scatter_block`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Errhandler_set(comm: ffi::MPI_Comm, errhandler: ffi::MPI_Errhandler) -> c_int {
-    // SAFETY: same contract as PMPI_Errhandler_set.
-    unsafe { PMPI_Errhandler_set(comm, errhandler) }
+pub unsafe extern "C" fn MPI_Ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ireduce_scatter_block.
+    unsafe { PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request) }
+}
+
+/// `PMPI_Iscan`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Iscan` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Iscan")
+}
+
+/// `MPI_Iscan`: forwards to `PMPI_Iscan` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Iscan`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Iscan.
+    unsafe { PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request) }
+}
+
+/// `PMPI_Iscatter`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Iscatter` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Iscatter")
+}
+
+/// `MPI_Iscatter`: forwards to `PMPI_Iscatter` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Iscatter`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Iscatter.
+    unsafe { PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request) }
+}
+
+/// `PMPI_Iscatterv`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Iscatterv` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Iscatterv")
+}
+
+/// `MPI_Iscatterv`: forwards to `PMPI_Iscatterv` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Iscatterv`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Iscatterv.
+    unsafe { PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request) }
+}
+
+/// `PMPI_Op_commutative`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Op_commutative` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_commutative(op: ffi::MPI_Op, commute: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Op_commutative")
+}
+
+/// `MPI_Op_commutative`: forwards to `PMPI_Op_commutative` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Op_commutative`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_commutative(op: ffi::MPI_Op, commute: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Op_commutative.
+    unsafe { PMPI_Op_commutative(op, commute) }
+}
+
+/// `PMPI_Op_create`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Op_create` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_create(user_fn: *const c_void, commute: c_int, op: *mut ffi::MPI_Op) -> c_int {
+    crate::call::unsupported("MPI_Op_create")
+}
+
+/// `MPI_Op_create`: forwards to `PMPI_Op_create` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Op_create`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_create(user_fn: *const c_void, commute: c_int, op: *mut ffi::MPI_Op) -> c_int {
+    // SAFETY: same contract as PMPI_Op_create.
+    unsafe { PMPI_Op_create(user_fn, commute, op) }
+}
+
+/// `PMPI_Op_free`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Op_free` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_free(op: *mut ffi::MPI_Op) -> c_int {
+    crate::call::unsupported("MPI_Op_free")
+}
+
+/// `MPI_Op_free`: forwards to `PMPI_Op_free` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Op_free`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_free(op: *mut ffi::MPI_Op) -> c_int {
+    // SAFETY: same contract as PMPI_Op_free.
+    unsafe { PMPI_Op_free(op) }
+}
+
+/// `PMPI_Reduce`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Reduce` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Reduce", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(sendbuf, count, "sendbuf")?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(datatype)?;
+            let op = crate::kinds::op(op)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::imp::reduce(w, sendbuf, recvbuf, count, datatype, op, root, comm)
+        })
+}
+
+/// `MPI_Reduce`: forwards to `PMPI_Reduce` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Reduce`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Reduce.
+    unsafe { PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm) }
+}
+
+/// `PMPI_Reduce_local`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_local` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op) -> c_int {
+    crate::call::unsupported("MPI_Reduce_local")
+}
+
+/// `MPI_Reduce_local`: forwards to `PMPI_Reduce_local` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Reduce_local`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op) -> c_int {
+    // SAFETY: same contract as PMPI_Reduce_local.
+    unsafe { PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op) }
+}
+
+/// `PMPI_Reduce_scatter`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_scatter` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Reduce_scatter")
+}
+
+/// `MPI_Reduce_scatter`: forwards to `PMPI_Reduce_scatter` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Reduce_scatter`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Reduce_scatter.
+    unsafe { PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm) }
+}
+
+/// `PMPI_Reduce_scatter_block`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_scatter_block` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Reduce_scatter_block")
+}
+
+/// `MPI_Reduce_scatter_block`: forwards to `PMPI_Reduce_scatter_block` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Reduce_scatter_block`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Reduce_scatter_block.
+    unsafe { PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm) }
+}
+
+/// `PMPI_Scan`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Scan` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Scan")
+}
+
+/// `MPI_Scan`: forwards to `PMPI_Scan` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Scan`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Scan.
+    unsafe { PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm) }
+}
+
+/// `PMPI_Scatter`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Scatter` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Scatter")
+}
+
+/// `MPI_Scatter`: forwards to `PMPI_Scatter` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Scatter`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Scatter.
+    unsafe { PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) }
+}
+
+/// `PMPI_Scatterv`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Scatterv` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Scatterv")
+}
+
+/// `MPI_Scatterv`: forwards to `PMPI_Scatterv` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Scatterv`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Scatterv.
+    unsafe { PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm) }
+}
+
+/// `PMPI_Comm_compare`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_compare` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_compare(comm1: ffi::MPI_Comm, comm2: ffi::MPI_Comm, result: *mut c_int) -> c_int {
+    crate::call::world("MPI_Comm_compare", Some(comm1), |w| {
+            let comm1 = crate::kinds::comm(w, comm1)?;
+            let comm2 = crate::kinds::comm(w, comm2)?;
+            crate::kinds::out_ptr(result, "result")?;
+            crate::imp::comm_compare(w, comm1, comm2, result)
+        })
+}
+
+/// `MPI_Comm_compare`: forwards to `PMPI_Comm_compare` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_compare`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_compare(comm1: ffi::MPI_Comm, comm2: ffi::MPI_Comm, result: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_compare.
+    unsafe { PMPI_Comm_compare(comm1, comm2, result) }
+}
+
+/// `PMPI_Comm_create`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_create` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create(comm: ffi::MPI_Comm, group: ffi::MPI_Group, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Comm_create", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let group = crate::kinds::group(group)?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::imp::comm_create(w, comm, group, newcomm)
+        })
+}
+
+/// `MPI_Comm_create`: forwards to `PMPI_Comm_create` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_create`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create(comm: ffi::MPI_Comm, group: ffi::MPI_Group, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_create.
+    unsafe { PMPI_Comm_create(comm, group, newcomm) }
+}
+
+/// `PMPI_Comm_create_group`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_create_group` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_group(comm: ffi::MPI_Comm, group: ffi::MPI_Group, tag: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Comm_create_group")
+}
+
+/// `MPI_Comm_create_group`: forwards to `PMPI_Comm_create_group` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_create_group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_group(comm: ffi::MPI_Comm, group: ffi::MPI_Group, tag: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_create_group.
+    unsafe { PMPI_Comm_create_group(comm, group, tag, newcomm) }
+}
+
+/// `PMPI_Comm_create_keyval`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_create_keyval` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_keyval(comm_copy_attr_fn: *const c_void, comm_delete_attr_fn: *const c_void, comm_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_Comm_create_keyval")
+}
+
+/// `MPI_Comm_create_keyval`: forwards to `PMPI_Comm_create_keyval` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_create_keyval`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_keyval(comm_copy_attr_fn: *const c_void, comm_delete_attr_fn: *const c_void, comm_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_create_keyval.
+    unsafe { PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state) }
+}
+
+/// `PMPI_Comm_delete_attr`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_delete_attr` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_delete_attr(comm: ffi::MPI_Comm, comm_keyval: c_int) -> c_int {
+    crate::call::unsupported("MPI_Comm_delete_attr")
+}
+
+/// `MPI_Comm_delete_attr`: forwards to `PMPI_Comm_delete_attr` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_delete_attr`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_delete_attr(comm: ffi::MPI_Comm, comm_keyval: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_delete_attr.
+    unsafe { PMPI_Comm_delete_attr(comm, comm_keyval) }
+}
+
+/// `PMPI_Comm_dup`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_dup` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_dup(comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Comm_dup", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::imp::comm_dup(w, comm, newcomm)
+        })
+}
+
+/// `MPI_Comm_dup`: forwards to `PMPI_Comm_dup` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_dup`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_dup(comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_dup.
+    unsafe { PMPI_Comm_dup(comm, newcomm) }
+}
+
+/// `PMPI_Comm_dup_with_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_dup_with_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Comm_dup_with_info")
+}
+
+/// `MPI_Comm_dup_with_info`: forwards to `PMPI_Comm_dup_with_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_dup_with_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_dup_with_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_dup_with_info.
+    unsafe { PMPI_Comm_dup_with_info(comm, info, newcomm) }
+}
+
+/// `PMPI_Comm_free`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_free` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Comm_free", None, |w| {
+            crate::imp::comm_free(w, comm)
+        })
+}
+
+/// `MPI_Comm_free`: forwards to `PMPI_Comm_free` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_free`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_free(comm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_free.
+    unsafe { PMPI_Comm_free(comm) }
+}
+
+/// `PMPI_Comm_free_keyval`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_free_keyval` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Comm_free_keyval")
+}
+
+/// `MPI_Comm_free_keyval`: forwards to `PMPI_Comm_free_keyval` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_free_keyval`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_free_keyval.
+    unsafe { PMPI_Comm_free_keyval(comm_keyval) }
+}
+
+/// `PMPI_Comm_get_attr`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_get_attr` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_attr(comm: ffi::MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+    crate::call::world("MPI_Comm_get_attr", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::comm_get_attr(w, comm, comm_keyval, attribute_val, flag)
+        })
+}
+
+/// `MPI_Comm_get_attr`: forwards to `PMPI_Comm_get_attr` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_get_attr`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_attr(comm: ffi::MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_get_attr.
+    unsafe { PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag) }
+}
+
+/// `PMPI_Comm_get_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_get_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_info(comm: ffi::MPI_Comm, info_used: *mut ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_Comm_get_info")
+}
+
+/// `MPI_Comm_get_info`: forwards to `PMPI_Comm_get_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_get_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_info(comm: ffi::MPI_Comm, info_used: *mut ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_get_info.
+    unsafe { PMPI_Comm_get_info(comm, info_used) }
+}
+
+/// `PMPI_Comm_get_name`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_get_name` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_name(comm: ffi::MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    crate::call::world("MPI_Comm_get_name", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(resultlen, "resultlen")?;
+            crate::imp::comm_get_name(w, comm, comm_name, resultlen)
+        })
+}
+
+/// `MPI_Comm_get_name`: forwards to `PMPI_Comm_get_name` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_get_name`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_name(comm: ffi::MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_get_name.
+    unsafe { PMPI_Comm_get_name(comm, comm_name, resultlen) }
+}
+
+/// `PMPI_Comm_group`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_group` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_group(comm: ffi::MPI_Comm, group: *mut ffi::MPI_Group) -> c_int {
+    crate::call::world("MPI_Comm_group", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(group, "group")?;
+            crate::imp::comm_group(w, comm, group)
+        })
+}
+
+/// `MPI_Comm_group`: forwards to `PMPI_Comm_group` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_group(comm: ffi::MPI_Comm, group: *mut ffi::MPI_Group) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_group.
+    unsafe { PMPI_Comm_group(comm, group) }
+}
+
+/// `PMPI_Comm_idup`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_idup` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_idup(comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Comm_idup")
+}
+
+/// `MPI_Comm_idup`: forwards to `PMPI_Comm_idup` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_idup`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_idup(comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_idup.
+    unsafe { PMPI_Comm_idup(comm, newcomm, request) }
+}
+
+/// `PMPI_Comm_rank`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_rank` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_rank(comm: ffi::MPI_Comm, rank: *mut c_int) -> c_int {
+    crate::call::world("MPI_Comm_rank", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(rank, "rank")?;
+            crate::imp::comm_rank(w, comm, rank)
+        })
+}
+
+/// `MPI_Comm_rank`: forwards to `PMPI_Comm_rank` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_rank`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_rank(comm: ffi::MPI_Comm, rank: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_rank.
+    unsafe { PMPI_Comm_rank(comm, rank) }
+}
+
+/// `PMPI_Comm_remote_group`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_remote_group` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_remote_group(comm: ffi::MPI_Comm, group: *mut ffi::MPI_Group) -> c_int {
+    crate::call::unsupported("MPI_Comm_remote_group")
+}
+
+/// `MPI_Comm_remote_group`: forwards to `PMPI_Comm_remote_group` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_remote_group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_remote_group(comm: ffi::MPI_Comm, group: *mut ffi::MPI_Group) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_remote_group.
+    unsafe { PMPI_Comm_remote_group(comm, group) }
+}
+
+/// `PMPI_Comm_remote_size`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_remote_size` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_remote_size(comm: ffi::MPI_Comm, size: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Comm_remote_size")
+}
+
+/// `MPI_Comm_remote_size`: forwards to `PMPI_Comm_remote_size` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_remote_size`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_remote_size(comm: ffi::MPI_Comm, size: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_remote_size.
+    unsafe { PMPI_Comm_remote_size(comm, size) }
+}
+
+/// `PMPI_Comm_set_attr`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_set_attr` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_attr(comm: ffi::MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_Comm_set_attr")
+}
+
+/// `MPI_Comm_set_attr`: forwards to `PMPI_Comm_set_attr` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_set_attr`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_set_attr(comm: ffi::MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_set_attr.
+    unsafe { PMPI_Comm_set_attr(comm, comm_keyval, attribute_val) }
+}
+
+/// `PMPI_Comm_set_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_set_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_Comm_set_info")
+}
+
+/// `MPI_Comm_set_info`: forwards to `PMPI_Comm_set_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_set_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_set_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_set_info.
+    unsafe { PMPI_Comm_set_info(comm, info) }
+}
+
+/// `PMPI_Comm_set_name`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_set_name` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_name(comm: ffi::MPI_Comm, comm_name: *const c_char) -> c_int {
+    crate::call::world("MPI_Comm_set_name", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::imp::comm_set_name(w, comm, comm_name)
+        })
+}
+
+/// `MPI_Comm_set_name`: forwards to `PMPI_Comm_set_name` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_set_name`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_set_name(comm: ffi::MPI_Comm, comm_name: *const c_char) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_set_name.
+    unsafe { PMPI_Comm_set_name(comm, comm_name) }
+}
+
+/// `PMPI_Comm_size`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_size` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_size(comm: ffi::MPI_Comm, size: *mut c_int) -> c_int {
+    crate::call::world("MPI_Comm_size", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(size, "size")?;
+            crate::imp::comm_size(w, comm, size)
+        })
+}
+
+/// `MPI_Comm_size`: forwards to `PMPI_Comm_size` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_size`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_size(comm: ffi::MPI_Comm, size: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_size.
+    unsafe { PMPI_Comm_size(comm, size) }
+}
+
+/// `PMPI_Comm_split`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_split` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_split(comm: ffi::MPI_Comm, color: c_int, key: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::world("MPI_Comm_split", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::imp::comm_split(w, comm, color, key, newcomm)
+        })
+}
+
+/// `MPI_Comm_split`: forwards to `PMPI_Comm_split` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_split`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_split(comm: ffi::MPI_Comm, color: c_int, key: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_split.
+    unsafe { PMPI_Comm_split(comm, color, key, newcomm) }
+}
+
+/// `PMPI_Comm_split_type`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_split_type` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_split_type(comm: ffi::MPI_Comm, split_type: c_int, key: c_int, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Comm_split_type")
+}
+
+/// `MPI_Comm_split_type`: forwards to `PMPI_Comm_split_type` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_split_type`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_split_type(comm: ffi::MPI_Comm, split_type: c_int, key: c_int, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_split_type.
+    unsafe { PMPI_Comm_split_type(comm, split_type, key, info, newcomm) }
+}
+
+/// `PMPI_Comm_test_inter`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_test_inter` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_test_inter(comm: ffi::MPI_Comm, flag: *mut c_int) -> c_int {
+    crate::call::world("MPI_Comm_test_inter", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::comm_test_inter(w, comm, flag)
+        })
+}
+
+/// `MPI_Comm_test_inter`: forwards to `PMPI_Comm_test_inter` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_test_inter`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_test_inter(comm: ffi::MPI_Comm, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_test_inter.
+    unsafe { PMPI_Comm_test_inter(comm, flag) }
 }
 
 /// `PMPI_Group_compare`: the implementation (MPI-3.1).
@@ -4207,3057 +3843,244 @@ pub unsafe extern "C" fn MPI_Group_union(group1: ffi::MPI_Group, group2: ffi::MP
     unsafe { PMPI_Group_union(group1, group2, newgroup) }
 }
 
-/// `PMPI_Info_create`: the implementation (MPI-3.1).
+/// `PMPI_Intercomm_create`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Info_create` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Intercomm_create` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_create(info: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Info_create")
+pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: ffi::MPI_Comm, local_leader: c_int, peer_comm: ffi::MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Intercomm_create")
 }
 
-/// `MPI_Info_create`: forwards to `PMPI_Info_create` (profiling tools interpose this symbol).
+/// `MPI_Intercomm_create`: forwards to `PMPI_Intercomm_create` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Info_create`.
+/// As for `PMPI_Intercomm_create`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_create(info: *mut ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_Info_create.
-    unsafe { PMPI_Info_create(info) }
+pub unsafe extern "C" fn MPI_Intercomm_create(local_comm: ffi::MPI_Comm, local_leader: c_int, peer_comm: ffi::MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Intercomm_create.
+    unsafe { PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm) }
 }
 
-/// `PMPI_Info_create_env`: the implementation (MPI-3.1).
+/// `PMPI_Intercomm_merge`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Info_create_env` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Intercomm_merge` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_create_env(argc: c_int, argv: *mut *mut c_char, info: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Info_create_env")
+pub unsafe extern "C" fn PMPI_Intercomm_merge(intercomm: ffi::MPI_Comm, high: c_int, newintracomm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Intercomm_merge")
 }
 
-/// `MPI_Info_create_env`: forwards to `PMPI_Info_create_env` (profiling tools interpose this symbol).
+/// `MPI_Intercomm_merge`: forwards to `PMPI_Intercomm_merge` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Info_create_env`.
+/// As for `PMPI_Intercomm_merge`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_create_env(argc: c_int, argv: *mut *mut c_char, info: *mut ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_Info_create_env.
-    unsafe { PMPI_Info_create_env(argc, argv, info) }
+pub unsafe extern "C" fn MPI_Intercomm_merge(intercomm: ffi::MPI_Comm, high: c_int, newintracomm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Intercomm_merge.
+    unsafe { PMPI_Intercomm_merge(intercomm, high, newintracomm) }
 }
 
-/// `PMPI_Info_delete`: the implementation (MPI-3.1).
+/// `PMPI_Type_create_keyval`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Info_delete` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_create_keyval` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_delete(info: ffi::MPI_Info, key: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Info_delete")
+pub unsafe extern "C" fn PMPI_Type_create_keyval(type_copy_attr_fn: *const c_void, type_delete_attr_fn: *const c_void, type_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_Type_create_keyval")
 }
 
-/// `MPI_Info_delete`: forwards to `PMPI_Info_delete` (profiling tools interpose this symbol).
+/// `MPI_Type_create_keyval`: forwards to `PMPI_Type_create_keyval` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Info_delete`.
+/// As for `PMPI_Type_create_keyval`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_delete(info: ffi::MPI_Info, key: *const c_char) -> c_int {
-    // SAFETY: same contract as PMPI_Info_delete.
-    unsafe { PMPI_Info_delete(info, key) }
+pub unsafe extern "C" fn MPI_Type_create_keyval(type_copy_attr_fn: *const c_void, type_delete_attr_fn: *const c_void, type_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Type_create_keyval.
+    unsafe { PMPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state) }
 }
 
-/// `PMPI_Info_dup`: the implementation (MPI-3.1).
+/// `PMPI_Type_delete_attr`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Info_dup` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_delete_attr` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_dup(info: ffi::MPI_Info, newinfo: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Info_dup")
+pub unsafe extern "C" fn PMPI_Type_delete_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int) -> c_int {
+    crate::call::unsupported("MPI_Type_delete_attr")
 }
 
-/// `MPI_Info_dup`: forwards to `PMPI_Info_dup` (profiling tools interpose this symbol).
+/// `MPI_Type_delete_attr`: forwards to `PMPI_Type_delete_attr` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Info_dup`.
+/// As for `PMPI_Type_delete_attr`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_dup(info: ffi::MPI_Info, newinfo: *mut ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_Info_dup.
-    unsafe { PMPI_Info_dup(info, newinfo) }
+pub unsafe extern "C" fn MPI_Type_delete_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Type_delete_attr.
+    unsafe { PMPI_Type_delete_attr(datatype, type_keyval) }
 }
 
-/// `PMPI_Info_free`: the implementation (MPI-3.1).
+/// `PMPI_Type_free_keyval`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Info_free` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_free_keyval` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_free(info: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Info_free")
+pub unsafe extern "C" fn PMPI_Type_free_keyval(type_keyval: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Type_free_keyval")
 }
 
-/// `MPI_Info_free`: forwards to `PMPI_Info_free` (profiling tools interpose this symbol).
+/// `MPI_Type_free_keyval`: forwards to `PMPI_Type_free_keyval` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Info_free`.
+/// As for `PMPI_Type_free_keyval`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_free(info: *mut ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_Info_free.
-    unsafe { PMPI_Info_free(info) }
+pub unsafe extern "C" fn MPI_Type_free_keyval(type_keyval: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Type_free_keyval.
+    unsafe { PMPI_Type_free_keyval(type_keyval) }
 }
 
-/// `PMPI_Info_get`: the implementation (MPI-3.1).
+/// `PMPI_Type_get_attr`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Info_get` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_get_attr` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_get(info: ffi::MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Info_get")
+pub unsafe extern "C" fn PMPI_Type_get_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Type_get_attr")
 }
 
-/// `MPI_Info_get`: forwards to `PMPI_Info_get` (profiling tools interpose this symbol).
+/// `MPI_Type_get_attr`: forwards to `PMPI_Type_get_attr` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Info_get`.
+/// As for `PMPI_Type_get_attr`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_get(info: ffi::MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Info_get.
-    unsafe { PMPI_Info_get(info, key, valuelen, value, flag) }
+pub unsafe extern "C" fn MPI_Type_get_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Type_get_attr.
+    unsafe { PMPI_Type_get_attr(datatype, type_keyval, attribute_val, flag) }
 }
 
-/// `PMPI_Info_get_nkeys`: the implementation (MPI-3.1).
+/// `PMPI_Type_set_attr`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Info_get_nkeys` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_set_attr` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: ffi::MPI_Info, nkeys: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Info_get_nkeys")
+pub unsafe extern "C" fn PMPI_Type_set_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_Type_set_attr")
 }
 
-/// `MPI_Info_get_nkeys`: forwards to `PMPI_Info_get_nkeys` (profiling tools interpose this symbol).
+/// `MPI_Type_set_attr`: forwards to `PMPI_Type_set_attr` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Info_get_nkeys`.
+/// As for `PMPI_Type_set_attr`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_get_nkeys(info: ffi::MPI_Info, nkeys: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Info_get_nkeys.
-    unsafe { PMPI_Info_get_nkeys(info, nkeys) }
+pub unsafe extern "C" fn MPI_Type_set_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Type_set_attr.
+    unsafe { PMPI_Type_set_attr(datatype, type_keyval, attribute_val) }
 }
 
-/// `PMPI_Info_get_nthkey`: the implementation (MPI-3.1).
+/// `PMPI_Win_create_keyval`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Info_get_nthkey` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_create_keyval` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: ffi::MPI_Info, n: c_int, key: *mut c_char) -> c_int {
-    crate::call::unsupported("MPI_Info_get_nthkey")
+pub unsafe extern "C" fn PMPI_Win_create_keyval(win_copy_attr_fn: *const c_void, win_delete_attr_fn: *const c_void, win_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_Win_create_keyval")
 }
 
-/// `MPI_Info_get_nthkey`: forwards to `PMPI_Info_get_nthkey` (profiling tools interpose this symbol).
+/// `MPI_Win_create_keyval`: forwards to `PMPI_Win_create_keyval` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Info_get_nthkey`.
+/// As for `PMPI_Win_create_keyval`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_get_nthkey(info: ffi::MPI_Info, n: c_int, key: *mut c_char) -> c_int {
-    // SAFETY: same contract as PMPI_Info_get_nthkey.
-    unsafe { PMPI_Info_get_nthkey(info, n, key) }
+pub unsafe extern "C" fn MPI_Win_create_keyval(win_copy_attr_fn: *const c_void, win_delete_attr_fn: *const c_void, win_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Win_create_keyval.
+    unsafe { PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state) }
 }
 
-/// `PMPI_Info_get_string`: the implementation (MPI-3.1).
+/// `PMPI_Win_delete_attr`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Info_get_string` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_delete_attr` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_get_string(info: ffi::MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Info_get_string")
+pub unsafe extern "C" fn PMPI_Win_delete_attr(win: ffi::MPI_Win, win_keyval: c_int) -> c_int {
+    crate::call::unsupported("MPI_Win_delete_attr")
 }
 
-/// `MPI_Info_get_string`: forwards to `PMPI_Info_get_string` (profiling tools interpose this symbol).
+/// `MPI_Win_delete_attr`: forwards to `PMPI_Win_delete_attr` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Info_get_string`.
+/// As for `PMPI_Win_delete_attr`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_get_string(info: ffi::MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Info_get_string.
-    unsafe { PMPI_Info_get_string(info, key, buflen, value, flag) }
+pub unsafe extern "C" fn MPI_Win_delete_attr(win: ffi::MPI_Win, win_keyval: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Win_delete_attr.
+    unsafe { PMPI_Win_delete_attr(win, win_keyval) }
 }
 
-/// `PMPI_Info_get_valuelen`: the implementation (MPI-3.1).
+/// `PMPI_Win_free_keyval`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Info_get_valuelen` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_free_keyval` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_get_valuelen(info: ffi::MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Info_get_valuelen")
+pub unsafe extern "C" fn PMPI_Win_free_keyval(win_keyval: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Win_free_keyval")
 }
 
-/// `MPI_Info_get_valuelen`: forwards to `PMPI_Info_get_valuelen` (profiling tools interpose this symbol).
+/// `MPI_Win_free_keyval`: forwards to `PMPI_Win_free_keyval` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Info_get_valuelen`.
+/// As for `PMPI_Win_free_keyval`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_get_valuelen(info: ffi::MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Info_get_valuelen.
-    unsafe { PMPI_Info_get_valuelen(info, key, valuelen, flag) }
+pub unsafe extern "C" fn MPI_Win_free_keyval(win_keyval: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Win_free_keyval.
+    unsafe { PMPI_Win_free_keyval(win_keyval) }
 }
 
-/// `PMPI_Info_set`: the implementation (MPI-3.1).
+/// `PMPI_Win_get_attr`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Info_set` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_get_attr` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_set(info: ffi::MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Info_set")
+pub unsafe extern "C" fn PMPI_Win_get_attr(win: ffi::MPI_Win, win_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Win_get_attr")
 }
 
-/// `MPI_Info_set`: forwards to `PMPI_Info_set` (profiling tools interpose this symbol).
+/// `MPI_Win_get_attr`: forwards to `PMPI_Win_get_attr` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Info_set`.
+/// As for `PMPI_Win_get_attr`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_set(info: ffi::MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
-    // SAFETY: same contract as PMPI_Info_set.
-    unsafe { PMPI_Info_set(info, key, value) }
+pub unsafe extern "C" fn MPI_Win_get_attr(win: ffi::MPI_Win, win_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Win_get_attr.
+    unsafe { PMPI_Win_get_attr(win, win_keyval, attribute_val, flag) }
 }
 
-/// `PMPI_Abort`: the implementation (MPI-3.1).
+/// `PMPI_Win_set_attr`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Abort` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_set_attr` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Abort(comm: ffi::MPI_Comm, errorcode: c_int) -> c_int {
-    crate::call::world("MPI_Abort", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::imp::abort(w, comm, errorcode)
-        })
+pub unsafe extern "C" fn PMPI_Win_set_attr(win: ffi::MPI_Win, win_keyval: c_int, attribute_val: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_Win_set_attr")
 }
 
-/// `MPI_Abort`: forwards to `PMPI_Abort` (profiling tools interpose this symbol).
+/// `MPI_Win_set_attr`: forwards to `PMPI_Win_set_attr` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Abort`.
+/// As for `PMPI_Win_set_attr`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Abort(comm: ffi::MPI_Comm, errorcode: c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Abort.
-    unsafe { PMPI_Abort(comm, errorcode) }
-}
-
-/// `PMPI_Comm_create_from_group`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_create_from_group` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_from_group(group: ffi::MPI_Group, stringtag: *const c_char, info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_create_from_group")
-}
-
-/// `MPI_Comm_create_from_group`: forwards to `PMPI_Comm_create_from_group` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_create_from_group`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_create_from_group(group: ffi::MPI_Group, stringtag: *const c_char, info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_create_from_group.
-    unsafe { PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm) }
-}
-
-/// `PMPI_Finalize`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Finalize` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
-    crate::call::anytime("MPI_Finalize", crate::imp::finalize)
-}
-
-/// `MPI_Finalize`: forwards to `PMPI_Finalize` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Finalize`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Finalize() -> c_int {
-    // SAFETY: same contract as PMPI_Finalize.
-    unsafe { PMPI_Finalize() }
-}
-
-/// `PMPI_Finalized`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Finalized` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Finalized(flag: *mut c_int) -> c_int {
-    crate::call::anytime("MPI_Finalized", || crate::imp::finalized(flag))
-}
-
-/// `MPI_Finalized`: forwards to `PMPI_Finalized` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Finalized`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Finalized.
-    unsafe { PMPI_Finalized(flag) }
-}
-
-/// `PMPI_Group_from_session_pset`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Group_from_session_pset` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_from_session_pset(session: ffi::MPI_Session, pset_name: *const c_char, newgroup: *mut ffi::MPI_Group) -> c_int {
-    crate::call::unsupported("MPI_Group_from_session_pset")
-}
-
-/// `MPI_Group_from_session_pset`: forwards to `PMPI_Group_from_session_pset` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Group_from_session_pset`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Group_from_session_pset(session: ffi::MPI_Session, pset_name: *const c_char, newgroup: *mut ffi::MPI_Group) -> c_int {
-    // SAFETY: same contract as PMPI_Group_from_session_pset.
-    unsafe { PMPI_Group_from_session_pset(session, pset_name, newgroup) }
-}
-
-/// `PMPI_Init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
-    crate::call::anytime("MPI_Init", || crate::imp::init(argc, argv))
-}
-
-/// `MPI_Init`: forwards to `PMPI_Init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
-    // SAFETY: same contract as PMPI_Init.
-    unsafe { PMPI_Init(argc, argv) }
-}
-
-/// `PMPI_Init_thread`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Init_thread` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Init_thread(argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int {
-    crate::call::anytime("MPI_Init_thread", || crate::imp::init_thread(argc, argv, required, provided))
-}
-
-/// `MPI_Init_thread`: forwards to `PMPI_Init_thread` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Init_thread`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Init_thread(argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Init_thread.
-    unsafe { PMPI_Init_thread(argc, argv, required, provided) }
-}
-
-/// `PMPI_Initialized`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Initialized` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Initialized(flag: *mut c_int) -> c_int {
-    crate::call::anytime("MPI_Initialized", || crate::imp::initialized(flag))
-}
-
-/// `MPI_Initialized`: forwards to `PMPI_Initialized` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Initialized`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Initialized.
-    unsafe { PMPI_Initialized(flag) }
-}
-
-/// `PMPI_Is_thread_main`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Is_thread_main` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
-    crate::call::world("MPI_Is_thread_main", None, |w| {
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::imp::is_thread_main(w, flag)
-        })
-}
-
-/// `MPI_Is_thread_main`: forwards to `PMPI_Is_thread_main` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Is_thread_main`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Is_thread_main.
-    unsafe { PMPI_Is_thread_main(flag) }
-}
-
-/// `PMPI_Query_thread`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Query_thread` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
-    crate::call::world("MPI_Query_thread", None, |w| {
-            crate::kinds::out_ptr(provided, "provided")?;
-            crate::imp::query_thread(w, provided)
-        })
-}
-
-/// `MPI_Query_thread`: forwards to `PMPI_Query_thread` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Query_thread`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Query_thread.
-    unsafe { PMPI_Query_thread(provided) }
-}
-
-/// `PMPI_Session_finalize`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Session_finalize` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_finalize(session: *mut ffi::MPI_Session) -> c_int {
-    crate::call::unsupported("MPI_Session_finalize")
-}
-
-/// `MPI_Session_finalize`: forwards to `PMPI_Session_finalize` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Session_finalize`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_finalize(session: *mut ffi::MPI_Session) -> c_int {
-    // SAFETY: same contract as PMPI_Session_finalize.
-    unsafe { PMPI_Session_finalize(session) }
-}
-
-/// `PMPI_Session_get_info`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Session_get_info` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_info(session: ffi::MPI_Session, info_used: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Session_get_info")
-}
-
-/// `MPI_Session_get_info`: forwards to `PMPI_Session_get_info` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Session_get_info`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_get_info(session: ffi::MPI_Session, info_used: *mut ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_Session_get_info.
-    unsafe { PMPI_Session_get_info(session, info_used) }
-}
-
-/// `PMPI_Session_get_nth_pset`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Session_get_nth_pset` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_nth_pset(session: ffi::MPI_Session, info: ffi::MPI_Info, n: c_int, pset_len: *mut c_int, pset_name: *mut c_char) -> c_int {
-    crate::call::unsupported("MPI_Session_get_nth_pset")
-}
-
-/// `MPI_Session_get_nth_pset`: forwards to `PMPI_Session_get_nth_pset` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Session_get_nth_pset`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_get_nth_pset(session: ffi::MPI_Session, info: ffi::MPI_Info, n: c_int, pset_len: *mut c_int, pset_name: *mut c_char) -> c_int {
-    // SAFETY: same contract as PMPI_Session_get_nth_pset.
-    unsafe { PMPI_Session_get_nth_pset(session, info, n, pset_len, pset_name) }
-}
-
-/// `PMPI_Session_get_num_psets`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Session_get_num_psets` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_num_psets(session: ffi::MPI_Session, info: ffi::MPI_Info, npset_names: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Session_get_num_psets")
-}
-
-/// `MPI_Session_get_num_psets`: forwards to `PMPI_Session_get_num_psets` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Session_get_num_psets`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_get_num_psets(session: ffi::MPI_Session, info: ffi::MPI_Info, npset_names: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Session_get_num_psets.
-    unsafe { PMPI_Session_get_num_psets(session, info, npset_names) }
-}
-
-/// `PMPI_Session_get_pset_info`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Session_get_pset_info` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_pset_info(session: ffi::MPI_Session, pset_name: *const c_char, info: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Session_get_pset_info")
-}
-
-/// `MPI_Session_get_pset_info`: forwards to `PMPI_Session_get_pset_info` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Session_get_pset_info`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_get_pset_info(session: ffi::MPI_Session, pset_name: *const c_char, info: *mut ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_Session_get_pset_info.
-    unsafe { PMPI_Session_get_pset_info(session, pset_name, info) }
-}
-
-/// `PMPI_Session_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Session_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_init(info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, session: *mut ffi::MPI_Session) -> c_int {
-    crate::call::unsupported("MPI_Session_init")
-}
-
-/// `MPI_Session_init`: forwards to `PMPI_Session_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Session_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_init(info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, session: *mut ffi::MPI_Session) -> c_int {
-    // SAFETY: same contract as PMPI_Session_init.
-    unsafe { PMPI_Session_init(info, errhandler, session) }
-}
-
-/// `PMPI_Aint_add`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Aint_add` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Aint_add(base: ffi::MPI_Aint, disp: ffi::MPI_Aint) -> ffi::MPI_Aint {
-    crate::imp::aint_add(base, disp)
-}
-
-/// `MPI_Aint_add`: forwards to `PMPI_Aint_add` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Aint_add`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Aint_add(base: ffi::MPI_Aint, disp: ffi::MPI_Aint) -> ffi::MPI_Aint {
-    // SAFETY: same contract as PMPI_Aint_add.
-    unsafe { PMPI_Aint_add(base, disp) }
-}
-
-/// `PMPI_Aint_diff`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Aint_diff` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Aint_diff(addr1: ffi::MPI_Aint, addr2: ffi::MPI_Aint) -> ffi::MPI_Aint {
-    crate::imp::aint_diff(addr1, addr2)
-}
-
-/// `MPI_Aint_diff`: forwards to `PMPI_Aint_diff` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Aint_diff`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Aint_diff(addr1: ffi::MPI_Aint, addr2: ffi::MPI_Aint) -> ffi::MPI_Aint {
-    // SAFETY: same contract as PMPI_Aint_diff.
-    unsafe { PMPI_Aint_diff(addr1, addr2) }
-}
-
-/// `PMPI_Get_library_version`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Get_library_version` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
-    crate::call::anytime("MPI_Get_library_version", || crate::imp::get_library_version(version, resultlen))
-}
-
-/// `MPI_Get_library_version`: forwards to `PMPI_Get_library_version` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Get_library_version`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Get_library_version.
-    unsafe { PMPI_Get_library_version(version, resultlen) }
-}
-
-/// `PMPI_Get_processor_name`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Get_processor_name` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
-    crate::call::world("MPI_Get_processor_name", None, |w| {
-            crate::kinds::out_ptr(resultlen, "resultlen")?;
-            crate::imp::get_processor_name(w, name, resultlen)
-        })
-}
-
-/// `MPI_Get_processor_name`: forwards to `PMPI_Get_processor_name` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Get_processor_name`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Get_processor_name.
-    unsafe { PMPI_Get_processor_name(name, resultlen) }
-}
-
-/// `PMPI_Get_version`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Get_version` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
-    crate::call::anytime("MPI_Get_version", || crate::imp::get_version(version, subversion))
-}
-
-/// `MPI_Get_version`: forwards to `PMPI_Get_version` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Get_version`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Get_version.
-    unsafe { PMPI_Get_version(version, subversion) }
-}
-
-/// `PMPI_Pcontrol`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Pcontrol` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pcontrol(level: c_int) -> c_int {
-    crate::call::anytime("MPI_Pcontrol", || crate::imp::pcontrol(level))
-}
-
-/// `MPI_Pcontrol`: forwards to `PMPI_Pcontrol` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Pcontrol`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Pcontrol(level: c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Pcontrol.
-    unsafe { PMPI_Pcontrol(level) }
-}
-
-/// `PMPI_Op_commutative`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Op_commutative` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_commutative(op: ffi::MPI_Op, commute: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Op_commutative")
-}
-
-/// `MPI_Op_commutative`: forwards to `PMPI_Op_commutative` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Op_commutative`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Op_commutative(op: ffi::MPI_Op, commute: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Op_commutative.
-    unsafe { PMPI_Op_commutative(op, commute) }
-}
-
-/// `PMPI_Op_create`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Op_create` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_create(user_fn: *const c_void, commute: c_int, op: *mut ffi::MPI_Op) -> c_int {
-    crate::call::unsupported("MPI_Op_create")
-}
-
-/// `MPI_Op_create`: forwards to `PMPI_Op_create` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Op_create`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Op_create(user_fn: *const c_void, commute: c_int, op: *mut ffi::MPI_Op) -> c_int {
-    // SAFETY: same contract as PMPI_Op_create.
-    unsafe { PMPI_Op_create(user_fn, commute, op) }
-}
-
-/// `PMPI_Op_free`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Op_free` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_free(op: *mut ffi::MPI_Op) -> c_int {
-    crate::call::unsupported("MPI_Op_free")
-}
-
-/// `MPI_Op_free`: forwards to `PMPI_Op_free` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Op_free`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Op_free(op: *mut ffi::MPI_Op) -> c_int {
-    // SAFETY: same contract as PMPI_Op_free.
-    unsafe { PMPI_Op_free(op) }
-}
-
-/// `PMPI_Parrived`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Parrived` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Parrived(request: ffi::MPI_Request, partition: c_int, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Parrived")
-}
-
-/// `MPI_Parrived`: forwards to `PMPI_Parrived` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Parrived`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Parrived(request: ffi::MPI_Request, partition: c_int, flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Parrived.
-    unsafe { PMPI_Parrived(request, partition, flag) }
-}
-
-/// `PMPI_Pready`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Pready` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pready(partition: c_int, request: ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Pready")
-}
-
-/// `MPI_Pready`: forwards to `PMPI_Pready` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Pready`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Pready(partition: c_int, request: ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Pready.
-    unsafe { PMPI_Pready(partition, request) }
-}
-
-/// `PMPI_Pready_list`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Pready_list` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pready_list(length: c_int, array_of_partitions: *mut c_int, request: ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Pready_list")
-}
-
-/// `MPI_Pready_list`: forwards to `PMPI_Pready_list` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Pready_list`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Pready_list(length: c_int, array_of_partitions: *mut c_int, request: ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Pready_list.
-    unsafe { PMPI_Pready_list(length, array_of_partitions, request) }
-}
-
-/// `PMPI_Pready_range`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Pready_range` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pready_range(partition_low: c_int, partition_high: c_int, request: ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Pready_range")
-}
-
-/// `MPI_Pready_range`: forwards to `PMPI_Pready_range` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Pready_range`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Pready_range(partition_low: c_int, partition_high: c_int, request: ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Pready_range.
-    unsafe { PMPI_Pready_range(partition_low, partition_high, request) }
-}
-
-/// `PMPI_Precv_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Precv_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Precv_init(buf: *mut c_void, partitions: c_int, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Precv_init")
-}
-
-/// `MPI_Precv_init`: forwards to `PMPI_Precv_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Precv_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Precv_init(buf: *mut c_void, partitions: c_int, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Precv_init.
-    unsafe { PMPI_Precv_init(buf, partitions, count, datatype, dest, tag, comm, info, request) }
-}
-
-/// `PMPI_Psend_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Psend_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Psend_init(buf: *const c_void, partitions: c_int, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Psend_init")
-}
-
-/// `MPI_Psend_init`: forwards to `PMPI_Psend_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Psend_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Psend_init(buf: *const c_void, partitions: c_int, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Psend_init.
-    unsafe { PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request) }
-}
-
-/// `PMPI_Bsend`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Bsend` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Bsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Bsend", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let tag = crate::kinds::tag(tag)?;
-            crate::imp::bsend(w, buf, count, datatype, dest, tag, comm)
-        })
-}
-
-/// `MPI_Bsend`: forwards to `PMPI_Bsend` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Bsend`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Bsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Bsend.
-    unsafe { PMPI_Bsend(buf, count, datatype, dest, tag, comm) }
-}
-
-/// `PMPI_Bsend_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Bsend_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Bsend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Bsend_init", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let tag = crate::kinds::tag(tag)?;
-            crate::kinds::out_ptr(request, "request")?;
-            crate::imp::bsend_init(w, buf, count, datatype, dest, tag, comm, request)
-        })
-}
-
-/// `MPI_Bsend_init`: forwards to `PMPI_Bsend_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Bsend_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Bsend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Bsend_init.
-    unsafe { PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Buffer_attach`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Buffer_attach` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
-    crate::call::world("MPI_Buffer_attach", None, |w| {
-            crate::imp::buffer_attach(w, buffer, size)
-        })
-}
-
-/// `MPI_Buffer_attach`: forwards to `PMPI_Buffer_attach` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Buffer_attach`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Buffer_attach.
-    unsafe { PMPI_Buffer_attach(buffer, size) }
-}
-
-/// `PMPI_Buffer_detach`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Buffer_detach` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
-    crate::call::world("MPI_Buffer_detach", None, |w| {
-            crate::kinds::out_ptr(size, "size")?;
-            crate::imp::buffer_detach(w, buffer_addr, size)
-        })
-}
-
-/// `MPI_Buffer_detach`: forwards to `PMPI_Buffer_detach` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Buffer_detach`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Buffer_detach.
-    unsafe { PMPI_Buffer_detach(buffer_addr, size) }
-}
-
-/// `PMPI_Ibsend`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ibsend` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Ibsend", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let tag = crate::kinds::tag(tag)?;
-            crate::kinds::out_ptr(request, "request")?;
-            crate::imp::ibsend(w, buf, count, datatype, dest, tag, comm, request)
-        })
-}
-
-/// `MPI_Ibsend`: forwards to `PMPI_Ibsend` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ibsend`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ibsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ibsend.
-    unsafe { PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Improbe`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Improbe` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, flag: *mut c_int, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Improbe", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            let source = crate::kinds::source(w, comm, source)?;
-            let tag = crate::kinds::recv_tag(tag)?;
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::kinds::out_ptr(message, "message")?;
-            crate::imp::improbe(w, source, tag, comm, flag, message, status)
-        })
-}
-
-/// `MPI_Improbe`: forwards to `PMPI_Improbe` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Improbe`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Improbe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, flag: *mut c_int, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Improbe.
-    unsafe { PMPI_Improbe(source, tag, comm, flag, message, status) }
-}
-
-/// `PMPI_Imrecv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Imrecv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Imrecv", None, |w| {
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            crate::kinds::out_ptr(request, "request")?;
-            crate::imp::imrecv(w, buf, count, datatype, message, request)
-        })
-}
-
-/// `MPI_Imrecv`: forwards to `PMPI_Imrecv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Imrecv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Imrecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Imrecv.
-    unsafe { PMPI_Imrecv(buf, count, datatype, message, request) }
-}
-
-/// `PMPI_Iprobe`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Iprobe` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iprobe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Iprobe", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            let source = crate::kinds::source(w, comm, source)?;
-            let tag = crate::kinds::recv_tag(tag)?;
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::imp::iprobe(w, source, tag, comm, flag, status)
-        })
-}
-
-/// `MPI_Iprobe`: forwards to `PMPI_Iprobe` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Iprobe`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iprobe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Iprobe.
-    unsafe { PMPI_Iprobe(source, tag, comm, flag, status) }
-}
-
-/// `PMPI_Irecv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Irecv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Irecv", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let source = crate::kinds::source(w, comm, source)?;
-            let tag = crate::kinds::recv_tag(tag)?;
-            crate::kinds::out_ptr(request, "request")?;
-            crate::imp::irecv(w, buf, count, datatype, source, tag, comm, request)
-        })
-}
-
-/// `MPI_Irecv`: forwards to `PMPI_Irecv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Irecv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Irecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Irecv.
-    unsafe { PMPI_Irecv(buf, count, datatype, source, tag, comm, request) }
-}
-
-/// `PMPI_Irsend`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Irsend` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Irsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Irsend", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let tag = crate::kinds::tag(tag)?;
-            crate::kinds::out_ptr(request, "request")?;
-            crate::imp::irsend(w, buf, count, datatype, dest, tag, comm, request)
-        })
-}
-
-/// `MPI_Irsend`: forwards to `PMPI_Irsend` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Irsend`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Irsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Irsend.
-    unsafe { PMPI_Irsend(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Isend`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Isend` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Isend", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let tag = crate::kinds::tag(tag)?;
-            crate::kinds::out_ptr(request, "request")?;
-            crate::imp::isend(w, buf, count, datatype, dest, tag, comm, request)
-        })
-}
-
-/// `MPI_Isend`: forwards to `PMPI_Isend` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Isend`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Isend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Isend.
-    unsafe { PMPI_Isend(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Isendrecv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Isendrecv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Isendrecv")
-}
-
-/// `MPI_Isendrecv`: forwards to `PMPI_Isendrecv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Isendrecv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Isendrecv.
-    unsafe { PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request) }
-}
-
-/// `PMPI_Isendrecv_replace`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Isendrecv_replace` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Isendrecv_replace(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Isendrecv_replace")
-}
-
-/// `MPI_Isendrecv_replace`: forwards to `PMPI_Isendrecv_replace` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Isendrecv_replace`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Isendrecv_replace(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Isendrecv_replace.
-    unsafe { PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request) }
-}
-
-/// `PMPI_Issend`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Issend` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Issend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Issend", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let tag = crate::kinds::tag(tag)?;
-            crate::kinds::out_ptr(request, "request")?;
-            crate::imp::issend(w, buf, count, datatype, dest, tag, comm, request)
-        })
-}
-
-/// `MPI_Issend`: forwards to `PMPI_Issend` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Issend`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Issend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Issend.
-    unsafe { PMPI_Issend(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Mprobe`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Mprobe` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Mprobe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Mprobe", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            let source = crate::kinds::source(w, comm, source)?;
-            let tag = crate::kinds::recv_tag(tag)?;
-            crate::kinds::out_ptr(message, "message")?;
-            crate::imp::mprobe(w, source, tag, comm, message, status)
-        })
-}
-
-/// `MPI_Mprobe`: forwards to `PMPI_Mprobe` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Mprobe`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Mprobe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Mprobe.
-    unsafe { PMPI_Mprobe(source, tag, comm, message, status) }
-}
-
-/// `PMPI_Mrecv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Mrecv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Mrecv", None, |w| {
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            crate::imp::mrecv(w, buf, count, datatype, message, status)
-        })
-}
-
-/// `MPI_Mrecv`: forwards to `PMPI_Mrecv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Mrecv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Mrecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Mrecv.
-    unsafe { PMPI_Mrecv(buf, count, datatype, message, status) }
-}
-
-/// `PMPI_Probe`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Probe` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Probe", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            let source = crate::kinds::source(w, comm, source)?;
-            let tag = crate::kinds::recv_tag(tag)?;
-            crate::imp::probe(w, source, tag, comm, status)
-        })
-}
-
-/// `MPI_Probe`: forwards to `PMPI_Probe` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Probe`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Probe(source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Probe.
-    unsafe { PMPI_Probe(source, tag, comm, status) }
-}
-
-/// `PMPI_Recv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Recv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Recv", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let source = crate::kinds::source(w, comm, source)?;
-            let tag = crate::kinds::recv_tag(tag)?;
-            crate::imp::recv(w, buf, count, datatype, source, tag, comm, status)
-        })
-}
-
-/// `MPI_Recv`: forwards to `PMPI_Recv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Recv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Recv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Recv.
-    unsafe { PMPI_Recv(buf, count, datatype, source, tag, comm, status) }
-}
-
-/// `PMPI_Recv_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Recv_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Recv_init(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Recv_init", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let source = crate::kinds::source(w, comm, source)?;
-            let tag = crate::kinds::recv_tag(tag)?;
-            crate::kinds::out_ptr(request, "request")?;
-            crate::imp::recv_init(w, buf, count, datatype, source, tag, comm, request)
-        })
-}
-
-/// `MPI_Recv_init`: forwards to `PMPI_Recv_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Recv_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Recv_init(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Recv_init.
-    unsafe { PMPI_Recv_init(buf, count, datatype, source, tag, comm, request) }
-}
-
-/// `PMPI_Rsend`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Rsend` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Rsend", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let tag = crate::kinds::tag(tag)?;
-            crate::imp::rsend(w, buf, count, datatype, dest, tag, comm)
-        })
-}
-
-/// `MPI_Rsend`: forwards to `PMPI_Rsend` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Rsend`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Rsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Rsend.
-    unsafe { PMPI_Rsend(buf, count, datatype, dest, tag, comm) }
-}
-
-/// `PMPI_Rsend_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Rsend_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rsend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Rsend_init", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let tag = crate::kinds::tag(tag)?;
-            crate::kinds::out_ptr(request, "request")?;
-            crate::imp::rsend_init(w, buf, count, datatype, dest, tag, comm, request)
-        })
-}
-
-/// `MPI_Rsend_init`: forwards to `PMPI_Rsend_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Rsend_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Rsend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Rsend_init.
-    unsafe { PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Send`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Send` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Send", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let tag = crate::kinds::tag(tag)?;
-            crate::imp::send(w, buf, count, datatype, dest, tag, comm)
-        })
-}
-
-/// `MPI_Send`: forwards to `PMPI_Send` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Send`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Send(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Send.
-    unsafe { PMPI_Send(buf, count, datatype, dest, tag, comm) }
-}
-
-/// `PMPI_Send_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Send_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Send_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Send_init", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let tag = crate::kinds::tag(tag)?;
-            crate::kinds::out_ptr(request, "request")?;
-            crate::imp::send_init(w, buf, count, datatype, dest, tag, comm, request)
-        })
-}
-
-/// `MPI_Send_init`: forwards to `PMPI_Send_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Send_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Send_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Send_init.
-    unsafe { PMPI_Send_init(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Sendrecv`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Sendrecv` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Sendrecv", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(sendbuf, sendcount, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(sendtype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let sendtag = crate::kinds::tag(sendtag)?;
-            crate::kinds::buffer(recvbuf, recvcount, "recvbuf")?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(recvtype)?;
-            let source = crate::kinds::source(w, comm, source)?;
-            let recvtag = crate::kinds::recv_tag(recvtag)?;
-            crate::imp::sendrecv(w, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status)
-        })
-}
-
-/// `MPI_Sendrecv`: forwards to `PMPI_Sendrecv` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Sendrecv`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Sendrecv.
-    unsafe { PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) }
-}
-
-/// `PMPI_Sendrecv_replace`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Sendrecv_replace` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Sendrecv_replace", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let sendtag = crate::kinds::tag(sendtag)?;
-            let source = crate::kinds::source(w, comm, source)?;
-            let recvtag = crate::kinds::recv_tag(recvtag)?;
-            crate::imp::sendrecv_replace(w, buf, count, datatype, dest, sendtag, source, recvtag, comm, status)
-        })
-}
-
-/// `MPI_Sendrecv_replace`: forwards to `PMPI_Sendrecv_replace` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Sendrecv_replace`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Sendrecv_replace.
-    unsafe { PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status) }
-}
-
-/// `PMPI_Ssend`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ssend` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ssend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Ssend", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let tag = crate::kinds::tag(tag)?;
-            crate::imp::ssend(w, buf, count, datatype, dest, tag, comm)
-        })
-}
-
-/// `MPI_Ssend`: forwards to `PMPI_Ssend` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ssend`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ssend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Ssend.
-    unsafe { PMPI_Ssend(buf, count, datatype, dest, tag, comm) }
-}
-
-/// `PMPI_Ssend_init`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ssend_init` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ssend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Ssend_init", Some(comm), |w| {
-            let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
-            let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
-            let dest = crate::kinds::rank(w, comm, dest)?;
-            let tag = crate::kinds::tag(tag)?;
-            crate::kinds::out_ptr(request, "request")?;
-            crate::imp::ssend_init(w, buf, count, datatype, dest, tag, comm, request)
-        })
-}
-
-/// `MPI_Ssend_init`: forwards to `PMPI_Ssend_init` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ssend_init`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ssend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ssend_init.
-    unsafe { PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Cancel`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Cancel` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cancel(request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Cancel", None, |w| {
-            crate::imp::cancel(w, request)
-        })
-}
-
-/// `MPI_Cancel`: forwards to `PMPI_Cancel` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Cancel`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Cancel(request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Cancel.
-    unsafe { PMPI_Cancel(request) }
-}
-
-/// `PMPI_Grequest_complete`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Grequest_complete` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Grequest_complete(request: ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Grequest_complete")
-}
-
-/// `MPI_Grequest_complete`: forwards to `PMPI_Grequest_complete` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Grequest_complete`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Grequest_complete(request: ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Grequest_complete.
-    unsafe { PMPI_Grequest_complete(request) }
-}
-
-/// `PMPI_Grequest_start`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Grequest_start` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Grequest_start(query_fn: *const c_void, free_fn: *const c_void, cancel_fn: *const c_void, extra_state: *mut c_void, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Grequest_start")
-}
-
-/// `MPI_Grequest_start`: forwards to `PMPI_Grequest_start` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Grequest_start`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Grequest_start(query_fn: *const c_void, free_fn: *const c_void, cancel_fn: *const c_void, extra_state: *mut c_void, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Grequest_start.
-    unsafe { PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request) }
-}
-
-/// `PMPI_Request_free`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Request_free` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Request_free(request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Request_free", None, |w| {
-            crate::imp::request_free(w, request)
-        })
-}
-
-/// `MPI_Request_free`: forwards to `PMPI_Request_free` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Request_free`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Request_free(request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Request_free.
-    unsafe { PMPI_Request_free(request) }
-}
-
-/// `PMPI_Request_get_status`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Request_get_status` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Request_get_status(request: ffi::MPI_Request, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Request_get_status", None, |w| {
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::imp::request_get_status(w, request, flag, status)
-        })
-}
-
-/// `MPI_Request_get_status`: forwards to `PMPI_Request_get_status` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Request_get_status`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Request_get_status(request: ffi::MPI_Request, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Request_get_status.
-    unsafe { PMPI_Request_get_status(request, flag, status) }
-}
-
-/// `PMPI_Start`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Start` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Start(request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Start", None, |w| {
-            crate::imp::start(w, request)
-        })
-}
-
-/// `MPI_Start`: forwards to `PMPI_Start` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Start`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Start(request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Start.
-    unsafe { PMPI_Start(request) }
-}
-
-/// `PMPI_Startall`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Startall` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Startall(count: c_int, array_of_requests: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Startall", None, |w| {
-            let count = crate::kinds::count(count, "count")?;
-            crate::imp::startall(w, count, array_of_requests)
-        })
-}
-
-/// `MPI_Startall`: forwards to `PMPI_Startall` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Startall`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Startall(count: c_int, array_of_requests: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Startall.
-    unsafe { PMPI_Startall(count, array_of_requests) }
-}
-
-/// `PMPI_Status_set_cancelled`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Status_set_cancelled` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut ffi::MPI_Status, flag: c_int) -> c_int {
-    crate::call::world("MPI_Status_set_cancelled", None, |w| {
-            crate::imp::status_set_cancelled(w, status, flag)
-        })
-}
-
-/// `MPI_Status_set_cancelled`: forwards to `PMPI_Status_set_cancelled` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Status_set_cancelled`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Status_set_cancelled(status: *mut ffi::MPI_Status, flag: c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Status_set_cancelled.
-    unsafe { PMPI_Status_set_cancelled(status, flag) }
-}
-
-/// `PMPI_Test`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Test` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Test(request: *mut ffi::MPI_Request, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Test", None, |w| {
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::imp::test(w, request, flag, status)
-        })
-}
-
-/// `MPI_Test`: forwards to `PMPI_Test` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Test`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Test(request: *mut ffi::MPI_Request, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Test.
-    unsafe { PMPI_Test(request, flag, status) }
-}
-
-/// `PMPI_Test_cancelled`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Test_cancelled` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const ffi::MPI_Status, flag: *mut c_int) -> c_int {
-    crate::call::world("MPI_Test_cancelled", None, |w| {
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::imp::test_cancelled(w, status, flag)
-        })
-}
-
-/// `MPI_Test_cancelled`: forwards to `PMPI_Test_cancelled` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Test_cancelled`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Test_cancelled(status: *const ffi::MPI_Status, flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Test_cancelled.
-    unsafe { PMPI_Test_cancelled(status, flag) }
-}
-
-/// `PMPI_Testall`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Testall` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Testall(count: c_int, array_of_requests: *mut ffi::MPI_Request, flag: *mut c_int, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Testall", None, |w| {
-            let count = crate::kinds::count(count, "count")?;
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::imp::testall(w, count, array_of_requests, flag, array_of_statuses)
-        })
-}
-
-/// `MPI_Testall`: forwards to `PMPI_Testall` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Testall`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Testall(count: c_int, array_of_requests: *mut ffi::MPI_Request, flag: *mut c_int, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Testall.
-    unsafe { PMPI_Testall(count, array_of_requests, flag, array_of_statuses) }
-}
-
-/// `PMPI_Testany`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Testany` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Testany(count: c_int, array_of_requests: *mut ffi::MPI_Request, indx: *mut c_int, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Testany", None, |w| {
-            let count = crate::kinds::count(count, "count")?;
-            crate::kinds::out_ptr(indx, "indx")?;
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::imp::testany(w, count, array_of_requests, indx, flag, status)
-        })
-}
-
-/// `MPI_Testany`: forwards to `PMPI_Testany` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Testany`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Testany(count: c_int, array_of_requests: *mut ffi::MPI_Request, indx: *mut c_int, flag: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Testany.
-    unsafe { PMPI_Testany(count, array_of_requests, indx, flag, status) }
-}
-
-/// `PMPI_Testsome`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Testsome` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Testsome(incount: c_int, array_of_requests: *mut ffi::MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Testsome", None, |w| {
-            let incount = crate::kinds::count(incount, "incount")?;
-            crate::kinds::out_ptr(outcount, "outcount")?;
-            crate::kinds::out_ptr(array_of_indices, "array_of_indices")?;
-            crate::imp::testsome(w, incount, array_of_requests, outcount, array_of_indices, array_of_statuses)
-        })
-}
-
-/// `MPI_Testsome`: forwards to `PMPI_Testsome` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Testsome`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Testsome(incount: c_int, array_of_requests: *mut ffi::MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Testsome.
-    unsafe { PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) }
-}
-
-/// `PMPI_Wait`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Wait` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Wait(request: *mut ffi::MPI_Request, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Wait", None, |w| {
-            crate::imp::wait(w, request, status)
-        })
-}
-
-/// `MPI_Wait`: forwards to `PMPI_Wait` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Wait`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Wait(request: *mut ffi::MPI_Request, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Wait.
-    unsafe { PMPI_Wait(request, status) }
-}
-
-/// `PMPI_Waitall`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Waitall` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Waitall(count: c_int, array_of_requests: *mut ffi::MPI_Request, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Waitall", None, |w| {
-            let count = crate::kinds::count(count, "count")?;
-            crate::imp::waitall(w, count, array_of_requests, array_of_statuses)
-        })
-}
-
-/// `MPI_Waitall`: forwards to `PMPI_Waitall` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Waitall`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Waitall(count: c_int, array_of_requests: *mut ffi::MPI_Request, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Waitall.
-    unsafe { PMPI_Waitall(count, array_of_requests, array_of_statuses) }
-}
-
-/// `PMPI_Waitany`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Waitany` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Waitany(count: c_int, array_of_requests: *mut ffi::MPI_Request, indx: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Waitany", None, |w| {
-            let count = crate::kinds::count(count, "count")?;
-            crate::kinds::out_ptr(indx, "indx")?;
-            crate::imp::waitany(w, count, array_of_requests, indx, status)
-        })
-}
-
-/// `MPI_Waitany`: forwards to `PMPI_Waitany` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Waitany`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Waitany(count: c_int, array_of_requests: *mut ffi::MPI_Request, indx: *mut c_int, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Waitany.
-    unsafe { PMPI_Waitany(count, array_of_requests, indx, status) }
-}
-
-/// `PMPI_Waitsome`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Waitsome` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Waitsome(incount: c_int, array_of_requests: *mut ffi::MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Waitsome", None, |w| {
-            let incount = crate::kinds::count(incount, "incount")?;
-            crate::kinds::out_ptr(outcount, "outcount")?;
-            crate::kinds::out_ptr(array_of_indices, "array_of_indices")?;
-            crate::imp::waitsome(w, incount, array_of_requests, outcount, array_of_indices, array_of_statuses)
-        })
-}
-
-/// `MPI_Waitsome`: forwards to `PMPI_Waitsome` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Waitsome`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Waitsome(incount: c_int, array_of_requests: *mut ffi::MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Waitsome.
-    unsafe { PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) }
-}
-
-/// `PMPI_Accumulate`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Accumulate` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Accumulate")
-}
-
-/// `MPI_Accumulate`: forwards to `PMPI_Accumulate` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Accumulate`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Accumulate.
-    unsafe { PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
-}
-
-/// `PMPI_Alloc_mem`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Alloc_mem` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alloc_mem(size: ffi::MPI_Aint, info: ffi::MPI_Info, baseptr: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Alloc_mem")
-}
-
-/// `MPI_Alloc_mem`: forwards to `PMPI_Alloc_mem` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Alloc_mem`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alloc_mem(size: ffi::MPI_Aint, info: ffi::MPI_Info, baseptr: *mut c_void) -> c_int {
-    // SAFETY: same contract as PMPI_Alloc_mem.
-    unsafe { PMPI_Alloc_mem(size, info, baseptr) }
-}
-
-/// `PMPI_Compare_and_swap`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Compare_and_swap` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Compare_and_swap")
-}
-
-/// `MPI_Compare_and_swap`: forwards to `PMPI_Compare_and_swap` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Compare_and_swap`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Compare_and_swap.
-    unsafe { PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win) }
-}
-
-/// `PMPI_Fetch_and_op`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Fetch_and_op` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Fetch_and_op")
-}
-
-/// `MPI_Fetch_and_op`: forwards to `PMPI_Fetch_and_op` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Fetch_and_op`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Fetch_and_op.
-    unsafe { PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win) }
-}
-
-/// `PMPI_Free_mem`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Free_mem` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Free_mem(base: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Free_mem")
-}
-
-/// `MPI_Free_mem`: forwards to `PMPI_Free_mem` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Free_mem`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
-    // SAFETY: same contract as PMPI_Free_mem.
-    unsafe { PMPI_Free_mem(base) }
-}
-
-/// `PMPI_Get`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Get` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Get")
-}
-
-/// `MPI_Get`: forwards to `PMPI_Get` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Get`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Get.
-    unsafe { PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
-}
-
-/// `PMPI_Get_accumulate`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Get_accumulate` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Get_accumulate")
-}
-
-/// `MPI_Get_accumulate`: forwards to `PMPI_Get_accumulate` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Get_accumulate`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Get_accumulate.
-    unsafe { PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
-}
-
-/// `PMPI_Put`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Put` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Put")
-}
-
-/// `MPI_Put`: forwards to `PMPI_Put` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Put`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Put.
-    unsafe { PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
-}
-
-/// `PMPI_Raccumulate`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Raccumulate` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Raccumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Raccumulate")
-}
-
-/// `MPI_Raccumulate`: forwards to `PMPI_Raccumulate` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Raccumulate`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Raccumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Raccumulate.
-    unsafe { PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
-}
-
-/// `PMPI_Rget`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Rget` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rget(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rget")
-}
-
-/// `MPI_Rget`: forwards to `PMPI_Rget` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Rget`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Rget(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Rget.
-    unsafe { PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
-}
-
-/// `PMPI_Rget_accumulate`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Rget_accumulate` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rget_accumulate")
-}
-
-/// `MPI_Rget_accumulate`: forwards to `PMPI_Rget_accumulate` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Rget_accumulate`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Rget_accumulate.
-    unsafe { PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
-}
-
-/// `PMPI_Rput`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Rput` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rput(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rput")
-}
-
-/// `MPI_Rput`: forwards to `PMPI_Rput` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Rput`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Rput(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Rput.
-    unsafe { PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
-}
-
-/// `PMPI_Win_allocate`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_allocate` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate(size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, baseptr: *mut c_void, win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_allocate")
-}
-
-/// `MPI_Win_allocate`: forwards to `PMPI_Win_allocate` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_allocate`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_allocate(size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, baseptr: *mut c_void, win: *mut ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_allocate.
-    unsafe { PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win) }
-}
-
-/// `PMPI_Win_allocate_shared`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_allocate_shared` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate_shared(size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, baseptr: *mut c_void, win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_allocate_shared")
-}
-
-/// `MPI_Win_allocate_shared`: forwards to `PMPI_Win_allocate_shared` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_allocate_shared`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_allocate_shared(size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, baseptr: *mut c_void, win: *mut ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_allocate_shared.
-    unsafe { PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win) }
-}
-
-/// `PMPI_Win_attach`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_attach` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_attach(win: ffi::MPI_Win, base: *mut c_void, size: ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Win_attach")
-}
-
-/// `MPI_Win_attach`: forwards to `PMPI_Win_attach` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_attach`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_attach(win: ffi::MPI_Win, base: *mut c_void, size: ffi::MPI_Aint) -> c_int {
-    // SAFETY: same contract as PMPI_Win_attach.
-    unsafe { PMPI_Win_attach(win, base, size) }
-}
-
-/// `PMPI_Win_complete`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_complete` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_complete(win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_complete")
-}
-
-/// `MPI_Win_complete`: forwards to `PMPI_Win_complete` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_complete`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_complete(win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_complete.
-    unsafe { PMPI_Win_complete(win) }
-}
-
-/// `PMPI_Win_create`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_create` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create(base: *mut c_void, size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_create")
-}
-
-/// `MPI_Win_create`: forwards to `PMPI_Win_create` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_create`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_create(base: *mut c_void, size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, win: *mut ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_create.
-    unsafe { PMPI_Win_create(base, size, disp_unit, info, comm, win) }
-}
-
-/// `PMPI_Win_create_dynamic`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_create_dynamic` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_dynamic(info: ffi::MPI_Info, comm: ffi::MPI_Comm, win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_create_dynamic")
-}
-
-/// `MPI_Win_create_dynamic`: forwards to `PMPI_Win_create_dynamic` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_create_dynamic`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_create_dynamic(info: ffi::MPI_Info, comm: ffi::MPI_Comm, win: *mut ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_create_dynamic.
-    unsafe { PMPI_Win_create_dynamic(info, comm, win) }
-}
-
-/// `PMPI_Win_detach`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_detach` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_detach(win: ffi::MPI_Win, base: *const c_void) -> c_int {
-    crate::call::unsupported("MPI_Win_detach")
-}
-
-/// `MPI_Win_detach`: forwards to `PMPI_Win_detach` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_detach`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_detach(win: ffi::MPI_Win, base: *const c_void) -> c_int {
-    // SAFETY: same contract as PMPI_Win_detach.
-    unsafe { PMPI_Win_detach(win, base) }
-}
-
-/// `PMPI_Win_fence`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_fence` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_fence(assert: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_fence")
-}
-
-/// `MPI_Win_fence`: forwards to `PMPI_Win_fence` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_fence`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_fence.
-    unsafe { PMPI_Win_fence(assert, win) }
-}
-
-/// `PMPI_Win_flush`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_flush` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_flush(rank: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_flush")
-}
-
-/// `MPI_Win_flush`: forwards to `PMPI_Win_flush` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_flush`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_flush.
-    unsafe { PMPI_Win_flush(rank, win) }
-}
-
-/// `PMPI_Win_flush_all`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_flush_all` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_flush_all(win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_flush_all")
-}
-
-/// `MPI_Win_flush_all`: forwards to `PMPI_Win_flush_all` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_flush_all`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_flush_all(win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_flush_all.
-    unsafe { PMPI_Win_flush_all(win) }
-}
-
-/// `PMPI_Win_flush_local`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_flush_local` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_flush_local(rank: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_flush_local")
-}
-
-/// `MPI_Win_flush_local`: forwards to `PMPI_Win_flush_local` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_flush_local`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_flush_local.
-    unsafe { PMPI_Win_flush_local(rank, win) }
-}
-
-/// `PMPI_Win_flush_local_all`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_flush_local_all` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_flush_local_all(win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_flush_local_all")
-}
-
-/// `MPI_Win_flush_local_all`: forwards to `PMPI_Win_flush_local_all` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_flush_local_all`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_flush_local_all(win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_flush_local_all.
-    unsafe { PMPI_Win_flush_local_all(win) }
-}
-
-/// `PMPI_Win_free`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_free` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_free(win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_free")
-}
-
-/// `MPI_Win_free`: forwards to `PMPI_Win_free` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_free`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_free(win: *mut ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_free.
-    unsafe { PMPI_Win_free(win) }
-}
-
-/// `PMPI_Win_get_group`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_get_group` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_group(win: ffi::MPI_Win, group: *mut ffi::MPI_Group) -> c_int {
-    crate::call::unsupported("MPI_Win_get_group")
-}
-
-/// `MPI_Win_get_group`: forwards to `PMPI_Win_get_group` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_get_group`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_get_group(win: ffi::MPI_Win, group: *mut ffi::MPI_Group) -> c_int {
-    // SAFETY: same contract as PMPI_Win_get_group.
-    unsafe { PMPI_Win_get_group(win, group) }
-}
-
-/// `PMPI_Win_get_info`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_get_info` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_info(win: ffi::MPI_Win, info_used: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Win_get_info")
-}
-
-/// `MPI_Win_get_info`: forwards to `PMPI_Win_get_info` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_get_info`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_get_info(win: ffi::MPI_Win, info_used: *mut ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_Win_get_info.
-    unsafe { PMPI_Win_get_info(win, info_used) }
-}
-
-/// `PMPI_Win_get_name`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_get_name` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_name(win: ffi::MPI_Win, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Win_get_name")
-}
-
-/// `MPI_Win_get_name`: forwards to `PMPI_Win_get_name` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_get_name`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_get_name(win: ffi::MPI_Win, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Win_get_name.
-    unsafe { PMPI_Win_get_name(win, win_name, resultlen) }
-}
-
-/// `PMPI_Win_lock`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_lock` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_lock")
-}
-
-/// `MPI_Win_lock`: forwards to `PMPI_Win_lock` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_lock`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_lock.
-    unsafe { PMPI_Win_lock(lock_type, rank, assert, win) }
-}
-
-/// `PMPI_Win_lock_all`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_lock_all` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_lock_all")
-}
-
-/// `MPI_Win_lock_all`: forwards to `PMPI_Win_lock_all` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_lock_all`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_lock_all(assert: c_int, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_lock_all.
-    unsafe { PMPI_Win_lock_all(assert, win) }
-}
-
-/// `PMPI_Win_post`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_post` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_post(group: ffi::MPI_Group, assert: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_post")
-}
-
-/// `MPI_Win_post`: forwards to `PMPI_Win_post` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_post`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_post(group: ffi::MPI_Group, assert: c_int, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_post.
-    unsafe { PMPI_Win_post(group, assert, win) }
-}
-
-/// `PMPI_Win_set_info`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_set_info` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_set_info(win: ffi::MPI_Win, info: ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Win_set_info")
-}
-
-/// `MPI_Win_set_info`: forwards to `PMPI_Win_set_info` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_set_info`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_set_info(win: ffi::MPI_Win, info: ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_Win_set_info.
-    unsafe { PMPI_Win_set_info(win, info) }
-}
-
-/// `PMPI_Win_set_name`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_set_name` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_set_name(win: ffi::MPI_Win, win_name: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Win_set_name")
-}
-
-/// `MPI_Win_set_name`: forwards to `PMPI_Win_set_name` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_set_name`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_set_name(win: ffi::MPI_Win, win_name: *const c_char) -> c_int {
-    // SAFETY: same contract as PMPI_Win_set_name.
-    unsafe { PMPI_Win_set_name(win, win_name) }
-}
-
-/// `PMPI_Win_shared_query`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_shared_query` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_shared_query(win: ffi::MPI_Win, rank: c_int, size: *mut ffi::MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Win_shared_query")
-}
-
-/// `MPI_Win_shared_query`: forwards to `PMPI_Win_shared_query` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_shared_query`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_shared_query(win: ffi::MPI_Win, rank: c_int, size: *mut ffi::MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void) -> c_int {
-    // SAFETY: same contract as PMPI_Win_shared_query.
-    unsafe { PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr) }
-}
-
-/// `PMPI_Win_start`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_start` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_start(group: ffi::MPI_Group, assert: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_start")
-}
-
-/// `MPI_Win_start`: forwards to `PMPI_Win_start` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_start`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_start(group: ffi::MPI_Group, assert: c_int, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_start.
-    unsafe { PMPI_Win_start(group, assert, win) }
-}
-
-/// `PMPI_Win_sync`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_sync` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_sync(win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_sync")
-}
-
-/// `MPI_Win_sync`: forwards to `PMPI_Win_sync` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_sync`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_sync(win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_sync.
-    unsafe { PMPI_Win_sync(win) }
-}
-
-/// `PMPI_Win_test`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_test` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_test(win: ffi::MPI_Win, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Win_test")
-}
-
-/// `MPI_Win_test`: forwards to `PMPI_Win_test` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_test`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_test(win: ffi::MPI_Win, flag: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Win_test.
-    unsafe { PMPI_Win_test(win, flag) }
-}
-
-/// `PMPI_Win_unlock`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_unlock` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_unlock")
-}
-
-/// `MPI_Win_unlock`: forwards to `PMPI_Win_unlock` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_unlock`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_unlock(rank: c_int, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_unlock.
-    unsafe { PMPI_Win_unlock(rank, win) }
-}
-
-/// `PMPI_Win_unlock_all`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_unlock_all` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_unlock_all(win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_unlock_all")
-}
-
-/// `MPI_Win_unlock_all`: forwards to `PMPI_Win_unlock_all` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_unlock_all`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_unlock_all(win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_unlock_all.
-    unsafe { PMPI_Win_unlock_all(win) }
-}
-
-/// `PMPI_Win_wait`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Win_wait` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_wait(win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_wait")
-}
-
-/// `MPI_Win_wait`: forwards to `PMPI_Win_wait` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Win_wait`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Win_wait(win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Win_wait.
-    unsafe { PMPI_Win_wait(win) }
-}
-
-/// `PMPI_Close_port`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Close_port` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Close_port(port_name: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Close_port")
-}
-
-/// `MPI_Close_port`: forwards to `PMPI_Close_port` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Close_port`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Close_port(port_name: *const c_char) -> c_int {
-    // SAFETY: same contract as PMPI_Close_port.
-    unsafe { PMPI_Close_port(port_name) }
-}
-
-/// `PMPI_Comm_accept`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_accept` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_accept(port_name: *const c_char, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_accept")
-}
-
-/// `MPI_Comm_accept`: forwards to `PMPI_Comm_accept` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_accept`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_accept(port_name: *const c_char, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_accept.
-    unsafe { PMPI_Comm_accept(port_name, info, root, comm, newcomm) }
-}
-
-/// `PMPI_Comm_connect`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_connect` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_connect(port_name: *const c_char, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_connect")
-}
-
-/// `MPI_Comm_connect`: forwards to `PMPI_Comm_connect` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_connect`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_connect(port_name: *const c_char, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_connect.
-    unsafe { PMPI_Comm_connect(port_name, info, root, comm, newcomm) }
-}
-
-/// `PMPI_Comm_disconnect`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_disconnect` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_disconnect")
-}
-
-/// `MPI_Comm_disconnect`: forwards to `PMPI_Comm_disconnect` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_disconnect`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_disconnect(comm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_disconnect.
-    unsafe { PMPI_Comm_disconnect(comm) }
-}
-
-/// `PMPI_Comm_get_parent`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_get_parent` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_get_parent")
-}
-
-/// `MPI_Comm_get_parent`: forwards to `PMPI_Comm_get_parent` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_get_parent`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_parent(parent: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_get_parent.
-    unsafe { PMPI_Comm_get_parent(parent) }
-}
-
-/// `PMPI_Comm_join`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_join` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_join")
-}
-
-/// `MPI_Comm_join`: forwards to `PMPI_Comm_join` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_join`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_join(fd: c_int, intercomm: *mut ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_join.
-    unsafe { PMPI_Comm_join(fd, intercomm) }
-}
-
-/// `PMPI_Comm_spawn`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_spawn` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, intercomm: *mut ffi::MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Comm_spawn")
-}
-
-/// `MPI_Comm_spawn`: forwards to `PMPI_Comm_spawn` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_spawn`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, intercomm: *mut ffi::MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_spawn.
-    unsafe { PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes) }
-}
-
-/// `PMPI_Comm_spawn_multiple`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Comm_spawn_multiple` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(count: c_int, array_of_commands: *mut *mut c_char, array_of_argv: *mut *mut *mut c_char, array_of_maxprocs: *const c_int, array_of_info: *const ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, intercomm: *mut ffi::MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Comm_spawn_multiple")
-}
-
-/// `MPI_Comm_spawn_multiple`: forwards to `PMPI_Comm_spawn_multiple` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Comm_spawn_multiple`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_spawn_multiple(count: c_int, array_of_commands: *mut *mut c_char, array_of_argv: *mut *mut *mut c_char, array_of_maxprocs: *const c_int, array_of_info: *const ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, intercomm: *mut ffi::MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_Comm_spawn_multiple.
-    unsafe { PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes) }
-}
-
-/// `PMPI_Lookup_name`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Lookup_name` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Lookup_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *mut c_char) -> c_int {
-    crate::call::unsupported("MPI_Lookup_name")
-}
-
-/// `MPI_Lookup_name`: forwards to `PMPI_Lookup_name` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Lookup_name`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Lookup_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *mut c_char) -> c_int {
-    // SAFETY: same contract as PMPI_Lookup_name.
-    unsafe { PMPI_Lookup_name(service_name, info, port_name) }
-}
-
-/// `PMPI_Open_port`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Open_port` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Open_port(info: ffi::MPI_Info, port_name: *mut c_char) -> c_int {
-    crate::call::unsupported("MPI_Open_port")
-}
-
-/// `MPI_Open_port`: forwards to `PMPI_Open_port` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Open_port`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Open_port(info: ffi::MPI_Info, port_name: *mut c_char) -> c_int {
-    // SAFETY: same contract as PMPI_Open_port.
-    unsafe { PMPI_Open_port(info, port_name) }
-}
-
-/// `PMPI_Publish_name`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Publish_name` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Publish_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Publish_name")
-}
-
-/// `MPI_Publish_name`: forwards to `PMPI_Publish_name` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Publish_name`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Publish_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *const c_char) -> c_int {
-    // SAFETY: same contract as PMPI_Publish_name.
-    unsafe { PMPI_Publish_name(service_name, info, port_name) }
-}
-
-/// `PMPI_Unpublish_name`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Unpublish_name` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Unpublish_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Unpublish_name")
-}
-
-/// `MPI_Unpublish_name`: forwards to `PMPI_Unpublish_name` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Unpublish_name`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Unpublish_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *const c_char) -> c_int {
-    // SAFETY: same contract as PMPI_Unpublish_name.
-    unsafe { PMPI_Unpublish_name(service_name, info, port_name) }
-}
-
-/// `PMPI_Wtick`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Wtick` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Wtick() -> f64 {
-    crate::imp::wtick()
-}
-
-/// `MPI_Wtick`: forwards to `PMPI_Wtick` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Wtick`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Wtick() -> f64 {
-    // SAFETY: same contract as PMPI_Wtick.
-    unsafe { PMPI_Wtick() }
-}
-
-/// `PMPI_Wtime`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Wtime` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Wtime() -> f64 {
-    crate::imp::wtime()
-}
-
-/// `MPI_Wtime`: forwards to `PMPI_Wtime` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Wtime`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Wtime() -> f64 {
-    // SAFETY: same contract as PMPI_Wtime.
-    unsafe { PMPI_Wtime() }
+pub unsafe extern "C" fn MPI_Win_set_attr(win: ffi::MPI_Win, win_keyval: c_int, attribute_val: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Win_set_attr.
+    unsafe { PMPI_Win_set_attr(win, win_keyval, attribute_val) }
 }
 
 /// `PMPI_Cart_coords`: the implementation (MPI-3.1).
@@ -7640,6 +4463,206 @@ pub unsafe extern "C" fn MPI_Graphdims_get(comm: ffi::MPI_Comm, nnodes: *mut c_i
     unsafe { PMPI_Graphdims_get(comm, nnodes, nedges) }
 }
 
+/// `PMPI_Ineighbor_allgather`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Ineighbor_allgather` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ineighbor_allgather")
+}
+
+/// `MPI_Ineighbor_allgather`: forwards to `PMPI_Ineighbor_allgather` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Ineighbor_allgather`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ineighbor_allgather.
+    unsafe { PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
+}
+
+/// `PMPI_Ineighbor_allgatherv`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Ineighbor_allgatherv` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ineighbor_allgatherv")
+}
+
+/// `MPI_Ineighbor_allgatherv`: forwards to `PMPI_Ineighbor_allgatherv` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Ineighbor_allgatherv`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ineighbor_allgatherv.
+    unsafe { PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request) }
+}
+
+/// `PMPI_Ineighbor_alltoall`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Ineighbor_alltoall` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ineighbor_alltoall")
+}
+
+/// `MPI_Ineighbor_alltoall`: forwards to `PMPI_Ineighbor_alltoall` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Ineighbor_alltoall`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ineighbor_alltoall.
+    unsafe { PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
+}
+
+/// `PMPI_Ineighbor_alltoallv`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Ineighbor_alltoallv` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ineighbor_alltoallv")
+}
+
+/// `MPI_Ineighbor_alltoallv`: forwards to `PMPI_Ineighbor_alltoallv` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Ineighbor_alltoallv`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ineighbor_alltoallv.
+    unsafe { PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request) }
+}
+
+/// `PMPI_Ineighbor_alltoallw`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Ineighbor_alltoallw` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ineighbor_alltoallw")
+}
+
+/// `MPI_Ineighbor_alltoallw`: forwards to `PMPI_Ineighbor_alltoallw` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Ineighbor_alltoallw`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ineighbor_alltoallw.
+    unsafe { PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) }
+}
+
+/// `PMPI_Neighbor_allgather`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_allgather` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Neighbor_allgather")
+}
+
+/// `MPI_Neighbor_allgather`: forwards to `PMPI_Neighbor_allgather` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Neighbor_allgather`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Neighbor_allgather.
+    unsafe { PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
+}
+
+/// `PMPI_Neighbor_allgatherv`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_allgatherv` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Neighbor_allgatherv")
+}
+
+/// `MPI_Neighbor_allgatherv`: forwards to `PMPI_Neighbor_allgatherv` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Neighbor_allgatherv`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Neighbor_allgatherv.
+    unsafe { PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm) }
+}
+
+/// `PMPI_Neighbor_alltoall`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_alltoall` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Neighbor_alltoall")
+}
+
+/// `MPI_Neighbor_alltoall`: forwards to `PMPI_Neighbor_alltoall` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Neighbor_alltoall`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Neighbor_alltoall.
+    unsafe { PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
+}
+
+/// `PMPI_Neighbor_alltoallv`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_alltoallv` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Neighbor_alltoallv")
+}
+
+/// `MPI_Neighbor_alltoallv`: forwards to `PMPI_Neighbor_alltoallv` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Neighbor_alltoallv`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Neighbor_alltoallv.
+    unsafe { PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm) }
+}
+
+/// `PMPI_Neighbor_alltoallw`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_alltoallw` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Neighbor_alltoallw")
+}
+
+/// `MPI_Neighbor_alltoallw`: forwards to `PMPI_Neighbor_alltoallw` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Neighbor_alltoallw`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Neighbor_alltoallw.
+    unsafe { PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm) }
+}
+
 /// `PMPI_Topo_test`: the implementation (MPI-3.1).
 ///
 /// # Safety
@@ -7658,6 +4681,2662 @@ pub unsafe extern "C" fn PMPI_Topo_test(comm: ffi::MPI_Comm, status: *mut c_int)
 pub unsafe extern "C" fn MPI_Topo_test(comm: ffi::MPI_Comm, status: *mut c_int) -> c_int {
     // SAFETY: same contract as PMPI_Topo_test.
     unsafe { PMPI_Topo_test(comm, status) }
+}
+
+/// `PMPI_Info_create`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Info_create` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_create(info: *mut ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_Info_create")
+}
+
+/// `MPI_Info_create`: forwards to `PMPI_Info_create` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Info_create`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_create(info: *mut ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_Info_create.
+    unsafe { PMPI_Info_create(info) }
+}
+
+/// `PMPI_Info_delete`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Info_delete` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_delete(info: ffi::MPI_Info, key: *const c_char) -> c_int {
+    crate::call::unsupported("MPI_Info_delete")
+}
+
+/// `MPI_Info_delete`: forwards to `PMPI_Info_delete` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Info_delete`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_delete(info: ffi::MPI_Info, key: *const c_char) -> c_int {
+    // SAFETY: same contract as PMPI_Info_delete.
+    unsafe { PMPI_Info_delete(info, key) }
+}
+
+/// `PMPI_Info_dup`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Info_dup` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_dup(info: ffi::MPI_Info, newinfo: *mut ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_Info_dup")
+}
+
+/// `MPI_Info_dup`: forwards to `PMPI_Info_dup` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Info_dup`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_dup(info: ffi::MPI_Info, newinfo: *mut ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_Info_dup.
+    unsafe { PMPI_Info_dup(info, newinfo) }
+}
+
+/// `PMPI_Info_free`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Info_free` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_free(info: *mut ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_Info_free")
+}
+
+/// `MPI_Info_free`: forwards to `PMPI_Info_free` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Info_free`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_free(info: *mut ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_Info_free.
+    unsafe { PMPI_Info_free(info) }
+}
+
+/// `PMPI_Info_get`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Info_get` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get(info: ffi::MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Info_get")
+}
+
+/// `MPI_Info_get`: forwards to `PMPI_Info_get` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Info_get`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get(info: ffi::MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Info_get.
+    unsafe { PMPI_Info_get(info, key, valuelen, value, flag) }
+}
+
+/// `PMPI_Info_get_nkeys`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Info_get_nkeys` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: ffi::MPI_Info, nkeys: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Info_get_nkeys")
+}
+
+/// `MPI_Info_get_nkeys`: forwards to `PMPI_Info_get_nkeys` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Info_get_nkeys`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_nkeys(info: ffi::MPI_Info, nkeys: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Info_get_nkeys.
+    unsafe { PMPI_Info_get_nkeys(info, nkeys) }
+}
+
+/// `PMPI_Info_get_nthkey`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Info_get_nthkey` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: ffi::MPI_Info, n: c_int, key: *mut c_char) -> c_int {
+    crate::call::unsupported("MPI_Info_get_nthkey")
+}
+
+/// `MPI_Info_get_nthkey`: forwards to `PMPI_Info_get_nthkey` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Info_get_nthkey`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_nthkey(info: ffi::MPI_Info, n: c_int, key: *mut c_char) -> c_int {
+    // SAFETY: same contract as PMPI_Info_get_nthkey.
+    unsafe { PMPI_Info_get_nthkey(info, n, key) }
+}
+
+/// `PMPI_Info_get_valuelen`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Info_get_valuelen` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_valuelen(info: ffi::MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Info_get_valuelen")
+}
+
+/// `MPI_Info_get_valuelen`: forwards to `PMPI_Info_get_valuelen` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Info_get_valuelen`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_valuelen(info: ffi::MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Info_get_valuelen.
+    unsafe { PMPI_Info_get_valuelen(info, key, valuelen, flag) }
+}
+
+/// `PMPI_Info_set`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Info_set` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_set(info: ffi::MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
+    crate::call::unsupported("MPI_Info_set")
+}
+
+/// `MPI_Info_set`: forwards to `PMPI_Info_set` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Info_set`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_set(info: ffi::MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
+    // SAFETY: same contract as PMPI_Info_set.
+    unsafe { PMPI_Info_set(info, key, value) }
+}
+
+/// `PMPI_Close_port`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Close_port` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Close_port(port_name: *const c_char) -> c_int {
+    crate::call::unsupported("MPI_Close_port")
+}
+
+/// `MPI_Close_port`: forwards to `PMPI_Close_port` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Close_port`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Close_port(port_name: *const c_char) -> c_int {
+    // SAFETY: same contract as PMPI_Close_port.
+    unsafe { PMPI_Close_port(port_name) }
+}
+
+/// `PMPI_Comm_accept`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_accept` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_accept(port_name: *const c_char, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Comm_accept")
+}
+
+/// `MPI_Comm_accept`: forwards to `PMPI_Comm_accept` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_accept`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_accept(port_name: *const c_char, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_accept.
+    unsafe { PMPI_Comm_accept(port_name, info, root, comm, newcomm) }
+}
+
+/// `PMPI_Comm_connect`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_connect` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_connect(port_name: *const c_char, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Comm_connect")
+}
+
+/// `MPI_Comm_connect`: forwards to `PMPI_Comm_connect` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_connect`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_connect(port_name: *const c_char, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_connect.
+    unsafe { PMPI_Comm_connect(port_name, info, root, comm, newcomm) }
+}
+
+/// `PMPI_Comm_disconnect`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_disconnect` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Comm_disconnect")
+}
+
+/// `MPI_Comm_disconnect`: forwards to `PMPI_Comm_disconnect` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_disconnect`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_disconnect(comm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_disconnect.
+    unsafe { PMPI_Comm_disconnect(comm) }
+}
+
+/// `PMPI_Comm_get_parent`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_get_parent` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Comm_get_parent")
+}
+
+/// `MPI_Comm_get_parent`: forwards to `PMPI_Comm_get_parent` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_get_parent`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_parent(parent: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_get_parent.
+    unsafe { PMPI_Comm_get_parent(parent) }
+}
+
+/// `PMPI_Comm_join`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_join` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Comm_join")
+}
+
+/// `MPI_Comm_join`: forwards to `PMPI_Comm_join` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_join`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_join(fd: c_int, intercomm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_join.
+    unsafe { PMPI_Comm_join(fd, intercomm) }
+}
+
+/// `PMPI_Comm_spawn`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_spawn` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, intercomm: *mut ffi::MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Comm_spawn")
+}
+
+/// `MPI_Comm_spawn`: forwards to `PMPI_Comm_spawn` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_spawn`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, intercomm: *mut ffi::MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_spawn.
+    unsafe { PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes) }
+}
+
+/// `PMPI_Comm_spawn_multiple`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_spawn_multiple` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(count: c_int, array_of_commands: *mut *mut c_char, array_of_argv: *mut *mut *mut c_char, array_of_maxprocs: *const c_int, array_of_info: *const ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, intercomm: *mut ffi::MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Comm_spawn_multiple")
+}
+
+/// `MPI_Comm_spawn_multiple`: forwards to `PMPI_Comm_spawn_multiple` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_spawn_multiple`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_spawn_multiple(count: c_int, array_of_commands: *mut *mut c_char, array_of_argv: *mut *mut *mut c_char, array_of_maxprocs: *const c_int, array_of_info: *const ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, intercomm: *mut ffi::MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_spawn_multiple.
+    unsafe { PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes) }
+}
+
+/// `PMPI_Lookup_name`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Lookup_name` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Lookup_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *mut c_char) -> c_int {
+    crate::call::unsupported("MPI_Lookup_name")
+}
+
+/// `MPI_Lookup_name`: forwards to `PMPI_Lookup_name` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Lookup_name`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Lookup_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *mut c_char) -> c_int {
+    // SAFETY: same contract as PMPI_Lookup_name.
+    unsafe { PMPI_Lookup_name(service_name, info, port_name) }
+}
+
+/// `PMPI_Open_port`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Open_port` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Open_port(info: ffi::MPI_Info, port_name: *mut c_char) -> c_int {
+    crate::call::unsupported("MPI_Open_port")
+}
+
+/// `MPI_Open_port`: forwards to `PMPI_Open_port` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Open_port`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Open_port(info: ffi::MPI_Info, port_name: *mut c_char) -> c_int {
+    // SAFETY: same contract as PMPI_Open_port.
+    unsafe { PMPI_Open_port(info, port_name) }
+}
+
+/// `PMPI_Publish_name`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Publish_name` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Publish_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *const c_char) -> c_int {
+    crate::call::unsupported("MPI_Publish_name")
+}
+
+/// `MPI_Publish_name`: forwards to `PMPI_Publish_name` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Publish_name`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Publish_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *const c_char) -> c_int {
+    // SAFETY: same contract as PMPI_Publish_name.
+    unsafe { PMPI_Publish_name(service_name, info, port_name) }
+}
+
+/// `PMPI_Unpublish_name`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Unpublish_name` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Unpublish_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *const c_char) -> c_int {
+    crate::call::unsupported("MPI_Unpublish_name")
+}
+
+/// `MPI_Unpublish_name`: forwards to `PMPI_Unpublish_name` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Unpublish_name`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Unpublish_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *const c_char) -> c_int {
+    // SAFETY: same contract as PMPI_Unpublish_name.
+    unsafe { PMPI_Unpublish_name(service_name, info, port_name) }
+}
+
+/// `PMPI_Accumulate`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Accumulate` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Accumulate")
+}
+
+/// `MPI_Accumulate`: forwards to `PMPI_Accumulate` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Accumulate`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Accumulate.
+    unsafe { PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
+}
+
+/// `PMPI_Compare_and_swap`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Compare_and_swap` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Compare_and_swap")
+}
+
+/// `MPI_Compare_and_swap`: forwards to `PMPI_Compare_and_swap` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Compare_and_swap`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Compare_and_swap.
+    unsafe { PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win) }
+}
+
+/// `PMPI_Fetch_and_op`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Fetch_and_op` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Fetch_and_op")
+}
+
+/// `MPI_Fetch_and_op`: forwards to `PMPI_Fetch_and_op` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Fetch_and_op`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Fetch_and_op.
+    unsafe { PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win) }
+}
+
+/// `PMPI_Get`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Get` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Get")
+}
+
+/// `MPI_Get`: forwards to `PMPI_Get` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Get`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Get.
+    unsafe { PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
+}
+
+/// `PMPI_Get_accumulate`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Get_accumulate` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Get_accumulate")
+}
+
+/// `MPI_Get_accumulate`: forwards to `PMPI_Get_accumulate` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Get_accumulate`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Get_accumulate.
+    unsafe { PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
+}
+
+/// `PMPI_Put`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Put` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Put")
+}
+
+/// `MPI_Put`: forwards to `PMPI_Put` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Put`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Put.
+    unsafe { PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
+}
+
+/// `PMPI_Raccumulate`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Raccumulate` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Raccumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Raccumulate")
+}
+
+/// `MPI_Raccumulate`: forwards to `PMPI_Raccumulate` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Raccumulate`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Raccumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Raccumulate.
+    unsafe { PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
+}
+
+/// `PMPI_Rget`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Rget` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rget(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Rget")
+}
+
+/// `MPI_Rget`: forwards to `PMPI_Rget` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Rget`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Rget.
+    unsafe { PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
+}
+
+/// `PMPI_Rget_accumulate`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Rget_accumulate` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Rget_accumulate")
+}
+
+/// `MPI_Rget_accumulate`: forwards to `PMPI_Rget_accumulate` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Rget_accumulate`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Rget_accumulate.
+    unsafe { PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
+}
+
+/// `PMPI_Rput`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Rput` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rput(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Rput")
+}
+
+/// `MPI_Rput`: forwards to `PMPI_Rput` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Rput`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rput(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Rput.
+    unsafe { PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
+}
+
+/// `PMPI_Win_allocate`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_allocate` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_allocate(size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, baseptr: *mut c_void, win: *mut ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_allocate")
+}
+
+/// `MPI_Win_allocate`: forwards to `PMPI_Win_allocate` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_allocate`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate(size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, baseptr: *mut c_void, win: *mut ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_allocate.
+    unsafe { PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win) }
+}
+
+/// `PMPI_Win_allocate_shared`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_allocate_shared` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_allocate_shared(size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, baseptr: *mut c_void, win: *mut ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_allocate_shared")
+}
+
+/// `MPI_Win_allocate_shared`: forwards to `PMPI_Win_allocate_shared` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_allocate_shared`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate_shared(size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, baseptr: *mut c_void, win: *mut ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_allocate_shared.
+    unsafe { PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win) }
+}
+
+/// `PMPI_Win_attach`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_attach` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_attach(win: ffi::MPI_Win, base: *mut c_void, size: ffi::MPI_Aint) -> c_int {
+    crate::call::unsupported("MPI_Win_attach")
+}
+
+/// `MPI_Win_attach`: forwards to `PMPI_Win_attach` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_attach`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_attach(win: ffi::MPI_Win, base: *mut c_void, size: ffi::MPI_Aint) -> c_int {
+    // SAFETY: same contract as PMPI_Win_attach.
+    unsafe { PMPI_Win_attach(win, base, size) }
+}
+
+/// `PMPI_Win_call_errhandler`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_call_errhandler` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_call_errhandler(win: ffi::MPI_Win, errorcode: c_int) -> c_int {
+    crate::call::unsupported("MPI_Win_call_errhandler")
+}
+
+/// `MPI_Win_call_errhandler`: forwards to `PMPI_Win_call_errhandler` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_call_errhandler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_call_errhandler(win: ffi::MPI_Win, errorcode: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Win_call_errhandler.
+    unsafe { PMPI_Win_call_errhandler(win, errorcode) }
+}
+
+/// `PMPI_Win_complete`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_complete` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_complete(win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_complete")
+}
+
+/// `MPI_Win_complete`: forwards to `PMPI_Win_complete` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_complete`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_complete(win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_complete.
+    unsafe { PMPI_Win_complete(win) }
+}
+
+/// `PMPI_Win_create`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_create` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_create(base: *mut c_void, size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, win: *mut ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_create")
+}
+
+/// `MPI_Win_create`: forwards to `PMPI_Win_create` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_create`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create(base: *mut c_void, size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, win: *mut ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_create.
+    unsafe { PMPI_Win_create(base, size, disp_unit, info, comm, win) }
+}
+
+/// `PMPI_Win_create_dynamic`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_create_dynamic` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_create_dynamic(info: ffi::MPI_Info, comm: ffi::MPI_Comm, win: *mut ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_create_dynamic")
+}
+
+/// `MPI_Win_create_dynamic`: forwards to `PMPI_Win_create_dynamic` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_create_dynamic`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_dynamic(info: ffi::MPI_Info, comm: ffi::MPI_Comm, win: *mut ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_create_dynamic.
+    unsafe { PMPI_Win_create_dynamic(info, comm, win) }
+}
+
+/// `PMPI_Win_create_errhandler`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_create_errhandler` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_create_errhandler(win_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    crate::call::unsupported("MPI_Win_create_errhandler")
+}
+
+/// `MPI_Win_create_errhandler`: forwards to `PMPI_Win_create_errhandler` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_create_errhandler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_errhandler(win_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_Win_create_errhandler.
+    unsafe { PMPI_Win_create_errhandler(win_errhandler_fn, errhandler) }
+}
+
+/// `PMPI_Win_detach`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_detach` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_detach(win: ffi::MPI_Win, base: *const c_void) -> c_int {
+    crate::call::unsupported("MPI_Win_detach")
+}
+
+/// `MPI_Win_detach`: forwards to `PMPI_Win_detach` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_detach`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_detach(win: ffi::MPI_Win, base: *const c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Win_detach.
+    unsafe { PMPI_Win_detach(win, base) }
+}
+
+/// `PMPI_Win_fence`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_fence` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_fence(assert: c_int, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_fence")
+}
+
+/// `MPI_Win_fence`: forwards to `PMPI_Win_fence` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_fence`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_fence.
+    unsafe { PMPI_Win_fence(assert, win) }
+}
+
+/// `PMPI_Win_flush`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_flush` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_flush(rank: c_int, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_flush")
+}
+
+/// `MPI_Win_flush`: forwards to `PMPI_Win_flush` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_flush`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_flush.
+    unsafe { PMPI_Win_flush(rank, win) }
+}
+
+/// `PMPI_Win_flush_all`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_flush_all` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_flush_all(win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_flush_all")
+}
+
+/// `MPI_Win_flush_all`: forwards to `PMPI_Win_flush_all` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_flush_all`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_flush_all(win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_flush_all.
+    unsafe { PMPI_Win_flush_all(win) }
+}
+
+/// `PMPI_Win_flush_local`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_flush_local` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_flush_local(rank: c_int, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_flush_local")
+}
+
+/// `MPI_Win_flush_local`: forwards to `PMPI_Win_flush_local` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_flush_local`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_flush_local.
+    unsafe { PMPI_Win_flush_local(rank, win) }
+}
+
+/// `PMPI_Win_flush_local_all`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_flush_local_all` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_flush_local_all(win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_flush_local_all")
+}
+
+/// `MPI_Win_flush_local_all`: forwards to `PMPI_Win_flush_local_all` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_flush_local_all`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_flush_local_all(win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_flush_local_all.
+    unsafe { PMPI_Win_flush_local_all(win) }
+}
+
+/// `PMPI_Win_free`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_free` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_free(win: *mut ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_free")
+}
+
+/// `MPI_Win_free`: forwards to `PMPI_Win_free` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_free`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_free(win: *mut ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_free.
+    unsafe { PMPI_Win_free(win) }
+}
+
+/// `PMPI_Win_get_errhandler`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_get_errhandler` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_get_errhandler(win: ffi::MPI_Win, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    crate::call::unsupported("MPI_Win_get_errhandler")
+}
+
+/// `MPI_Win_get_errhandler`: forwards to `PMPI_Win_get_errhandler` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_get_errhandler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_errhandler(win: ffi::MPI_Win, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_Win_get_errhandler.
+    unsafe { PMPI_Win_get_errhandler(win, errhandler) }
+}
+
+/// `PMPI_Win_get_group`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_get_group` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_get_group(win: ffi::MPI_Win, group: *mut ffi::MPI_Group) -> c_int {
+    crate::call::unsupported("MPI_Win_get_group")
+}
+
+/// `MPI_Win_get_group`: forwards to `PMPI_Win_get_group` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_get_group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_group(win: ffi::MPI_Win, group: *mut ffi::MPI_Group) -> c_int {
+    // SAFETY: same contract as PMPI_Win_get_group.
+    unsafe { PMPI_Win_get_group(win, group) }
+}
+
+/// `PMPI_Win_get_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_get_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_get_info(win: ffi::MPI_Win, info_used: *mut ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_Win_get_info")
+}
+
+/// `MPI_Win_get_info`: forwards to `PMPI_Win_get_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_get_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_info(win: ffi::MPI_Win, info_used: *mut ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_Win_get_info.
+    unsafe { PMPI_Win_get_info(win, info_used) }
+}
+
+/// `PMPI_Win_get_name`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_get_name` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_get_name(win: ffi::MPI_Win, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Win_get_name")
+}
+
+/// `MPI_Win_get_name`: forwards to `PMPI_Win_get_name` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_get_name`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_name(win: ffi::MPI_Win, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Win_get_name.
+    unsafe { PMPI_Win_get_name(win, win_name, resultlen) }
+}
+
+/// `PMPI_Win_lock`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_lock` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_lock")
+}
+
+/// `MPI_Win_lock`: forwards to `PMPI_Win_lock` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_lock.
+    unsafe { PMPI_Win_lock(lock_type, rank, assert, win) }
+}
+
+/// `PMPI_Win_lock_all`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_lock_all` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_lock_all")
+}
+
+/// `MPI_Win_lock_all`: forwards to `PMPI_Win_lock_all` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_lock_all`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_lock_all(assert: c_int, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_lock_all.
+    unsafe { PMPI_Win_lock_all(assert, win) }
+}
+
+/// `PMPI_Win_post`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_post` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_post(group: ffi::MPI_Group, assert: c_int, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_post")
+}
+
+/// `MPI_Win_post`: forwards to `PMPI_Win_post` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_post`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_post(group: ffi::MPI_Group, assert: c_int, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_post.
+    unsafe { PMPI_Win_post(group, assert, win) }
+}
+
+/// `PMPI_Win_set_errhandler`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_set_errhandler` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_set_errhandler(win: ffi::MPI_Win, errhandler: ffi::MPI_Errhandler) -> c_int {
+    crate::call::unsupported("MPI_Win_set_errhandler")
+}
+
+/// `MPI_Win_set_errhandler`: forwards to `PMPI_Win_set_errhandler` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_set_errhandler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_set_errhandler(win: ffi::MPI_Win, errhandler: ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_Win_set_errhandler.
+    unsafe { PMPI_Win_set_errhandler(win, errhandler) }
+}
+
+/// `PMPI_Win_set_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_set_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_set_info(win: ffi::MPI_Win, info: ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_Win_set_info")
+}
+
+/// `MPI_Win_set_info`: forwards to `PMPI_Win_set_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_set_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_set_info(win: ffi::MPI_Win, info: ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_Win_set_info.
+    unsafe { PMPI_Win_set_info(win, info) }
+}
+
+/// `PMPI_Win_set_name`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_set_name` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_set_name(win: ffi::MPI_Win, win_name: *const c_char) -> c_int {
+    crate::call::unsupported("MPI_Win_set_name")
+}
+
+/// `MPI_Win_set_name`: forwards to `PMPI_Win_set_name` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_set_name`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_set_name(win: ffi::MPI_Win, win_name: *const c_char) -> c_int {
+    // SAFETY: same contract as PMPI_Win_set_name.
+    unsafe { PMPI_Win_set_name(win, win_name) }
+}
+
+/// `PMPI_Win_shared_query`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_shared_query` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_shared_query(win: ffi::MPI_Win, rank: c_int, size: *mut ffi::MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_Win_shared_query")
+}
+
+/// `MPI_Win_shared_query`: forwards to `PMPI_Win_shared_query` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_shared_query`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_shared_query(win: ffi::MPI_Win, rank: c_int, size: *mut ffi::MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Win_shared_query.
+    unsafe { PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr) }
+}
+
+/// `PMPI_Win_start`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_start` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_start(group: ffi::MPI_Group, assert: c_int, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_start")
+}
+
+/// `MPI_Win_start`: forwards to `PMPI_Win_start` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_start`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_start(group: ffi::MPI_Group, assert: c_int, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_start.
+    unsafe { PMPI_Win_start(group, assert, win) }
+}
+
+/// `PMPI_Win_sync`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_sync` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_sync(win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_sync")
+}
+
+/// `MPI_Win_sync`: forwards to `PMPI_Win_sync` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_sync`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_sync(win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_sync.
+    unsafe { PMPI_Win_sync(win) }
+}
+
+/// `PMPI_Win_test`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_test` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_test(win: ffi::MPI_Win, flag: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Win_test")
+}
+
+/// `MPI_Win_test`: forwards to `PMPI_Win_test` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_test`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_test(win: ffi::MPI_Win, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Win_test.
+    unsafe { PMPI_Win_test(win, flag) }
+}
+
+/// `PMPI_Win_unlock`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_unlock` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_unlock")
+}
+
+/// `MPI_Win_unlock`: forwards to `PMPI_Win_unlock` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_unlock`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_unlock(rank: c_int, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_unlock.
+    unsafe { PMPI_Win_unlock(rank, win) }
+}
+
+/// `PMPI_Win_unlock_all`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_unlock_all` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_unlock_all(win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_unlock_all")
+}
+
+/// `MPI_Win_unlock_all`: forwards to `PMPI_Win_unlock_all` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_unlock_all`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_unlock_all(win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_unlock_all.
+    unsafe { PMPI_Win_unlock_all(win) }
+}
+
+/// `PMPI_Win_wait`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Win_wait` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_wait(win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Win_wait")
+}
+
+/// `MPI_Win_wait`: forwards to `PMPI_Win_wait` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Win_wait`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_wait(win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Win_wait.
+    unsafe { PMPI_Win_wait(win) }
+}
+
+/// `PMPI_Grequest_complete`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Grequest_complete` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Grequest_complete(request: ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Grequest_complete")
+}
+
+/// `MPI_Grequest_complete`: forwards to `PMPI_Grequest_complete` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Grequest_complete`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Grequest_complete(request: ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Grequest_complete.
+    unsafe { PMPI_Grequest_complete(request) }
+}
+
+/// `PMPI_Grequest_start`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Grequest_start` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Grequest_start(query_fn: *const c_void, free_fn: *const c_void, cancel_fn: *const c_void, extra_state: *mut c_void, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Grequest_start")
+}
+
+/// `MPI_Grequest_start`: forwards to `PMPI_Grequest_start` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Grequest_start`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Grequest_start(query_fn: *const c_void, free_fn: *const c_void, cancel_fn: *const c_void, extra_state: *mut c_void, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Grequest_start.
+    unsafe { PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request) }
+}
+
+/// `PMPI_Init_thread`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Init_thread` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Init_thread(argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int {
+    crate::call::anytime("MPI_Init_thread", || crate::imp::init_thread(argc, argv, required, provided))
+}
+
+/// `MPI_Init_thread`: forwards to `PMPI_Init_thread` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Init_thread`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init_thread(argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Init_thread.
+    unsafe { PMPI_Init_thread(argc, argv, required, provided) }
+}
+
+/// `PMPI_Is_thread_main`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Is_thread_main` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
+    crate::call::world("MPI_Is_thread_main", None, |w| {
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::is_thread_main(w, flag)
+        })
+}
+
+/// `MPI_Is_thread_main`: forwards to `PMPI_Is_thread_main` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Is_thread_main`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Is_thread_main.
+    unsafe { PMPI_Is_thread_main(flag) }
+}
+
+/// `PMPI_Query_thread`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Query_thread` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
+    crate::call::world("MPI_Query_thread", None, |w| {
+            crate::kinds::out_ptr(provided, "provided")?;
+            crate::imp::query_thread(w, provided)
+        })
+}
+
+/// `MPI_Query_thread`: forwards to `PMPI_Query_thread` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Query_thread`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Query_thread.
+    unsafe { PMPI_Query_thread(provided) }
+}
+
+/// `PMPI_Status_set_cancelled`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Status_set_cancelled` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut ffi::MPI_Status, flag: c_int) -> c_int {
+    crate::call::world("MPI_Status_set_cancelled", None, |w| {
+            crate::imp::status_set_cancelled(w, status, flag)
+        })
+}
+
+/// `MPI_Status_set_cancelled`: forwards to `PMPI_Status_set_cancelled` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Status_set_cancelled`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_cancelled(status: *mut ffi::MPI_Status, flag: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Status_set_cancelled.
+    unsafe { PMPI_Status_set_cancelled(status, flag) }
+}
+
+/// `PMPI_Status_set_elements`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Status_set_elements` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_elements(status: *mut ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: c_int) -> c_int {
+    crate::call::world("MPI_Status_set_elements", None, |w| {
+            let datatype = crate::kinds::datatype(datatype)?;
+            let count = crate::kinds::count(count, "count")?;
+            crate::imp::status_set_elements(w, status, datatype, count)
+        })
+}
+
+/// `MPI_Status_set_elements`: forwards to `PMPI_Status_set_elements` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Status_set_elements`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements(status: *mut ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Status_set_elements.
+    unsafe { PMPI_Status_set_elements(status, datatype, count) }
+}
+
+/// `PMPI_Status_set_elements_x`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Status_set_elements_x` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_elements_x(status: *mut ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: ffi::MPI_Count) -> c_int {
+    crate::call::world("MPI_Status_set_elements_x", None, |w| {
+            let datatype = crate::kinds::datatype(datatype)?;
+            let count = crate::kinds::count(count, "count")?;
+            crate::imp::status_set_elements_x(w, status, datatype, count)
+        })
+}
+
+/// `MPI_Status_set_elements_x`: forwards to `PMPI_Status_set_elements_x` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Status_set_elements_x`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements_x(status: *mut ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: ffi::MPI_Count) -> c_int {
+    // SAFETY: same contract as PMPI_Status_set_elements_x.
+    unsafe { PMPI_Status_set_elements_x(status, datatype, count) }
+}
+
+/// `PMPI_File_call_errhandler`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_call_errhandler` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_call_errhandler(fh: ffi::MPI_File, errorcode: c_int) -> c_int {
+    crate::call::unsupported("MPI_File_call_errhandler")
+}
+
+/// `MPI_File_call_errhandler`: forwards to `PMPI_File_call_errhandler` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_call_errhandler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_call_errhandler(fh: ffi::MPI_File, errorcode: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_File_call_errhandler.
+    unsafe { PMPI_File_call_errhandler(fh, errorcode) }
+}
+
+/// `PMPI_File_close`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_close` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_close(fh: *mut ffi::MPI_File) -> c_int {
+    crate::call::unsupported("MPI_File_close")
+}
+
+/// `MPI_File_close`: forwards to `PMPI_File_close` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_close`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_close(fh: *mut ffi::MPI_File) -> c_int {
+    // SAFETY: same contract as PMPI_File_close.
+    unsafe { PMPI_File_close(fh) }
+}
+
+/// `PMPI_File_create_errhandler`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_create_errhandler` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_create_errhandler(file_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    crate::call::unsupported("MPI_File_create_errhandler")
+}
+
+/// `MPI_File_create_errhandler`: forwards to `PMPI_File_create_errhandler` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_create_errhandler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_create_errhandler(file_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_File_create_errhandler.
+    unsafe { PMPI_File_create_errhandler(file_errhandler_fn, errhandler) }
+}
+
+/// `PMPI_File_delete`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_delete` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_delete(filename: *const c_char, info: ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_File_delete")
+}
+
+/// `MPI_File_delete`: forwards to `PMPI_File_delete` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_delete`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_delete(filename: *const c_char, info: ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_File_delete.
+    unsafe { PMPI_File_delete(filename, info) }
+}
+
+/// `PMPI_File_get_amode`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_get_amode` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_amode(fh: ffi::MPI_File, amode: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_File_get_amode")
+}
+
+/// `MPI_File_get_amode`: forwards to `PMPI_File_get_amode` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_get_amode`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_amode(fh: ffi::MPI_File, amode: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_File_get_amode.
+    unsafe { PMPI_File_get_amode(fh, amode) }
+}
+
+/// `PMPI_File_get_atomicity`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_get_atomicity` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_atomicity(fh: ffi::MPI_File, flag: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_File_get_atomicity")
+}
+
+/// `MPI_File_get_atomicity`: forwards to `PMPI_File_get_atomicity` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_get_atomicity`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_atomicity(fh: ffi::MPI_File, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_File_get_atomicity.
+    unsafe { PMPI_File_get_atomicity(fh, flag) }
+}
+
+/// `PMPI_File_get_byte_offset`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_get_byte_offset` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_byte_offset(fh: ffi::MPI_File, offset: ffi::MPI_Offset, disp: *mut ffi::MPI_Offset) -> c_int {
+    crate::call::unsupported("MPI_File_get_byte_offset")
+}
+
+/// `MPI_File_get_byte_offset`: forwards to `PMPI_File_get_byte_offset` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_get_byte_offset`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_byte_offset(fh: ffi::MPI_File, offset: ffi::MPI_Offset, disp: *mut ffi::MPI_Offset) -> c_int {
+    // SAFETY: same contract as PMPI_File_get_byte_offset.
+    unsafe { PMPI_File_get_byte_offset(fh, offset, disp) }
+}
+
+/// `PMPI_File_get_errhandler`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_get_errhandler` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_errhandler(file: ffi::MPI_File, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    crate::call::unsupported("MPI_File_get_errhandler")
+}
+
+/// `MPI_File_get_errhandler`: forwards to `PMPI_File_get_errhandler` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_get_errhandler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_errhandler(file: ffi::MPI_File, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_File_get_errhandler.
+    unsafe { PMPI_File_get_errhandler(file, errhandler) }
+}
+
+/// `PMPI_File_get_group`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_get_group` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_group(fh: ffi::MPI_File, group: *mut ffi::MPI_Group) -> c_int {
+    crate::call::unsupported("MPI_File_get_group")
+}
+
+/// `MPI_File_get_group`: forwards to `PMPI_File_get_group` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_get_group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_group(fh: ffi::MPI_File, group: *mut ffi::MPI_Group) -> c_int {
+    // SAFETY: same contract as PMPI_File_get_group.
+    unsafe { PMPI_File_get_group(fh, group) }
+}
+
+/// `PMPI_File_get_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_get_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_info(fh: ffi::MPI_File, info_used: *mut ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_File_get_info")
+}
+
+/// `MPI_File_get_info`: forwards to `PMPI_File_get_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_get_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_info(fh: ffi::MPI_File, info_used: *mut ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_File_get_info.
+    unsafe { PMPI_File_get_info(fh, info_used) }
+}
+
+/// `PMPI_File_get_position`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_get_position` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_position(fh: ffi::MPI_File, offset: *mut ffi::MPI_Offset) -> c_int {
+    crate::call::unsupported("MPI_File_get_position")
+}
+
+/// `MPI_File_get_position`: forwards to `PMPI_File_get_position` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_get_position`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_position(fh: ffi::MPI_File, offset: *mut ffi::MPI_Offset) -> c_int {
+    // SAFETY: same contract as PMPI_File_get_position.
+    unsafe { PMPI_File_get_position(fh, offset) }
+}
+
+/// `PMPI_File_get_position_shared`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_get_position_shared` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_position_shared(fh: ffi::MPI_File, offset: *mut ffi::MPI_Offset) -> c_int {
+    crate::call::unsupported("MPI_File_get_position_shared")
+}
+
+/// `MPI_File_get_position_shared`: forwards to `PMPI_File_get_position_shared` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_get_position_shared`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_position_shared(fh: ffi::MPI_File, offset: *mut ffi::MPI_Offset) -> c_int {
+    // SAFETY: same contract as PMPI_File_get_position_shared.
+    unsafe { PMPI_File_get_position_shared(fh, offset) }
+}
+
+/// `PMPI_File_get_size`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_get_size` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_size(fh: ffi::MPI_File, size: *mut ffi::MPI_Offset) -> c_int {
+    crate::call::unsupported("MPI_File_get_size")
+}
+
+/// `MPI_File_get_size`: forwards to `PMPI_File_get_size` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_get_size`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_size(fh: ffi::MPI_File, size: *mut ffi::MPI_Offset) -> c_int {
+    // SAFETY: same contract as PMPI_File_get_size.
+    unsafe { PMPI_File_get_size(fh, size) }
+}
+
+/// `PMPI_File_get_type_extent`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_get_type_extent` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_type_extent(fh: ffi::MPI_File, datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Aint) -> c_int {
+    crate::call::unsupported("MPI_File_get_type_extent")
+}
+
+/// `MPI_File_get_type_extent`: forwards to `PMPI_File_get_type_extent` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_get_type_extent`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_type_extent(fh: ffi::MPI_File, datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Aint) -> c_int {
+    // SAFETY: same contract as PMPI_File_get_type_extent.
+    unsafe { PMPI_File_get_type_extent(fh, datatype, extent) }
+}
+
+/// `PMPI_File_get_view`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_get_view` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_view(fh: ffi::MPI_File, disp: *mut ffi::MPI_Offset, etype: *mut ffi::MPI_Datatype, filetype: *mut ffi::MPI_Datatype, datarep: *mut c_char) -> c_int {
+    crate::call::unsupported("MPI_File_get_view")
+}
+
+/// `MPI_File_get_view`: forwards to `PMPI_File_get_view` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_get_view`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_view(fh: ffi::MPI_File, disp: *mut ffi::MPI_Offset, etype: *mut ffi::MPI_Datatype, filetype: *mut ffi::MPI_Datatype, datarep: *mut c_char) -> c_int {
+    // SAFETY: same contract as PMPI_File_get_view.
+    unsafe { PMPI_File_get_view(fh, disp, etype, filetype, datarep) }
+}
+
+/// `PMPI_File_iread`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iread` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iread")
+}
+
+/// `MPI_File_iread`: forwards to `PMPI_File_iread` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iread`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iread.
+    unsafe { PMPI_File_iread(fh, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iread_all`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iread_all` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_all(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iread_all")
+}
+
+/// `MPI_File_iread_all`: forwards to `PMPI_File_iread_all` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iread_all`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_all(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iread_all.
+    unsafe { PMPI_File_iread_all(fh, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iread_at`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iread_at` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_at(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iread_at")
+}
+
+/// `MPI_File_iread_at`: forwards to `PMPI_File_iread_at` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iread_at`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_at(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iread_at.
+    unsafe { PMPI_File_iread_at(fh, offset, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iread_at_all`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iread_at_all` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_at_all(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iread_at_all")
+}
+
+/// `MPI_File_iread_at_all`: forwards to `PMPI_File_iread_at_all` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iread_at_all`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_at_all(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iread_at_all.
+    unsafe { PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iread_shared`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iread_shared` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_shared(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iread_shared")
+}
+
+/// `MPI_File_iread_shared`: forwards to `PMPI_File_iread_shared` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iread_shared`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_shared(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iread_shared.
+    unsafe { PMPI_File_iread_shared(fh, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iwrite`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iwrite` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iwrite")
+}
+
+/// `MPI_File_iwrite`: forwards to `PMPI_File_iwrite` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iwrite`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iwrite.
+    unsafe { PMPI_File_iwrite(fh, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iwrite_all`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iwrite_all` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_all(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iwrite_all")
+}
+
+/// `MPI_File_iwrite_all`: forwards to `PMPI_File_iwrite_all` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iwrite_all`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_all(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iwrite_all.
+    unsafe { PMPI_File_iwrite_all(fh, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iwrite_at`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iwrite_at` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_at(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iwrite_at")
+}
+
+/// `MPI_File_iwrite_at`: forwards to `PMPI_File_iwrite_at` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iwrite_at`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_at(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iwrite_at.
+    unsafe { PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iwrite_at_all`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iwrite_at_all` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_at_all(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iwrite_at_all")
+}
+
+/// `MPI_File_iwrite_at_all`: forwards to `PMPI_File_iwrite_at_all` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iwrite_at_all`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_at_all(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iwrite_at_all.
+    unsafe { PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iwrite_shared`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iwrite_shared` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_shared(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iwrite_shared")
+}
+
+/// `MPI_File_iwrite_shared`: forwards to `PMPI_File_iwrite_shared` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iwrite_shared`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_shared(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iwrite_shared.
+    unsafe { PMPI_File_iwrite_shared(fh, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_open`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_open` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_open(comm: ffi::MPI_Comm, filename: *const c_char, amode: c_int, info: ffi::MPI_Info, fh: *mut ffi::MPI_File) -> c_int {
+    crate::call::unsupported("MPI_File_open")
+}
+
+/// `MPI_File_open`: forwards to `PMPI_File_open` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_open`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_open(comm: ffi::MPI_Comm, filename: *const c_char, amode: c_int, info: ffi::MPI_Info, fh: *mut ffi::MPI_File) -> c_int {
+    // SAFETY: same contract as PMPI_File_open.
+    unsafe { PMPI_File_open(comm, filename, amode, info, fh) }
+}
+
+/// `PMPI_File_preallocate`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_preallocate` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_preallocate(fh: ffi::MPI_File, size: ffi::MPI_Offset) -> c_int {
+    crate::call::unsupported("MPI_File_preallocate")
+}
+
+/// `MPI_File_preallocate`: forwards to `PMPI_File_preallocate` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_preallocate`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_preallocate(fh: ffi::MPI_File, size: ffi::MPI_Offset) -> c_int {
+    // SAFETY: same contract as PMPI_File_preallocate.
+    unsafe { PMPI_File_preallocate(fh, size) }
+}
+
+/// `PMPI_File_read`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read")
+}
+
+/// `MPI_File_read`: forwards to `PMPI_File_read` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read.
+    unsafe { PMPI_File_read(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_read_all`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_all` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_all(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_all")
+}
+
+/// `MPI_File_read_all`: forwards to `PMPI_File_read_all` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_all`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_all(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_all.
+    unsafe { PMPI_File_read_all(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_read_all_begin`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_all_begin` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_all_begin(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_File_read_all_begin")
+}
+
+/// `MPI_File_read_all_begin`: forwards to `PMPI_File_read_all_begin` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_all_begin`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_all_begin(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_all_begin.
+    unsafe { PMPI_File_read_all_begin(fh, buf, count, datatype) }
+}
+
+/// `PMPI_File_read_all_end`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_all_end` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_all_end(fh: ffi::MPI_File, buf: *mut c_void, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_all_end")
+}
+
+/// `MPI_File_read_all_end`: forwards to `PMPI_File_read_all_end` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_all_end`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_all_end(fh: ffi::MPI_File, buf: *mut c_void, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_all_end.
+    unsafe { PMPI_File_read_all_end(fh, buf, status) }
+}
+
+/// `PMPI_File_read_at`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_at` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_at(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_at")
+}
+
+/// `MPI_File_read_at`: forwards to `PMPI_File_read_at` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_at`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_at(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_at.
+    unsafe { PMPI_File_read_at(fh, offset, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_read_at_all`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_at_all` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_at_all(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_at_all")
+}
+
+/// `MPI_File_read_at_all`: forwards to `PMPI_File_read_at_all` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_at_all`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_at_all(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_at_all.
+    unsafe { PMPI_File_read_at_all(fh, offset, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_read_at_all_begin`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_at_all_begin` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_at_all_begin(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_File_read_at_all_begin")
+}
+
+/// `MPI_File_read_at_all_begin`: forwards to `PMPI_File_read_at_all_begin` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_at_all_begin`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_at_all_begin(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_at_all_begin.
+    unsafe { PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype) }
+}
+
+/// `PMPI_File_read_at_all_end`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_at_all_end` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_at_all_end(fh: ffi::MPI_File, buf: *mut c_void, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_at_all_end")
+}
+
+/// `MPI_File_read_at_all_end`: forwards to `PMPI_File_read_at_all_end` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_at_all_end`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_at_all_end(fh: ffi::MPI_File, buf: *mut c_void, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_at_all_end.
+    unsafe { PMPI_File_read_at_all_end(fh, buf, status) }
+}
+
+/// `PMPI_File_read_ordered`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_ordered` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_ordered(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_ordered")
+}
+
+/// `MPI_File_read_ordered`: forwards to `PMPI_File_read_ordered` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_ordered`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_ordered(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_ordered.
+    unsafe { PMPI_File_read_ordered(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_read_ordered_begin`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_ordered_begin` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_ordered_begin(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_File_read_ordered_begin")
+}
+
+/// `MPI_File_read_ordered_begin`: forwards to `PMPI_File_read_ordered_begin` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_ordered_begin`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_ordered_begin(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_ordered_begin.
+    unsafe { PMPI_File_read_ordered_begin(fh, buf, count, datatype) }
+}
+
+/// `PMPI_File_read_ordered_end`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_ordered_end` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_ordered_end(fh: ffi::MPI_File, buf: *mut c_void, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_ordered_end")
+}
+
+/// `MPI_File_read_ordered_end`: forwards to `PMPI_File_read_ordered_end` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_ordered_end`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_ordered_end(fh: ffi::MPI_File, buf: *mut c_void, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_ordered_end.
+    unsafe { PMPI_File_read_ordered_end(fh, buf, status) }
+}
+
+/// `PMPI_File_read_shared`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_shared` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_shared(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_shared")
+}
+
+/// `MPI_File_read_shared`: forwards to `PMPI_File_read_shared` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_shared`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_shared(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_shared.
+    unsafe { PMPI_File_read_shared(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_seek`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_seek` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_seek(fh: ffi::MPI_File, offset: ffi::MPI_Offset, whence: c_int) -> c_int {
+    crate::call::unsupported("MPI_File_seek")
+}
+
+/// `MPI_File_seek`: forwards to `PMPI_File_seek` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_seek`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_seek(fh: ffi::MPI_File, offset: ffi::MPI_Offset, whence: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_File_seek.
+    unsafe { PMPI_File_seek(fh, offset, whence) }
+}
+
+/// `PMPI_File_seek_shared`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_seek_shared` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_seek_shared(fh: ffi::MPI_File, offset: ffi::MPI_Offset, whence: c_int) -> c_int {
+    crate::call::unsupported("MPI_File_seek_shared")
+}
+
+/// `MPI_File_seek_shared`: forwards to `PMPI_File_seek_shared` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_seek_shared`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_seek_shared(fh: ffi::MPI_File, offset: ffi::MPI_Offset, whence: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_File_seek_shared.
+    unsafe { PMPI_File_seek_shared(fh, offset, whence) }
+}
+
+/// `PMPI_File_set_atomicity`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_set_atomicity` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_set_atomicity(fh: ffi::MPI_File, flag: c_int) -> c_int {
+    crate::call::unsupported("MPI_File_set_atomicity")
+}
+
+/// `MPI_File_set_atomicity`: forwards to `PMPI_File_set_atomicity` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_set_atomicity`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_set_atomicity(fh: ffi::MPI_File, flag: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_File_set_atomicity.
+    unsafe { PMPI_File_set_atomicity(fh, flag) }
+}
+
+/// `PMPI_File_set_errhandler`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_set_errhandler` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_set_errhandler(file: ffi::MPI_File, errhandler: ffi::MPI_Errhandler) -> c_int {
+    crate::call::unsupported("MPI_File_set_errhandler")
+}
+
+/// `MPI_File_set_errhandler`: forwards to `PMPI_File_set_errhandler` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_set_errhandler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_set_errhandler(file: ffi::MPI_File, errhandler: ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_File_set_errhandler.
+    unsafe { PMPI_File_set_errhandler(file, errhandler) }
+}
+
+/// `PMPI_File_set_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_set_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_set_info(fh: ffi::MPI_File, info: ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_File_set_info")
+}
+
+/// `MPI_File_set_info`: forwards to `PMPI_File_set_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_set_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_set_info(fh: ffi::MPI_File, info: ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_File_set_info.
+    unsafe { PMPI_File_set_info(fh, info) }
+}
+
+/// `PMPI_File_set_size`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_set_size` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_set_size(fh: ffi::MPI_File, size: ffi::MPI_Offset) -> c_int {
+    crate::call::unsupported("MPI_File_set_size")
+}
+
+/// `MPI_File_set_size`: forwards to `PMPI_File_set_size` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_set_size`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_set_size(fh: ffi::MPI_File, size: ffi::MPI_Offset) -> c_int {
+    // SAFETY: same contract as PMPI_File_set_size.
+    unsafe { PMPI_File_set_size(fh, size) }
+}
+
+/// `PMPI_File_set_view`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_set_view` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_set_view(fh: ffi::MPI_File, disp: ffi::MPI_Offset, etype: ffi::MPI_Datatype, filetype: ffi::MPI_Datatype, datarep: *const c_char, info: ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_File_set_view")
+}
+
+/// `MPI_File_set_view`: forwards to `PMPI_File_set_view` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_set_view`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_set_view(fh: ffi::MPI_File, disp: ffi::MPI_Offset, etype: ffi::MPI_Datatype, filetype: ffi::MPI_Datatype, datarep: *const c_char, info: ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_File_set_view.
+    unsafe { PMPI_File_set_view(fh, disp, etype, filetype, datarep, info) }
+}
+
+/// `PMPI_File_sync`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_sync` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_sync(fh: ffi::MPI_File) -> c_int {
+    crate::call::unsupported("MPI_File_sync")
+}
+
+/// `MPI_File_sync`: forwards to `PMPI_File_sync` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_sync`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_sync(fh: ffi::MPI_File) -> c_int {
+    // SAFETY: same contract as PMPI_File_sync.
+    unsafe { PMPI_File_sync(fh) }
+}
+
+/// `PMPI_File_write`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write")
+}
+
+/// `MPI_File_write`: forwards to `PMPI_File_write` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write.
+    unsafe { PMPI_File_write(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_write_all`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_all` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_all(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_all")
+}
+
+/// `MPI_File_write_all`: forwards to `PMPI_File_write_all` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_all`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_all(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_all.
+    unsafe { PMPI_File_write_all(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_write_all_begin`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_all_begin` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_all_begin(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_File_write_all_begin")
+}
+
+/// `MPI_File_write_all_begin`: forwards to `PMPI_File_write_all_begin` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_all_begin`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_all_begin(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_all_begin.
+    unsafe { PMPI_File_write_all_begin(fh, buf, count, datatype) }
+}
+
+/// `PMPI_File_write_all_end`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_all_end` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_all_end(fh: ffi::MPI_File, buf: *const c_void, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_all_end")
+}
+
+/// `MPI_File_write_all_end`: forwards to `PMPI_File_write_all_end` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_all_end`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_all_end(fh: ffi::MPI_File, buf: *const c_void, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_all_end.
+    unsafe { PMPI_File_write_all_end(fh, buf, status) }
+}
+
+/// `PMPI_File_write_at`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_at` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_at(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_at")
+}
+
+/// `MPI_File_write_at`: forwards to `PMPI_File_write_at` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_at`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_at(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_at.
+    unsafe { PMPI_File_write_at(fh, offset, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_write_at_all`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_at_all` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_at_all(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_at_all")
+}
+
+/// `MPI_File_write_at_all`: forwards to `PMPI_File_write_at_all` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_at_all`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_at_all(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_at_all.
+    unsafe { PMPI_File_write_at_all(fh, offset, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_write_at_all_begin`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_at_all_begin` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_at_all_begin(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_File_write_at_all_begin")
+}
+
+/// `MPI_File_write_at_all_begin`: forwards to `PMPI_File_write_at_all_begin` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_at_all_begin`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_at_all_begin(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_at_all_begin.
+    unsafe { PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype) }
+}
+
+/// `PMPI_File_write_at_all_end`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_at_all_end` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_at_all_end(fh: ffi::MPI_File, buf: *const c_void, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_at_all_end")
+}
+
+/// `MPI_File_write_at_all_end`: forwards to `PMPI_File_write_at_all_end` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_at_all_end`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_at_all_end(fh: ffi::MPI_File, buf: *const c_void, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_at_all_end.
+    unsafe { PMPI_File_write_at_all_end(fh, buf, status) }
+}
+
+/// `PMPI_File_write_ordered`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_ordered` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_ordered(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_ordered")
+}
+
+/// `MPI_File_write_ordered`: forwards to `PMPI_File_write_ordered` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_ordered`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_ordered(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_ordered.
+    unsafe { PMPI_File_write_ordered(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_write_ordered_begin`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_ordered_begin` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_ordered_begin(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_File_write_ordered_begin")
+}
+
+/// `MPI_File_write_ordered_begin`: forwards to `PMPI_File_write_ordered_begin` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_ordered_begin`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_ordered_begin(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_ordered_begin.
+    unsafe { PMPI_File_write_ordered_begin(fh, buf, count, datatype) }
+}
+
+/// `PMPI_File_write_ordered_end`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_ordered_end` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_ordered_end(fh: ffi::MPI_File, buf: *const c_void, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_ordered_end")
+}
+
+/// `MPI_File_write_ordered_end`: forwards to `PMPI_File_write_ordered_end` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_ordered_end`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_ordered_end(fh: ffi::MPI_File, buf: *const c_void, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_ordered_end.
+    unsafe { PMPI_File_write_ordered_end(fh, buf, status) }
+}
+
+/// `PMPI_File_write_shared`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_shared` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_shared(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_shared")
+}
+
+/// `MPI_File_write_shared`: forwards to `PMPI_File_write_shared` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_shared`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_shared(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_shared.
+    unsafe { PMPI_File_write_shared(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_Register_datarep`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Register_datarep` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Register_datarep(datarep: *const c_char, read_conversion_fn: *const c_void, write_conversion_fn: *const c_void, dtype_file_extent_fn: *const c_void, extra_state: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_Register_datarep")
+}
+
+/// `MPI_Register_datarep`: forwards to `PMPI_Register_datarep` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Register_datarep`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Register_datarep(datarep: *const c_char, read_conversion_fn: *const c_void, write_conversion_fn: *const c_void, dtype_file_extent_fn: *const c_void, extra_state: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Register_datarep.
+    unsafe { PMPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state) }
+}
+
+/// `PMPI_Pcontrol`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Pcontrol` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pcontrol(level: c_int) -> c_int {
+    crate::call::anytime("MPI_Pcontrol", || crate::imp::pcontrol(level))
+}
+
+/// `MPI_Pcontrol`: forwards to `PMPI_Pcontrol` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Pcontrol`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pcontrol(level: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Pcontrol.
+    unsafe { PMPI_Pcontrol(level) }
 }
 
 /// `PMPI_T_category_changed`: the implementation (MPI-3.1).
@@ -7720,26 +7399,6 @@ pub unsafe extern "C" fn MPI_T_category_get_cvars(cat_index: c_int, len: c_int, 
     unsafe { PMPI_T_category_get_cvars(cat_index, len, indices) }
 }
 
-/// `PMPI_T_category_get_events`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_category_get_events` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_category_get_events(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_category_get_events")
-}
-
-/// `MPI_T_category_get_events`: forwards to `PMPI_T_category_get_events` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_category_get_events`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_category_get_events(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_T_category_get_events.
-    unsafe { PMPI_T_category_get_events(cat_index, len, indices) }
-}
-
 /// `PMPI_T_category_get_index`: the implementation (MPI-3.1).
 ///
 /// # Safety
@@ -7798,26 +7457,6 @@ pub unsafe extern "C" fn PMPI_T_category_get_num(num_cat: *mut c_int) -> c_int {
 pub unsafe extern "C" fn MPI_T_category_get_num(num_cat: *mut c_int) -> c_int {
     // SAFETY: same contract as PMPI_T_category_get_num.
     unsafe { PMPI_T_category_get_num(num_cat) }
-}
-
-/// `PMPI_T_category_get_num_events`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_category_get_num_events` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_category_get_num_events(cat_index: c_int, num_events: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_category_get_num_events")
-}
-
-/// `MPI_T_category_get_num_events`: forwards to `PMPI_T_category_get_num_events` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_category_get_num_events`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_category_get_num_events(cat_index: c_int, num_events: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_T_category_get_num_events.
-    unsafe { PMPI_T_category_get_num_events(cat_index, num_events) }
 }
 
 /// `PMPI_T_category_get_pvars`: the implementation (MPI-3.1).
@@ -8018,306 +7657,6 @@ pub unsafe extern "C" fn PMPI_T_enum_get_item(enumtype: ffi::MPI_T_handle, indx:
 pub unsafe extern "C" fn MPI_T_enum_get_item(enumtype: ffi::MPI_T_handle, indx: c_int, value: *mut c_int, name: *mut c_char, name_len: *mut c_int) -> c_int {
     // SAFETY: same contract as PMPI_T_enum_get_item.
     unsafe { PMPI_T_enum_get_item(enumtype, indx, value, name, name_len) }
-}
-
-/// `PMPI_T_event_callback_get_info`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_callback_get_info` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_callback_get_info(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info_used: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_T_event_callback_get_info")
-}
-
-/// `MPI_T_event_callback_get_info`: forwards to `PMPI_T_event_callback_get_info` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_callback_get_info`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_callback_get_info(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info_used: *mut ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_callback_get_info.
-    unsafe { PMPI_T_event_callback_get_info(event_registration, cb_safety, info_used) }
-}
-
-/// `PMPI_T_event_callback_set_info`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_callback_set_info` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_callback_set_info(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info: ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_T_event_callback_set_info")
-}
-
-/// `MPI_T_event_callback_set_info`: forwards to `PMPI_T_event_callback_set_info` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_callback_set_info`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_callback_set_info(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info: ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_callback_set_info.
-    unsafe { PMPI_T_event_callback_set_info(event_registration, cb_safety, info) }
-}
-
-/// `PMPI_T_event_copy`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_copy` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_copy(event_instance: ffi::MPI_T_handle, buffer: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_T_event_copy")
-}
-
-/// `MPI_T_event_copy`: forwards to `PMPI_T_event_copy` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_copy`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_copy(event_instance: ffi::MPI_T_handle, buffer: *mut c_void) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_copy.
-    unsafe { PMPI_T_event_copy(event_instance, buffer) }
-}
-
-/// `PMPI_T_event_get_index`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_get_index` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_get_index(name: *const c_char, event_index: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_event_get_index")
-}
-
-/// `MPI_T_event_get_index`: forwards to `PMPI_T_event_get_index` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_get_index`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_get_index(name: *const c_char, event_index: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_get_index.
-    unsafe { PMPI_T_event_get_index(name, event_index) }
-}
-
-/// `PMPI_T_event_get_info`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_get_info` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_get_info(event_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, array_of_datatypes: *mut ffi::MPI_Datatype, array_of_displacements: *mut ffi::MPI_Aint, num_elements: *mut c_int, enumtype: *mut ffi::MPI_T_handle, info: *mut ffi::MPI_Info, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_event_get_info")
-}
-
-/// `MPI_T_event_get_info`: forwards to `PMPI_T_event_get_info` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_get_info`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_get_info(event_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, array_of_datatypes: *mut ffi::MPI_Datatype, array_of_displacements: *mut ffi::MPI_Aint, num_elements: *mut c_int, enumtype: *mut ffi::MPI_T_handle, info: *mut ffi::MPI_Info, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_get_info.
-    unsafe { PMPI_T_event_get_info(event_index, name, name_len, verbosity, array_of_datatypes, array_of_displacements, num_elements, enumtype, info, desc, desc_len, bind) }
-}
-
-/// `PMPI_T_event_get_num`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_get_num` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_get_num(num_events: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_event_get_num")
-}
-
-/// `MPI_T_event_get_num`: forwards to `PMPI_T_event_get_num` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_get_num`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_get_num(num_events: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_get_num.
-    unsafe { PMPI_T_event_get_num(num_events) }
-}
-
-/// `PMPI_T_event_get_source`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_get_source` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_get_source(event_instance: ffi::MPI_T_handle, source_index: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_event_get_source")
-}
-
-/// `MPI_T_event_get_source`: forwards to `PMPI_T_event_get_source` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_get_source`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_get_source(event_instance: ffi::MPI_T_handle, source_index: *mut c_int) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_get_source.
-    unsafe { PMPI_T_event_get_source(event_instance, source_index) }
-}
-
-/// `PMPI_T_event_get_timestamp`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_get_timestamp` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_get_timestamp(event_instance: ffi::MPI_T_handle, event_timestamp: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_T_event_get_timestamp")
-}
-
-/// `MPI_T_event_get_timestamp`: forwards to `PMPI_T_event_get_timestamp` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_get_timestamp`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_get_timestamp(event_instance: ffi::MPI_T_handle, event_timestamp: *mut ffi::MPI_Count) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_get_timestamp.
-    unsafe { PMPI_T_event_get_timestamp(event_instance, event_timestamp) }
-}
-
-/// `PMPI_T_event_handle_alloc`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_handle_alloc` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_handle_alloc(event_index: c_int, obj_handle: *mut c_void, info: ffi::MPI_Info, event_registration: *mut ffi::MPI_T_handle) -> c_int {
-    crate::call::unsupported("MPI_T_event_handle_alloc")
-}
-
-/// `MPI_T_event_handle_alloc`: forwards to `PMPI_T_event_handle_alloc` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_handle_alloc`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_handle_alloc(event_index: c_int, obj_handle: *mut c_void, info: ffi::MPI_Info, event_registration: *mut ffi::MPI_T_handle) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_handle_alloc.
-    unsafe { PMPI_T_event_handle_alloc(event_index, obj_handle, info, event_registration) }
-}
-
-/// `PMPI_T_event_handle_free`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_handle_free` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_handle_free(event_registration: ffi::MPI_T_handle, user_data: *mut c_void, free_cb_function: c_void) -> c_int {
-    crate::call::unsupported("MPI_T_event_handle_free")
-}
-
-/// `MPI_T_event_handle_free`: forwards to `PMPI_T_event_handle_free` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_handle_free`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_handle_free(event_registration: ffi::MPI_T_handle, user_data: *mut c_void, free_cb_function: c_void) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_handle_free.
-    unsafe { PMPI_T_event_handle_free(event_registration, user_data, free_cb_function) }
-}
-
-/// `PMPI_T_event_handle_get_info`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_handle_get_info` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_handle_get_info(event_registration: ffi::MPI_T_handle, info_used: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_T_event_handle_get_info")
-}
-
-/// `MPI_T_event_handle_get_info`: forwards to `PMPI_T_event_handle_get_info` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_handle_get_info`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_handle_get_info(event_registration: ffi::MPI_T_handle, info_used: *mut ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_handle_get_info.
-    unsafe { PMPI_T_event_handle_get_info(event_registration, info_used) }
-}
-
-/// `PMPI_T_event_handle_set_info`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_handle_set_info` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_handle_set_info(event_registration: ffi::MPI_T_handle, info: ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_T_event_handle_set_info")
-}
-
-/// `MPI_T_event_handle_set_info`: forwards to `PMPI_T_event_handle_set_info` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_handle_set_info`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_handle_set_info(event_registration: ffi::MPI_T_handle, info: ffi::MPI_Info) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_handle_set_info.
-    unsafe { PMPI_T_event_handle_set_info(event_registration, info) }
-}
-
-/// `PMPI_T_event_read`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_read` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_read(event_instance: ffi::MPI_T_handle, element_index: c_int, buffer: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_T_event_read")
-}
-
-/// `MPI_T_event_read`: forwards to `PMPI_T_event_read` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_read`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_read(event_instance: ffi::MPI_T_handle, element_index: c_int, buffer: *mut c_void) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_read.
-    unsafe { PMPI_T_event_read(event_instance, element_index, buffer) }
-}
-
-/// `PMPI_T_event_register_callback`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_register_callback` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_register_callback(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info: ffi::MPI_Info, user_data: *mut c_void, event_cb_function: c_void) -> c_int {
-    crate::call::unsupported("MPI_T_event_register_callback")
-}
-
-/// `MPI_T_event_register_callback`: forwards to `PMPI_T_event_register_callback` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_register_callback`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_register_callback(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info: ffi::MPI_Info, user_data: *mut c_void, event_cb_function: c_void) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_register_callback.
-    unsafe { PMPI_T_event_register_callback(event_registration, cb_safety, info, user_data, event_cb_function) }
-}
-
-/// `PMPI_T_event_set_dropped_handler`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_T_event_set_dropped_handler` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_set_dropped_handler(event_registration: ffi::MPI_T_handle, dropped_cb_function: c_void) -> c_int {
-    crate::call::unsupported("MPI_T_event_set_dropped_handler")
-}
-
-/// `MPI_T_event_set_dropped_handler`: forwards to `PMPI_T_event_set_dropped_handler` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_T_event_set_dropped_handler`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_set_dropped_handler(event_registration: ffi::MPI_T_handle, dropped_cb_function: c_void) -> c_int {
-    // SAFETY: same contract as PMPI_T_event_set_dropped_handler.
-    unsafe { PMPI_T_event_set_dropped_handler(event_registration, dropped_cb_function) }
 }
 
 /// `PMPI_T_finalize`: the implementation (MPI-3.1).
@@ -8620,6 +7959,1730 @@ pub unsafe extern "C" fn MPI_T_pvar_write(session: ffi::MPI_T_handle, handle: ff
     unsafe { PMPI_T_pvar_write(session, handle, buf) }
 }
 
+/// `PMPI_Attr_delete`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Attr_delete` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Attr_delete(comm: ffi::MPI_Comm, keyval: c_int) -> c_int {
+    crate::call::unsupported("MPI_Attr_delete")
+}
+
+/// `MPI_Attr_delete`: forwards to `PMPI_Attr_delete` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Attr_delete`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Attr_delete(comm: ffi::MPI_Comm, keyval: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Attr_delete.
+    unsafe { PMPI_Attr_delete(comm, keyval) }
+}
+
+/// `PMPI_Attr_get`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Attr_get` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Attr_get(comm: ffi::MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+    crate::call::world("MPI_Attr_get", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::attr_get(w, comm, keyval, attribute_val, flag)
+        })
+}
+
+/// `MPI_Attr_get`: forwards to `PMPI_Attr_get` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Attr_get`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Attr_get(comm: ffi::MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Attr_get.
+    unsafe { PMPI_Attr_get(comm, keyval, attribute_val, flag) }
+}
+
+/// `PMPI_Attr_put`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Attr_put` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Attr_put(comm: ffi::MPI_Comm, keyval: c_int, attribute_val: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_Attr_put")
+}
+
+/// `MPI_Attr_put`: forwards to `PMPI_Attr_put` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Attr_put`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Attr_put(comm: ffi::MPI_Comm, keyval: c_int, attribute_val: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Attr_put.
+    unsafe { PMPI_Attr_put(comm, keyval, attribute_val) }
+}
+
+/// `PMPI_Keyval_create`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Keyval_create` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Keyval_create(copy_fn: *const c_void, delete_fn: *const c_void, keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_Keyval_create")
+}
+
+/// `MPI_Keyval_create`: forwards to `PMPI_Keyval_create` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Keyval_create`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Keyval_create(copy_fn: *const c_void, delete_fn: *const c_void, keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Keyval_create.
+    unsafe { PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state) }
+}
+
+/// `PMPI_Keyval_free`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Keyval_free` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Keyval_free(keyval: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Keyval_free")
+}
+
+/// `MPI_Keyval_free`: forwards to `PMPI_Keyval_free` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Keyval_free`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Keyval_free(keyval: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Keyval_free.
+    unsafe { PMPI_Keyval_free(keyval) }
+}
+
+/// `PMPI_File_c2f`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_c2f` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_c2f(file: ffi::MPI_File) -> ffi::MPI_Fint {
+    crate::call::unsupported_value("MPI_File_c2f")
+}
+
+/// `MPI_File_c2f`: forwards to `PMPI_File_c2f` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_c2f`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_c2f(file: ffi::MPI_File) -> ffi::MPI_Fint {
+    // SAFETY: same contract as PMPI_File_c2f.
+    unsafe { PMPI_File_c2f(file) }
+}
+
+/// `PMPI_File_f2c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_f2c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_f2c(file: ffi::MPI_Fint) -> ffi::MPI_File {
+    crate::call::unsupported_value("MPI_File_f2c")
+}
+
+/// `MPI_File_f2c`: forwards to `PMPI_File_f2c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_f2c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_f2c(file: ffi::MPI_Fint) -> ffi::MPI_File {
+    // SAFETY: same contract as PMPI_File_f2c.
+    unsafe { PMPI_File_f2c(file) }
+}
+
+/// `PMPI_Status_c2f`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Status_c2f` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_c2f(c_status: *const ffi::MPI_Status, f_status: *mut ffi::MPI_Fint) -> c_int {
+    crate::call::unsupported("MPI_Status_c2f")
+}
+
+/// `MPI_Status_c2f`: forwards to `PMPI_Status_c2f` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Status_c2f`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_c2f(c_status: *const ffi::MPI_Status, f_status: *mut ffi::MPI_Fint) -> c_int {
+    // SAFETY: same contract as PMPI_Status_c2f.
+    unsafe { PMPI_Status_c2f(c_status, f_status) }
+}
+
+/// `PMPI_Status_f2c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Status_f2c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_f2c(f_status: *const ffi::MPI_Fint, c_status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_Status_f2c")
+}
+
+/// `MPI_Status_f2c`: forwards to `PMPI_Status_f2c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Status_f2c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_f2c(f_status: *const ffi::MPI_Fint, c_status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Status_f2c.
+    unsafe { PMPI_Status_f2c(f_status, c_status) }
+}
+
+/// `PMPI_Type_create_f90_complex`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_create_f90_complex` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_Type_create_f90_complex")
+}
+
+/// `MPI_Type_create_f90_complex`: forwards to `PMPI_Type_create_f90_complex` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Type_create_f90_complex`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_Type_create_f90_complex.
+    unsafe { PMPI_Type_create_f90_complex(p, r, newtype) }
+}
+
+/// `PMPI_Type_create_f90_integer`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_create_f90_integer` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_f90_integer(r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_Type_create_f90_integer")
+}
+
+/// `MPI_Type_create_f90_integer`: forwards to `PMPI_Type_create_f90_integer` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Type_create_f90_integer`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_f90_integer(r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_Type_create_f90_integer.
+    unsafe { PMPI_Type_create_f90_integer(r, newtype) }
+}
+
+/// `PMPI_Type_create_f90_real`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_create_f90_real` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_Type_create_f90_real")
+}
+
+/// `MPI_Type_create_f90_real`: forwards to `PMPI_Type_create_f90_real` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Type_create_f90_real`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_Type_create_f90_real.
+    unsafe { PMPI_Type_create_f90_real(p, r, newtype) }
+}
+
+/// `PMPI_Type_match_size`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_match_size` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, datatype: *mut ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_Type_match_size")
+}
+
+/// `MPI_Type_match_size`: forwards to `PMPI_Type_match_size` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Type_match_size`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_match_size(typeclass: c_int, size: c_int, datatype: *mut ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_Type_match_size.
+    unsafe { PMPI_Type_match_size(typeclass, size, datatype) }
+}
+
+/// `PMPI_Address`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Address` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Address(location: *mut c_void, address: *mut ffi::MPI_Aint) -> c_int {
+    crate::call::unsupported("MPI_Address")
+}
+
+/// `MPI_Address`: forwards to `PMPI_Address` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Address`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Address(location: *mut c_void, address: *mut ffi::MPI_Aint) -> c_int {
+    // SAFETY: same contract as PMPI_Address.
+    unsafe { PMPI_Address(location, address) }
+}
+
+/// `PMPI_Errhandler_create`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Errhandler_create` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_create(comm_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    crate::call::unsupported("MPI_Errhandler_create")
+}
+
+/// `MPI_Errhandler_create`: forwards to `PMPI_Errhandler_create` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Errhandler_create`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Errhandler_create(comm_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_Errhandler_create.
+    unsafe { PMPI_Errhandler_create(comm_errhandler_fn, errhandler) }
+}
+
+/// `PMPI_Errhandler_get`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Errhandler_get` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_get(comm: ffi::MPI_Comm, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    crate::call::unsupported("MPI_Errhandler_get")
+}
+
+/// `MPI_Errhandler_get`: forwards to `PMPI_Errhandler_get` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Errhandler_get`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Errhandler_get(comm: ffi::MPI_Comm, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_Errhandler_get.
+    unsafe { PMPI_Errhandler_get(comm, errhandler) }
+}
+
+/// `PMPI_Errhandler_set`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Errhandler_set` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_set(comm: ffi::MPI_Comm, errhandler: ffi::MPI_Errhandler) -> c_int {
+    crate::call::unsupported("MPI_Errhandler_set")
+}
+
+/// `MPI_Errhandler_set`: forwards to `PMPI_Errhandler_set` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Errhandler_set`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Errhandler_set(comm: ffi::MPI_Comm, errhandler: ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_Errhandler_set.
+    unsafe { PMPI_Errhandler_set(comm, errhandler) }
+}
+
+/// `PMPI_Type_extent`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_extent` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_extent(datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Aint) -> c_int {
+    crate::call::unsupported("MPI_Type_extent")
+}
+
+/// `MPI_Type_extent`: forwards to `PMPI_Type_extent` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Type_extent`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_extent(datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Aint) -> c_int {
+    // SAFETY: same contract as PMPI_Type_extent.
+    unsafe { PMPI_Type_extent(datatype, extent) }
+}
+
+/// `PMPI_Type_hindexed`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_hindexed` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_hindexed(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut ffi::MPI_Aint, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_Type_hindexed")
+}
+
+/// `MPI_Type_hindexed`: forwards to `PMPI_Type_hindexed` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Type_hindexed`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_hindexed(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut ffi::MPI_Aint, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_Type_hindexed.
+    unsafe { PMPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype) }
+}
+
+/// `PMPI_Type_hvector`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_hvector` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_hvector(count: c_int, blocklength: c_int, stride: ffi::MPI_Aint, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_Type_hvector")
+}
+
+/// `MPI_Type_hvector`: forwards to `PMPI_Type_hvector` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Type_hvector`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_hvector(count: c_int, blocklength: c_int, stride: ffi::MPI_Aint, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_Type_hvector.
+    unsafe { PMPI_Type_hvector(count, blocklength, stride, oldtype, newtype) }
+}
+
+/// `PMPI_Type_lb`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_lb` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_lb(datatype: ffi::MPI_Datatype, displacement: *mut ffi::MPI_Aint) -> c_int {
+    crate::call::unsupported("MPI_Type_lb")
+}
+
+/// `MPI_Type_lb`: forwards to `PMPI_Type_lb` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Type_lb`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_lb(datatype: ffi::MPI_Datatype, displacement: *mut ffi::MPI_Aint) -> c_int {
+    // SAFETY: same contract as PMPI_Type_lb.
+    unsafe { PMPI_Type_lb(datatype, displacement) }
+}
+
+/// `PMPI_Type_struct`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_struct` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_struct(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut ffi::MPI_Aint, array_of_types: *mut ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_Type_struct")
+}
+
+/// `MPI_Type_struct`: forwards to `PMPI_Type_struct` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Type_struct`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_struct(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut ffi::MPI_Aint, array_of_types: *mut ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_Type_struct.
+    unsafe { PMPI_Type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
+}
+
+/// `PMPI_Type_ub`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_ub` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_ub(datatype: ffi::MPI_Datatype, displacement: *mut ffi::MPI_Aint) -> c_int {
+    crate::call::unsupported("MPI_Type_ub")
+}
+
+/// `MPI_Type_ub`: forwards to `PMPI_Type_ub` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Type_ub`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_ub(datatype: ffi::MPI_Datatype, displacement: *mut ffi::MPI_Aint) -> c_int {
+    // SAFETY: same contract as PMPI_Type_ub.
+    unsafe { PMPI_Type_ub(datatype, displacement) }
+}
+
+/// `PMPI_Isendrecv`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Isendrecv` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Isendrecv")
+}
+
+/// `MPI_Isendrecv`: forwards to `PMPI_Isendrecv` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Isendrecv`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Isendrecv.
+    unsafe { PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request) }
+}
+
+/// `PMPI_Isendrecv_replace`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Isendrecv_replace` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv_replace(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Isendrecv_replace")
+}
+
+/// `MPI_Isendrecv_replace`: forwards to `PMPI_Isendrecv_replace` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Isendrecv_replace`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv_replace(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Isendrecv_replace.
+    unsafe { PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request) }
+}
+
+/// `PMPI_Parrived`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Parrived` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Parrived(request: ffi::MPI_Request, partition: c_int, flag: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Parrived")
+}
+
+/// `MPI_Parrived`: forwards to `PMPI_Parrived` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Parrived`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Parrived(request: ffi::MPI_Request, partition: c_int, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Parrived.
+    unsafe { PMPI_Parrived(request, partition, flag) }
+}
+
+/// `PMPI_Pready`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Pready` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pready(partition: c_int, request: ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Pready")
+}
+
+/// `MPI_Pready`: forwards to `PMPI_Pready` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Pready`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pready(partition: c_int, request: ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Pready.
+    unsafe { PMPI_Pready(partition, request) }
+}
+
+/// `PMPI_Pready_list`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Pready_list` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pready_list(length: c_int, array_of_partitions: *mut c_int, request: ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Pready_list")
+}
+
+/// `MPI_Pready_list`: forwards to `PMPI_Pready_list` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Pready_list`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pready_list(length: c_int, array_of_partitions: *mut c_int, request: ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Pready_list.
+    unsafe { PMPI_Pready_list(length, array_of_partitions, request) }
+}
+
+/// `PMPI_Pready_range`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Pready_range` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pready_range(partition_low: c_int, partition_high: c_int, request: ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Pready_range")
+}
+
+/// `MPI_Pready_range`: forwards to `PMPI_Pready_range` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Pready_range`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pready_range(partition_low: c_int, partition_high: c_int, request: ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Pready_range.
+    unsafe { PMPI_Pready_range(partition_low, partition_high, request) }
+}
+
+/// `PMPI_Precv_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Precv_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Precv_init(buf: *mut c_void, partitions: c_int, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Precv_init")
+}
+
+/// `MPI_Precv_init`: forwards to `PMPI_Precv_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Precv_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Precv_init(buf: *mut c_void, partitions: c_int, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Precv_init.
+    unsafe { PMPI_Precv_init(buf, partitions, count, datatype, dest, tag, comm, info, request) }
+}
+
+/// `PMPI_Psend_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Psend_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Psend_init(buf: *const c_void, partitions: c_int, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Psend_init")
+}
+
+/// `MPI_Psend_init`: forwards to `PMPI_Psend_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Psend_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Psend_init(buf: *const c_void, partitions: c_int, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Psend_init.
+    unsafe { PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request) }
+}
+
+/// `PMPI_Allgather_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Allgather_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Allgather_init")
+}
+
+/// `MPI_Allgather_init`: forwards to `PMPI_Allgather_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Allgather_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Allgather_init.
+    unsafe { PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request) }
+}
+
+/// `PMPI_Allgatherv_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Allgatherv_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Allgatherv_init")
+}
+
+/// `MPI_Allgatherv_init`: forwards to `PMPI_Allgatherv_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Allgatherv_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Allgatherv_init.
+    unsafe { PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request) }
+}
+
+/// `PMPI_Allreduce_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Allreduce_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Allreduce_init")
+}
+
+/// `MPI_Allreduce_init`: forwards to `PMPI_Allreduce_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Allreduce_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Allreduce_init.
+    unsafe { PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request) }
+}
+
+/// `PMPI_Alltoall_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Alltoall_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Alltoall_init")
+}
+
+/// `MPI_Alltoall_init`: forwards to `PMPI_Alltoall_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Alltoall_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Alltoall_init.
+    unsafe { PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request) }
+}
+
+/// `PMPI_Alltoallv_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Alltoallv_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Alltoallv_init")
+}
+
+/// `MPI_Alltoallv_init`: forwards to `PMPI_Alltoallv_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Alltoallv_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Alltoallv_init.
+    unsafe { PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request) }
+}
+
+/// `PMPI_Alltoallw_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Alltoallw_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Alltoallw_init")
+}
+
+/// `MPI_Alltoallw_init`: forwards to `PMPI_Alltoallw_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Alltoallw_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Alltoallw_init.
+    unsafe { PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request) }
+}
+
+/// `PMPI_Barrier_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Barrier_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Barrier_init(comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Barrier_init")
+}
+
+/// `MPI_Barrier_init`: forwards to `PMPI_Barrier_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Barrier_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Barrier_init(comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Barrier_init.
+    unsafe { PMPI_Barrier_init(comm, info, request) }
+}
+
+/// `PMPI_Bcast_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Bcast_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bcast_init(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Bcast_init")
+}
+
+/// `MPI_Bcast_init`: forwards to `PMPI_Bcast_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Bcast_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bcast_init(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Bcast_init.
+    unsafe { PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request) }
+}
+
+/// `PMPI_Exscan_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Exscan_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Exscan_init")
+}
+
+/// `MPI_Exscan_init`: forwards to `PMPI_Exscan_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Exscan_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Exscan_init.
+    unsafe { PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request) }
+}
+
+/// `PMPI_Gather_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Gather_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Gather_init")
+}
+
+/// `MPI_Gather_init`: forwards to `PMPI_Gather_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Gather_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Gather_init.
+    unsafe { PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request) }
+}
+
+/// `PMPI_Gatherv_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Gatherv_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Gatherv_init")
+}
+
+/// `MPI_Gatherv_init`: forwards to `PMPI_Gatherv_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Gatherv_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Gatherv_init.
+    unsafe { PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request) }
+}
+
+/// `PMPI_Neighbor_allgather_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_allgather_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Neighbor_allgather_init")
+}
+
+/// `MPI_Neighbor_allgather_init`: forwards to `PMPI_Neighbor_allgather_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Neighbor_allgather_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Neighbor_allgather_init.
+    unsafe { PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request) }
+}
+
+/// `PMPI_Neighbor_allgatherv_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_allgatherv_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Neighbor_allgatherv_init")
+}
+
+/// `MPI_Neighbor_allgatherv_init`: forwards to `PMPI_Neighbor_allgatherv_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Neighbor_allgatherv_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Neighbor_allgatherv_init.
+    unsafe { PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request) }
+}
+
+/// `PMPI_Neighbor_alltoall_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_alltoall_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Neighbor_alltoall_init")
+}
+
+/// `MPI_Neighbor_alltoall_init`: forwards to `PMPI_Neighbor_alltoall_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Neighbor_alltoall_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Neighbor_alltoall_init.
+    unsafe { PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request) }
+}
+
+/// `PMPI_Neighbor_alltoallv_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_alltoallv_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Neighbor_alltoallv_init")
+}
+
+/// `MPI_Neighbor_alltoallv_init`: forwards to `PMPI_Neighbor_alltoallv_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Neighbor_alltoallv_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Neighbor_alltoallv_init.
+    unsafe { PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request) }
+}
+
+/// `PMPI_Neighbor_alltoallw_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Neighbor_alltoallw_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Neighbor_alltoallw_init")
+}
+
+/// `MPI_Neighbor_alltoallw_init`: forwards to `PMPI_Neighbor_alltoallw_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Neighbor_alltoallw_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Neighbor_alltoallw_init.
+    unsafe { PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request) }
+}
+
+/// `PMPI_Reduce_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Reduce_init")
+}
+
+/// `MPI_Reduce_init`: forwards to `PMPI_Reduce_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Reduce_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Reduce_init.
+    unsafe { PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request) }
+}
+
+/// `PMPI_Reduce_scatter_block_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_scatter_block_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Reduce_scatter_block_init")
+}
+
+/// `MPI_Reduce_scatter_block_init`: forwards to `PMPI_Reduce_scatter_block_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Reduce_scatter_block_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter_block_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Reduce_scatter_block_init.
+    unsafe { PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request) }
+}
+
+/// `PMPI_Reduce_scatter_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_scatter_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Reduce_scatter_init")
+}
+
+/// `MPI_Reduce_scatter_init`: forwards to `PMPI_Reduce_scatter_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Reduce_scatter_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Reduce_scatter_init.
+    unsafe { PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request) }
+}
+
+/// `PMPI_Scan_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Scan_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Scan_init")
+}
+
+/// `MPI_Scan_init`: forwards to `PMPI_Scan_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Scan_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Scan_init.
+    unsafe { PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request) }
+}
+
+/// `PMPI_Scatter_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Scatter_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatter_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Scatter_init")
+}
+
+/// `MPI_Scatter_init`: forwards to `PMPI_Scatter_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Scatter_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatter_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Scatter_init.
+    unsafe { PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request) }
+}
+
+/// `PMPI_Scatterv_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Scatterv_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Scatterv_init")
+}
+
+/// `MPI_Scatterv_init`: forwards to `PMPI_Scatterv_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Scatterv_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Scatterv_init.
+    unsafe { PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request) }
+}
+
+/// `PMPI_Comm_idup_with_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_idup_with_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_idup_with_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Comm_idup_with_info")
+}
+
+/// `MPI_Comm_idup_with_info`: forwards to `PMPI_Comm_idup_with_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_idup_with_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_idup_with_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_idup_with_info.
+    unsafe { PMPI_Comm_idup_with_info(comm, info, newcomm, request) }
+}
+
+/// `PMPI_Comm_create_from_group`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Comm_create_from_group` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_from_group(group: ffi::MPI_Group, stringtag: *const c_char, info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Comm_create_from_group")
+}
+
+/// `MPI_Comm_create_from_group`: forwards to `PMPI_Comm_create_from_group` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Comm_create_from_group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_from_group(group: ffi::MPI_Group, stringtag: *const c_char, info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, newcomm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Comm_create_from_group.
+    unsafe { PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm) }
+}
+
+/// `PMPI_Group_from_session_pset`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Group_from_session_pset` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Group_from_session_pset(session: ffi::MPI_Session, pset_name: *const c_char, newgroup: *mut ffi::MPI_Group) -> c_int {
+    crate::call::unsupported("MPI_Group_from_session_pset")
+}
+
+/// `MPI_Group_from_session_pset`: forwards to `PMPI_Group_from_session_pset` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Group_from_session_pset`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_from_session_pset(session: ffi::MPI_Session, pset_name: *const c_char, newgroup: *mut ffi::MPI_Group) -> c_int {
+    // SAFETY: same contract as PMPI_Group_from_session_pset.
+    unsafe { PMPI_Group_from_session_pset(session, pset_name, newgroup) }
+}
+
+/// `PMPI_Intercomm_create_from_groups`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Intercomm_create_from_groups` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(local_group: ffi::MPI_Group, local_leader: c_int, remote_group: ffi::MPI_Group, remote_leader: c_int, stringtag: *const c_char, info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, newintercomm: *mut ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Intercomm_create_from_groups")
+}
+
+/// `MPI_Intercomm_create_from_groups`: forwards to `PMPI_Intercomm_create_from_groups` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Intercomm_create_from_groups`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Intercomm_create_from_groups(local_group: ffi::MPI_Group, local_leader: c_int, remote_group: ffi::MPI_Group, remote_leader: c_int, stringtag: *const c_char, info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, newintercomm: *mut ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Intercomm_create_from_groups.
+    unsafe { PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm) }
+}
+
+/// `PMPI_Session_call_errhandler`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Session_call_errhandler` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_call_errhandler(session: ffi::MPI_Session, errorcode: c_int) -> c_int {
+    crate::call::unsupported("MPI_Session_call_errhandler")
+}
+
+/// `MPI_Session_call_errhandler`: forwards to `PMPI_Session_call_errhandler` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Session_call_errhandler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_call_errhandler(session: ffi::MPI_Session, errorcode: c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Session_call_errhandler.
+    unsafe { PMPI_Session_call_errhandler(session, errorcode) }
+}
+
+/// `PMPI_Session_create_errhandler`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Session_create_errhandler` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_create_errhandler(session_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    crate::call::unsupported("MPI_Session_create_errhandler")
+}
+
+/// `MPI_Session_create_errhandler`: forwards to `PMPI_Session_create_errhandler` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Session_create_errhandler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_create_errhandler(session_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_Session_create_errhandler.
+    unsafe { PMPI_Session_create_errhandler(session_errhandler_fn, errhandler) }
+}
+
+/// `PMPI_Session_finalize`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Session_finalize` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_finalize(session: *mut ffi::MPI_Session) -> c_int {
+    crate::call::unsupported("MPI_Session_finalize")
+}
+
+/// `MPI_Session_finalize`: forwards to `PMPI_Session_finalize` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Session_finalize`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_finalize(session: *mut ffi::MPI_Session) -> c_int {
+    // SAFETY: same contract as PMPI_Session_finalize.
+    unsafe { PMPI_Session_finalize(session) }
+}
+
+/// `PMPI_Session_get_errhandler`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Session_get_errhandler` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_get_errhandler(session: ffi::MPI_Session, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    crate::call::unsupported("MPI_Session_get_errhandler")
+}
+
+/// `MPI_Session_get_errhandler`: forwards to `PMPI_Session_get_errhandler` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Session_get_errhandler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_get_errhandler(session: ffi::MPI_Session, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_Session_get_errhandler.
+    unsafe { PMPI_Session_get_errhandler(session, errhandler) }
+}
+
+/// `PMPI_Session_get_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Session_get_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_get_info(session: ffi::MPI_Session, info_used: *mut ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_Session_get_info")
+}
+
+/// `MPI_Session_get_info`: forwards to `PMPI_Session_get_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Session_get_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_get_info(session: ffi::MPI_Session, info_used: *mut ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_Session_get_info.
+    unsafe { PMPI_Session_get_info(session, info_used) }
+}
+
+/// `PMPI_Session_get_nth_pset`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Session_get_nth_pset` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_get_nth_pset(session: ffi::MPI_Session, info: ffi::MPI_Info, n: c_int, pset_len: *mut c_int, pset_name: *mut c_char) -> c_int {
+    crate::call::unsupported("MPI_Session_get_nth_pset")
+}
+
+/// `MPI_Session_get_nth_pset`: forwards to `PMPI_Session_get_nth_pset` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Session_get_nth_pset`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_get_nth_pset(session: ffi::MPI_Session, info: ffi::MPI_Info, n: c_int, pset_len: *mut c_int, pset_name: *mut c_char) -> c_int {
+    // SAFETY: same contract as PMPI_Session_get_nth_pset.
+    unsafe { PMPI_Session_get_nth_pset(session, info, n, pset_len, pset_name) }
+}
+
+/// `PMPI_Session_get_num_psets`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Session_get_num_psets` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_get_num_psets(session: ffi::MPI_Session, info: ffi::MPI_Info, npset_names: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Session_get_num_psets")
+}
+
+/// `MPI_Session_get_num_psets`: forwards to `PMPI_Session_get_num_psets` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Session_get_num_psets`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_get_num_psets(session: ffi::MPI_Session, info: ffi::MPI_Info, npset_names: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Session_get_num_psets.
+    unsafe { PMPI_Session_get_num_psets(session, info, npset_names) }
+}
+
+/// `PMPI_Session_get_pset_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Session_get_pset_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_get_pset_info(session: ffi::MPI_Session, pset_name: *const c_char, info: *mut ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_Session_get_pset_info")
+}
+
+/// `MPI_Session_get_pset_info`: forwards to `PMPI_Session_get_pset_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Session_get_pset_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_get_pset_info(session: ffi::MPI_Session, pset_name: *const c_char, info: *mut ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_Session_get_pset_info.
+    unsafe { PMPI_Session_get_pset_info(session, pset_name, info) }
+}
+
+/// `PMPI_Session_init`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Session_init` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_init(info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, session: *mut ffi::MPI_Session) -> c_int {
+    crate::call::unsupported("MPI_Session_init")
+}
+
+/// `MPI_Session_init`: forwards to `PMPI_Session_init` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Session_init`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_init(info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, session: *mut ffi::MPI_Session) -> c_int {
+    // SAFETY: same contract as PMPI_Session_init.
+    unsafe { PMPI_Session_init(info, errhandler, session) }
+}
+
+/// `PMPI_Session_set_errhandler`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Session_set_errhandler` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_set_errhandler(session: ffi::MPI_Session, errhandler: ffi::MPI_Errhandler) -> c_int {
+    crate::call::unsupported("MPI_Session_set_errhandler")
+}
+
+/// `MPI_Session_set_errhandler`: forwards to `PMPI_Session_set_errhandler` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Session_set_errhandler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_set_errhandler(session: ffi::MPI_Session, errhandler: ffi::MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as PMPI_Session_set_errhandler.
+    unsafe { PMPI_Session_set_errhandler(session, errhandler) }
+}
+
+/// `PMPI_Info_create_env`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Info_create_env` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_create_env(argc: c_int, argv: *mut *mut c_char, info: *mut ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_Info_create_env")
+}
+
+/// `MPI_Info_create_env`: forwards to `PMPI_Info_create_env` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Info_create_env`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_create_env(argc: c_int, argv: *mut *mut c_char, info: *mut ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_Info_create_env.
+    unsafe { PMPI_Info_create_env(argc, argv, info) }
+}
+
+/// `PMPI_Info_get_string`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Info_get_string` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_string(info: ffi::MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_Info_get_string")
+}
+
+/// `MPI_Info_get_string`: forwards to `PMPI_Info_get_string` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Info_get_string`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_string(info: ffi::MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_Info_get_string.
+    unsafe { PMPI_Info_get_string(info, key, buflen, value, flag) }
+}
+
+/// `PMPI_T_category_get_events`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_category_get_events` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_category_get_events(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_T_category_get_events")
+}
+
+/// `MPI_T_category_get_events`: forwards to `PMPI_T_category_get_events` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_category_get_events`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_category_get_events(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_T_category_get_events.
+    unsafe { PMPI_T_category_get_events(cat_index, len, indices) }
+}
+
+/// `PMPI_T_category_get_num_events`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_category_get_num_events` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_category_get_num_events(cat_index: c_int, num_events: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_T_category_get_num_events")
+}
+
+/// `MPI_T_category_get_num_events`: forwards to `PMPI_T_category_get_num_events` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_category_get_num_events`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_category_get_num_events(cat_index: c_int, num_events: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_T_category_get_num_events.
+    unsafe { PMPI_T_category_get_num_events(cat_index, num_events) }
+}
+
+/// `PMPI_T_event_callback_get_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_callback_get_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_callback_get_info(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info_used: *mut ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_T_event_callback_get_info")
+}
+
+/// `MPI_T_event_callback_get_info`: forwards to `PMPI_T_event_callback_get_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_callback_get_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_callback_get_info(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info_used: *mut ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_callback_get_info.
+    unsafe { PMPI_T_event_callback_get_info(event_registration, cb_safety, info_used) }
+}
+
+/// `PMPI_T_event_callback_set_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_callback_set_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_callback_set_info(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info: ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_T_event_callback_set_info")
+}
+
+/// `MPI_T_event_callback_set_info`: forwards to `PMPI_T_event_callback_set_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_callback_set_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_callback_set_info(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info: ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_callback_set_info.
+    unsafe { PMPI_T_event_callback_set_info(event_registration, cb_safety, info) }
+}
+
+/// `PMPI_T_event_copy`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_copy` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_copy(event_instance: ffi::MPI_T_handle, buffer: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_T_event_copy")
+}
+
+/// `MPI_T_event_copy`: forwards to `PMPI_T_event_copy` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_copy`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_copy(event_instance: ffi::MPI_T_handle, buffer: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_copy.
+    unsafe { PMPI_T_event_copy(event_instance, buffer) }
+}
+
+/// `PMPI_T_event_get_index`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_get_index` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_get_index(name: *const c_char, event_index: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_T_event_get_index")
+}
+
+/// `MPI_T_event_get_index`: forwards to `PMPI_T_event_get_index` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_get_index`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_get_index(name: *const c_char, event_index: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_get_index.
+    unsafe { PMPI_T_event_get_index(name, event_index) }
+}
+
+/// `PMPI_T_event_get_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_get_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_get_info(event_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, array_of_datatypes: *mut ffi::MPI_Datatype, array_of_displacements: *mut ffi::MPI_Aint, num_elements: *mut c_int, enumtype: *mut ffi::MPI_T_handle, info: *mut ffi::MPI_Info, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_T_event_get_info")
+}
+
+/// `MPI_T_event_get_info`: forwards to `PMPI_T_event_get_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_get_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_get_info(event_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, array_of_datatypes: *mut ffi::MPI_Datatype, array_of_displacements: *mut ffi::MPI_Aint, num_elements: *mut c_int, enumtype: *mut ffi::MPI_T_handle, info: *mut ffi::MPI_Info, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_get_info.
+    unsafe { PMPI_T_event_get_info(event_index, name, name_len, verbosity, array_of_datatypes, array_of_displacements, num_elements, enumtype, info, desc, desc_len, bind) }
+}
+
+/// `PMPI_T_event_get_num`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_get_num` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_get_num(num_events: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_T_event_get_num")
+}
+
+/// `MPI_T_event_get_num`: forwards to `PMPI_T_event_get_num` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_get_num`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_get_num(num_events: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_get_num.
+    unsafe { PMPI_T_event_get_num(num_events) }
+}
+
+/// `PMPI_T_event_get_source`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_get_source` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_get_source(event_instance: ffi::MPI_T_handle, source_index: *mut c_int) -> c_int {
+    crate::call::unsupported("MPI_T_event_get_source")
+}
+
+/// `MPI_T_event_get_source`: forwards to `PMPI_T_event_get_source` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_get_source`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_get_source(event_instance: ffi::MPI_T_handle, source_index: *mut c_int) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_get_source.
+    unsafe { PMPI_T_event_get_source(event_instance, source_index) }
+}
+
+/// `PMPI_T_event_get_timestamp`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_get_timestamp` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_get_timestamp(event_instance: ffi::MPI_T_handle, event_timestamp: *mut ffi::MPI_Count) -> c_int {
+    crate::call::unsupported("MPI_T_event_get_timestamp")
+}
+
+/// `MPI_T_event_get_timestamp`: forwards to `PMPI_T_event_get_timestamp` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_get_timestamp`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_get_timestamp(event_instance: ffi::MPI_T_handle, event_timestamp: *mut ffi::MPI_Count) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_get_timestamp.
+    unsafe { PMPI_T_event_get_timestamp(event_instance, event_timestamp) }
+}
+
+/// `PMPI_T_event_handle_alloc`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_handle_alloc` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_handle_alloc(event_index: c_int, obj_handle: *mut c_void, info: ffi::MPI_Info, event_registration: *mut ffi::MPI_T_handle) -> c_int {
+    crate::call::unsupported("MPI_T_event_handle_alloc")
+}
+
+/// `MPI_T_event_handle_alloc`: forwards to `PMPI_T_event_handle_alloc` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_handle_alloc`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_handle_alloc(event_index: c_int, obj_handle: *mut c_void, info: ffi::MPI_Info, event_registration: *mut ffi::MPI_T_handle) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_handle_alloc.
+    unsafe { PMPI_T_event_handle_alloc(event_index, obj_handle, info, event_registration) }
+}
+
+/// `PMPI_T_event_handle_free`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_handle_free` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_handle_free(event_registration: ffi::MPI_T_handle, user_data: *mut c_void, free_cb_function: c_void) -> c_int {
+    crate::call::unsupported("MPI_T_event_handle_free")
+}
+
+/// `MPI_T_event_handle_free`: forwards to `PMPI_T_event_handle_free` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_handle_free`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_handle_free(event_registration: ffi::MPI_T_handle, user_data: *mut c_void, free_cb_function: c_void) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_handle_free.
+    unsafe { PMPI_T_event_handle_free(event_registration, user_data, free_cb_function) }
+}
+
+/// `PMPI_T_event_handle_get_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_handle_get_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_handle_get_info(event_registration: ffi::MPI_T_handle, info_used: *mut ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_T_event_handle_get_info")
+}
+
+/// `MPI_T_event_handle_get_info`: forwards to `PMPI_T_event_handle_get_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_handle_get_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_handle_get_info(event_registration: ffi::MPI_T_handle, info_used: *mut ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_handle_get_info.
+    unsafe { PMPI_T_event_handle_get_info(event_registration, info_used) }
+}
+
+/// `PMPI_T_event_handle_set_info`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_handle_set_info` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_handle_set_info(event_registration: ffi::MPI_T_handle, info: ffi::MPI_Info) -> c_int {
+    crate::call::unsupported("MPI_T_event_handle_set_info")
+}
+
+/// `MPI_T_event_handle_set_info`: forwards to `PMPI_T_event_handle_set_info` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_handle_set_info`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_handle_set_info(event_registration: ffi::MPI_T_handle, info: ffi::MPI_Info) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_handle_set_info.
+    unsafe { PMPI_T_event_handle_set_info(event_registration, info) }
+}
+
+/// `PMPI_T_event_read`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_read` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_read(event_instance: ffi::MPI_T_handle, element_index: c_int, buffer: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_T_event_read")
+}
+
+/// `MPI_T_event_read`: forwards to `PMPI_T_event_read` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_read`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_read(event_instance: ffi::MPI_T_handle, element_index: c_int, buffer: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_read.
+    unsafe { PMPI_T_event_read(event_instance, element_index, buffer) }
+}
+
+/// `PMPI_T_event_register_callback`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_register_callback` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_register_callback(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info: ffi::MPI_Info, user_data: *mut c_void, event_cb_function: c_void) -> c_int {
+    crate::call::unsupported("MPI_T_event_register_callback")
+}
+
+/// `MPI_T_event_register_callback`: forwards to `PMPI_T_event_register_callback` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_register_callback`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_register_callback(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info: ffi::MPI_Info, user_data: *mut c_void, event_cb_function: c_void) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_register_callback.
+    unsafe { PMPI_T_event_register_callback(event_registration, cb_safety, info, user_data, event_cb_function) }
+}
+
+/// `PMPI_T_event_set_dropped_handler`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_T_event_set_dropped_handler` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_set_dropped_handler(event_registration: ffi::MPI_T_handle, dropped_cb_function: c_void) -> c_int {
+    crate::call::unsupported("MPI_T_event_set_dropped_handler")
+}
+
+/// `MPI_T_event_set_dropped_handler`: forwards to `PMPI_T_event_set_dropped_handler` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_T_event_set_dropped_handler`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_set_dropped_handler(event_registration: ffi::MPI_T_handle, dropped_cb_function: c_void) -> c_int {
+    // SAFETY: same contract as PMPI_T_event_set_dropped_handler.
+    unsafe { PMPI_T_event_set_dropped_handler(event_registration, dropped_cb_function) }
+}
+
 /// `PMPI_T_source_get_info`: the implementation (MPI-3.1).
 ///
 /// # Safety
@@ -8678,6 +9741,106 @@ pub unsafe extern "C" fn PMPI_T_source_get_timestamp(source_index: c_int, timest
 pub unsafe extern "C" fn MPI_T_source_get_timestamp(source_index: c_int, timestamp: *mut ffi::MPI_Count) -> c_int {
     // SAFETY: same contract as PMPI_T_source_get_timestamp.
     unsafe { PMPI_T_source_get_timestamp(source_index, timestamp) }
+}
+
+/// `PMPI_Status_c2f08`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Status_c2f08` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_c2f08(c_status: *const ffi::MPI_Status, f08_status: *mut ffi::MPI_F08_status) -> c_int {
+    crate::call::unsupported("MPI_Status_c2f08")
+}
+
+/// `MPI_Status_c2f08`: forwards to `PMPI_Status_c2f08` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Status_c2f08`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_c2f08(c_status: *const ffi::MPI_Status, f08_status: *mut ffi::MPI_F08_status) -> c_int {
+    // SAFETY: same contract as PMPI_Status_c2f08.
+    unsafe { PMPI_Status_c2f08(c_status, f08_status) }
+}
+
+/// `PMPI_Status_f082c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Status_f082c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_f082c(f08_status: *const ffi::MPI_F08_status, c_status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_Status_f082c")
+}
+
+/// `MPI_Status_f082c`: forwards to `PMPI_Status_f082c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Status_f082c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_f082c(f08_status: *const ffi::MPI_F08_status, c_status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Status_f082c.
+    unsafe { PMPI_Status_f082c(f08_status, c_status) }
+}
+
+/// `PMPI_Status_f082f`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Status_f082f` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_f082f(f08_status: *const ffi::MPI_F08_status, f_status: *mut ffi::MPI_Fint) -> c_int {
+    crate::call::unsupported("MPI_Status_f082f")
+}
+
+/// `MPI_Status_f082f`: forwards to `PMPI_Status_f082f` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Status_f082f`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_f082f(f08_status: *const ffi::MPI_F08_status, f_status: *mut ffi::MPI_Fint) -> c_int {
+    // SAFETY: same contract as PMPI_Status_f082f.
+    unsafe { PMPI_Status_f082f(f08_status, f_status) }
+}
+
+/// `PMPI_Status_f2f08`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Status_f2f08` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_f2f08(f_status: *const ffi::MPI_Fint, f08_status: *mut ffi::MPI_F08_status) -> c_int {
+    crate::call::unsupported("MPI_Status_f2f08")
+}
+
+/// `MPI_Status_f2f08`: forwards to `PMPI_Status_f2f08` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Status_f2f08`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_f2f08(f_status: *const ffi::MPI_Fint, f08_status: *mut ffi::MPI_F08_status) -> c_int {
+    // SAFETY: same contract as PMPI_Status_f2f08.
+    unsafe { PMPI_Status_f2f08(f_status, f08_status) }
+}
+
+/// `PMPI_Accumulate_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Accumulate_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Accumulate_c")
+}
+
+/// `MPI_Accumulate_c`: forwards to `PMPI_Accumulate_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Accumulate_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Accumulate_c.
+    unsafe { PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
 }
 
 /// `PMPI_Allgather_c`: the implementation (MPI-3.1).
@@ -8960,6 +10123,86 @@ pub unsafe extern "C" fn MPI_Bcast_init_c(buffer: *mut c_void, count: ffi::MPI_C
     unsafe { PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request) }
 }
 
+/// `PMPI_Bsend_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Bsend_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Bsend_c")
+}
+
+/// `MPI_Bsend_c`: forwards to `PMPI_Bsend_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Bsend_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Bsend_c.
+    unsafe { PMPI_Bsend_c(buf, count, datatype, dest, tag, comm) }
+}
+
+/// `PMPI_Bsend_init_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Bsend_init_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Bsend_init_c")
+}
+
+/// `MPI_Bsend_init_c`: forwards to `PMPI_Bsend_init_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Bsend_init_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bsend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Bsend_init_c.
+    unsafe { PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `PMPI_Buffer_attach_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Buffer_attach_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_attach_c(buffer: *mut c_void, size: ffi::MPI_Count) -> c_int {
+    crate::call::unsupported("MPI_Buffer_attach_c")
+}
+
+/// `MPI_Buffer_attach_c`: forwards to `PMPI_Buffer_attach_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Buffer_attach_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Buffer_attach_c(buffer: *mut c_void, size: ffi::MPI_Count) -> c_int {
+    // SAFETY: same contract as PMPI_Buffer_attach_c.
+    unsafe { PMPI_Buffer_attach_c(buffer, size) }
+}
+
+/// `PMPI_Buffer_detach_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Buffer_detach_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mut ffi::MPI_Count) -> c_int {
+    crate::call::unsupported("MPI_Buffer_detach_c")
+}
+
+/// `MPI_Buffer_detach_c`: forwards to `PMPI_Buffer_detach_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Buffer_detach_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mut ffi::MPI_Count) -> c_int {
+    // SAFETY: same contract as PMPI_Buffer_detach_c.
+    unsafe { PMPI_Buffer_detach_c(buffer_addr, size) }
+}
+
 /// `PMPI_Exscan_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
@@ -8998,6 +10241,586 @@ pub unsafe extern "C" fn PMPI_Exscan_init_c(sendbuf: *const c_void, recvbuf: *mu
 pub unsafe extern "C" fn MPI_Exscan_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     // SAFETY: same contract as PMPI_Exscan_init_c.
     unsafe { PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request) }
+}
+
+/// `PMPI_File_get_type_extent_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_get_type_extent_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_type_extent_c(fh: ffi::MPI_File, datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Count) -> c_int {
+    crate::call::unsupported("MPI_File_get_type_extent_c")
+}
+
+/// `MPI_File_get_type_extent_c`: forwards to `PMPI_File_get_type_extent_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_get_type_extent_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_type_extent_c(fh: ffi::MPI_File, datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Count) -> c_int {
+    // SAFETY: same contract as PMPI_File_get_type_extent_c.
+    unsafe { PMPI_File_get_type_extent_c(fh, datatype, extent) }
+}
+
+/// `PMPI_File_iread_all_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iread_all_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_all_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iread_all_c")
+}
+
+/// `MPI_File_iread_all_c`: forwards to `PMPI_File_iread_all_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iread_all_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_all_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iread_all_c.
+    unsafe { PMPI_File_iread_all_c(fh, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iread_at_all_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iread_at_all_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_at_all_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iread_at_all_c")
+}
+
+/// `MPI_File_iread_at_all_c`: forwards to `PMPI_File_iread_at_all_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iread_at_all_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_at_all_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iread_at_all_c.
+    unsafe { PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iread_at_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iread_at_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_at_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iread_at_c")
+}
+
+/// `MPI_File_iread_at_c`: forwards to `PMPI_File_iread_at_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iread_at_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_at_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iread_at_c.
+    unsafe { PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iread_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iread_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iread_c")
+}
+
+/// `MPI_File_iread_c`: forwards to `PMPI_File_iread_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iread_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iread_c.
+    unsafe { PMPI_File_iread_c(fh, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iread_shared_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iread_shared_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_shared_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iread_shared_c")
+}
+
+/// `MPI_File_iread_shared_c`: forwards to `PMPI_File_iread_shared_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iread_shared_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_shared_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iread_shared_c.
+    unsafe { PMPI_File_iread_shared_c(fh, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iwrite_all_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iwrite_all_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_all_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iwrite_all_c")
+}
+
+/// `MPI_File_iwrite_all_c`: forwards to `PMPI_File_iwrite_all_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iwrite_all_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_all_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iwrite_all_c.
+    unsafe { PMPI_File_iwrite_all_c(fh, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iwrite_at_all_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iwrite_at_all_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_at_all_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iwrite_at_all_c")
+}
+
+/// `MPI_File_iwrite_at_all_c`: forwards to `PMPI_File_iwrite_at_all_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iwrite_at_all_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_at_all_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iwrite_at_all_c.
+    unsafe { PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iwrite_at_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iwrite_at_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_at_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iwrite_at_c")
+}
+
+/// `MPI_File_iwrite_at_c`: forwards to `PMPI_File_iwrite_at_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iwrite_at_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_at_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iwrite_at_c.
+    unsafe { PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iwrite_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iwrite_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iwrite_c")
+}
+
+/// `MPI_File_iwrite_c`: forwards to `PMPI_File_iwrite_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iwrite_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iwrite_c.
+    unsafe { PMPI_File_iwrite_c(fh, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_iwrite_shared_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_iwrite_shared_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_shared_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_File_iwrite_shared_c")
+}
+
+/// `MPI_File_iwrite_shared_c`: forwards to `PMPI_File_iwrite_shared_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_iwrite_shared_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_shared_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_File_iwrite_shared_c.
+    unsafe { PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request) }
+}
+
+/// `PMPI_File_read_all_begin_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_all_begin_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_all_begin_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_File_read_all_begin_c")
+}
+
+/// `MPI_File_read_all_begin_c`: forwards to `PMPI_File_read_all_begin_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_all_begin_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_all_begin_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_all_begin_c.
+    unsafe { PMPI_File_read_all_begin_c(fh, buf, count, datatype) }
+}
+
+/// `PMPI_File_read_all_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_all_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_all_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_all_c")
+}
+
+/// `MPI_File_read_all_c`: forwards to `PMPI_File_read_all_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_all_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_all_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_all_c.
+    unsafe { PMPI_File_read_all_c(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_read_at_all_begin_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_at_all_begin_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_at_all_begin_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_File_read_at_all_begin_c")
+}
+
+/// `MPI_File_read_at_all_begin_c`: forwards to `PMPI_File_read_at_all_begin_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_at_all_begin_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_at_all_begin_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_at_all_begin_c.
+    unsafe { PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype) }
+}
+
+/// `PMPI_File_read_at_all_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_at_all_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_at_all_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_at_all_c")
+}
+
+/// `MPI_File_read_at_all_c`: forwards to `PMPI_File_read_at_all_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_at_all_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_at_all_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_at_all_c.
+    unsafe { PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_read_at_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_at_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_at_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_at_c")
+}
+
+/// `MPI_File_read_at_c`: forwards to `PMPI_File_read_at_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_at_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_at_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_at_c.
+    unsafe { PMPI_File_read_at_c(fh, offset, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_read_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_c")
+}
+
+/// `MPI_File_read_c`: forwards to `PMPI_File_read_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_c.
+    unsafe { PMPI_File_read_c(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_read_ordered_begin_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_ordered_begin_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_ordered_begin_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_File_read_ordered_begin_c")
+}
+
+/// `MPI_File_read_ordered_begin_c`: forwards to `PMPI_File_read_ordered_begin_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_ordered_begin_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_ordered_begin_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_ordered_begin_c.
+    unsafe { PMPI_File_read_ordered_begin_c(fh, buf, count, datatype) }
+}
+
+/// `PMPI_File_read_ordered_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_ordered_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_ordered_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_ordered_c")
+}
+
+/// `MPI_File_read_ordered_c`: forwards to `PMPI_File_read_ordered_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_ordered_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_ordered_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_ordered_c.
+    unsafe { PMPI_File_read_ordered_c(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_read_shared_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_read_shared_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_shared_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_read_shared_c")
+}
+
+/// `MPI_File_read_shared_c`: forwards to `PMPI_File_read_shared_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_read_shared_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_shared_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_read_shared_c.
+    unsafe { PMPI_File_read_shared_c(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_write_all_begin_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_all_begin_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_all_begin_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_File_write_all_begin_c")
+}
+
+/// `MPI_File_write_all_begin_c`: forwards to `PMPI_File_write_all_begin_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_all_begin_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_all_begin_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_all_begin_c.
+    unsafe { PMPI_File_write_all_begin_c(fh, buf, count, datatype) }
+}
+
+/// `PMPI_File_write_all_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_all_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_all_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_all_c")
+}
+
+/// `MPI_File_write_all_c`: forwards to `PMPI_File_write_all_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_all_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_all_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_all_c.
+    unsafe { PMPI_File_write_all_c(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_write_at_all_begin_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_at_all_begin_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_at_all_begin_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_File_write_at_all_begin_c")
+}
+
+/// `MPI_File_write_at_all_begin_c`: forwards to `PMPI_File_write_at_all_begin_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_at_all_begin_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_at_all_begin_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_at_all_begin_c.
+    unsafe { PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype) }
+}
+
+/// `PMPI_File_write_at_all_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_at_all_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_at_all_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_at_all_c")
+}
+
+/// `MPI_File_write_at_all_c`: forwards to `PMPI_File_write_at_all_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_at_all_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_at_all_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_at_all_c.
+    unsafe { PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_write_at_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_at_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_at_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_at_c")
+}
+
+/// `MPI_File_write_at_c`: forwards to `PMPI_File_write_at_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_at_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_at_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_at_c.
+    unsafe { PMPI_File_write_at_c(fh, offset, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_write_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_c")
+}
+
+/// `MPI_File_write_c`: forwards to `PMPI_File_write_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_c.
+    unsafe { PMPI_File_write_c(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_write_ordered_begin_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_ordered_begin_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_ordered_begin_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_File_write_ordered_begin_c")
+}
+
+/// `MPI_File_write_ordered_begin_c`: forwards to `PMPI_File_write_ordered_begin_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_ordered_begin_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_ordered_begin_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_ordered_begin_c.
+    unsafe { PMPI_File_write_ordered_begin_c(fh, buf, count, datatype) }
+}
+
+/// `PMPI_File_write_ordered_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_ordered_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_ordered_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_ordered_c")
+}
+
+/// `MPI_File_write_ordered_c`: forwards to `PMPI_File_write_ordered_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_ordered_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_ordered_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_ordered_c.
+    unsafe { PMPI_File_write_ordered_c(fh, buf, count, datatype, status) }
+}
+
+/// `PMPI_File_write_shared_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_File_write_shared_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_shared_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_File_write_shared_c")
+}
+
+/// `MPI_File_write_shared_c`: forwards to `PMPI_File_write_shared_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_File_write_shared_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_shared_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_File_write_shared_c.
+    unsafe { PMPI_File_write_shared_c(fh, buf, count, datatype, status) }
 }
 
 /// `PMPI_Gather_c`: the implementation (MPI-3.1).
@@ -9078,6 +10901,86 @@ pub unsafe extern "C" fn PMPI_Gatherv_init_c(sendbuf: *const c_void, sendcount: 
 pub unsafe extern "C" fn MPI_Gatherv_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     // SAFETY: same contract as PMPI_Gatherv_init_c.
     unsafe { PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request) }
+}
+
+/// `PMPI_Get_accumulate_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Get_accumulate_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: ffi::MPI_Count, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Get_accumulate_c")
+}
+
+/// `MPI_Get_accumulate_c`: forwards to `PMPI_Get_accumulate_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Get_accumulate_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: ffi::MPI_Count, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Get_accumulate_c.
+    unsafe { PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
+}
+
+/// `PMPI_Get_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Get_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_c(origin_addr: *mut c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Get_c")
+}
+
+/// `MPI_Get_c`: forwards to `PMPI_Get_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Get_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_c(origin_addr: *mut c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Get_c.
+    unsafe { PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
+}
+
+/// `PMPI_Get_count_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Get_count_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_count_c(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut ffi::MPI_Count) -> c_int {
+    crate::call::unsupported("MPI_Get_count_c")
+}
+
+/// `MPI_Get_count_c`: forwards to `PMPI_Get_count_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Get_count_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_count_c(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut ffi::MPI_Count) -> c_int {
+    // SAFETY: same contract as PMPI_Get_count_c.
+    unsafe { PMPI_Get_count_c(status, datatype, count) }
+}
+
+/// `PMPI_Get_elements_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Get_elements_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_elements_c(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut ffi::MPI_Count) -> c_int {
+    crate::call::unsupported("MPI_Get_elements_c")
+}
+
+/// `MPI_Get_elements_c`: forwards to `PMPI_Get_elements_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Get_elements_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements_c(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut ffi::MPI_Count) -> c_int {
+    // SAFETY: same contract as PMPI_Get_elements_c.
+    unsafe { PMPI_Get_elements_c(status, datatype, count) }
 }
 
 /// `PMPI_Iallgather_c`: the implementation (MPI-3.1).
@@ -9220,6 +11123,26 @@ pub unsafe extern "C" fn MPI_Ibcast_c(buffer: *mut c_void, count: ffi::MPI_Count
     unsafe { PMPI_Ibcast_c(buffer, count, datatype, root, comm, request) }
 }
 
+/// `PMPI_Ibsend_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Ibsend_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ibsend_c")
+}
+
+/// `MPI_Ibsend_c`: forwards to `PMPI_Ibsend_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Ibsend_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ibsend_c.
+    unsafe { PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request) }
+}
+
 /// `PMPI_Iexscan_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
@@ -9278,6 +11201,26 @@ pub unsafe extern "C" fn PMPI_Igatherv_c(sendbuf: *const c_void, sendcount: ffi:
 pub unsafe extern "C" fn MPI_Igatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     // SAFETY: same contract as PMPI_Igatherv_c.
     unsafe { PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request) }
+}
+
+/// `PMPI_Imrecv_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Imrecv_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Imrecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Imrecv_c")
+}
+
+/// `MPI_Imrecv_c`: forwards to `PMPI_Imrecv_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Imrecv_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Imrecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Imrecv_c.
+    unsafe { PMPI_Imrecv_c(buf, count, datatype, message, request) }
 }
 
 /// `PMPI_Ineighbor_allgather_c`: the implementation (MPI-3.1).
@@ -9380,6 +11323,26 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoallw_c(sendbuf: *const c_void, sendc
     unsafe { PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) }
 }
 
+/// `PMPI_Irecv_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Irecv_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Irecv_c")
+}
+
+/// `MPI_Irecv_c`: forwards to `PMPI_Irecv_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Irecv_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Irecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Irecv_c.
+    unsafe { PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request) }
+}
+
 /// `PMPI_Ireduce_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
@@ -9398,6 +11361,26 @@ pub unsafe extern "C" fn PMPI_Ireduce_c(sendbuf: *const c_void, recvbuf: *mut c_
 pub unsafe extern "C" fn MPI_Ireduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     // SAFETY: same contract as PMPI_Ireduce_c.
     unsafe { PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request) }
+}
+
+/// `PMPI_Ireduce_scatter_block_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Ireduce_scatter_block_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ireduce_scatter_block_c")
+}
+
+/// `MPI_Ireduce_scatter_block_c`: forwards to `PMPI_Ireduce_scatter_block_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Ireduce_scatter_block_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ireduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ireduce_scatter_block_c.
+    unsafe { PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request) }
 }
 
 /// `PMPI_Ireduce_scatter_c`: the implementation (MPI-3.1).
@@ -9420,24 +11403,24 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_c(sendbuf: *const c_void, recvbuf: 
     unsafe { PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request) }
 }
 
-/// `PMPI_Ireduce_scatter_block_c`: the implementation (MPI-3.1).
+/// `PMPI_Irsend_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ireduce_scatter_block_c` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Irsend_c` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ireduce_scatter_block_c")
+pub unsafe extern "C" fn PMPI_Irsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Irsend_c")
 }
 
-/// `MPI_Ireduce_scatter_block_c`: forwards to `PMPI_Ireduce_scatter_block_c` (profiling tools interpose this symbol).
+/// `MPI_Irsend_c`: forwards to `PMPI_Irsend_c` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Ireduce_scatter_block_c`.
+/// As for `PMPI_Irsend_c`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ireduce_scatter_block_c.
-    unsafe { PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request) }
+pub unsafe extern "C" fn MPI_Irsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Irsend_c.
+    unsafe { PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request) }
 }
 
 /// `PMPI_Iscan_c`: the implementation (MPI-3.1).
@@ -9498,6 +11481,106 @@ pub unsafe extern "C" fn PMPI_Iscatterv_c(sendbuf: *const c_void, sendcounts: *c
 pub unsafe extern "C" fn MPI_Iscatterv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     // SAFETY: same contract as PMPI_Iscatterv_c.
     unsafe { PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request) }
+}
+
+/// `PMPI_Isend_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Isend_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Isend_c")
+}
+
+/// `MPI_Isend_c`: forwards to `PMPI_Isend_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Isend_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Isend_c.
+    unsafe { PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `PMPI_Isendrecv_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Isendrecv_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Isendrecv_c")
+}
+
+/// `MPI_Isendrecv_c`: forwards to `PMPI_Isendrecv_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Isendrecv_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Isendrecv_c.
+    unsafe { PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request) }
+}
+
+/// `PMPI_Isendrecv_replace_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Isendrecv_replace_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv_replace_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Isendrecv_replace_c")
+}
+
+/// `MPI_Isendrecv_replace_c`: forwards to `PMPI_Isendrecv_replace_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Isendrecv_replace_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv_replace_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Isendrecv_replace_c.
+    unsafe { PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request) }
+}
+
+/// `PMPI_Issend_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Issend_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Issend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Issend_c")
+}
+
+/// `MPI_Issend_c`: forwards to `PMPI_Issend_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Issend_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Issend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Issend_c.
+    unsafe { PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `PMPI_Mrecv_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Mrecv_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Mrecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_Mrecv_c")
+}
+
+/// `MPI_Mrecv_c`: forwards to `PMPI_Mrecv_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Mrecv_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Mrecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Mrecv_c.
+    unsafe { PMPI_Mrecv_c(buf, count, datatype, message, status) }
 }
 
 /// `PMPI_Neighbor_allgather_c`: the implementation (MPI-3.1).
@@ -9700,6 +11783,186 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallw_init_c(sendbuf: *const c_void, s
     unsafe { PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request) }
 }
 
+/// `PMPI_Op_create_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Op_create_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_create_c(user_fn: *const c_void, commute: c_int, op: *mut ffi::MPI_Op) -> c_int {
+    crate::call::unsupported("MPI_Op_create_c")
+}
+
+/// `MPI_Op_create_c`: forwards to `PMPI_Op_create_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Op_create_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_create_c(user_fn: *const c_void, commute: c_int, op: *mut ffi::MPI_Op) -> c_int {
+    // SAFETY: same contract as PMPI_Op_create_c.
+    unsafe { PMPI_Op_create_c(user_fn, commute, op) }
+}
+
+/// `PMPI_Pack_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Pack_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_c(inbuf: *const c_void, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, outbuf: *mut c_void, outsize: ffi::MPI_Count, position: *mut ffi::MPI_Count, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Pack_c")
+}
+
+/// `MPI_Pack_c`: forwards to `PMPI_Pack_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Pack_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pack_c(inbuf: *const c_void, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, outbuf: *mut c_void, outsize: ffi::MPI_Count, position: *mut ffi::MPI_Count, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Pack_c.
+    unsafe { PMPI_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm) }
+}
+
+/// `PMPI_Pack_external_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Pack_external_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_external_c(datarep: *const c_char, inbuf: *const c_void, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, outbuf: *mut c_void, outsize: ffi::MPI_Count, position: *mut ffi::MPI_Count) -> c_int {
+    crate::call::unsupported("MPI_Pack_external_c")
+}
+
+/// `MPI_Pack_external_c`: forwards to `PMPI_Pack_external_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Pack_external_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pack_external_c(datarep: *const c_char, inbuf: *const c_void, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, outbuf: *mut c_void, outsize: ffi::MPI_Count, position: *mut ffi::MPI_Count) -> c_int {
+    // SAFETY: same contract as PMPI_Pack_external_c.
+    unsafe { PMPI_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position) }
+}
+
+/// `PMPI_Pack_external_size_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Pack_external_size_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_external_size_c(datarep: *const c_char, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, size: *mut ffi::MPI_Count) -> c_int {
+    crate::call::unsupported("MPI_Pack_external_size_c")
+}
+
+/// `MPI_Pack_external_size_c`: forwards to `PMPI_Pack_external_size_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Pack_external_size_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pack_external_size_c(datarep: *const c_char, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, size: *mut ffi::MPI_Count) -> c_int {
+    // SAFETY: same contract as PMPI_Pack_external_size_c.
+    unsafe { PMPI_Pack_external_size_c(datarep, incount, datatype, size) }
+}
+
+/// `PMPI_Pack_size_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Pack_size_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_size_c(incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, size: *mut ffi::MPI_Count) -> c_int {
+    crate::call::unsupported("MPI_Pack_size_c")
+}
+
+/// `MPI_Pack_size_c`: forwards to `PMPI_Pack_size_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Pack_size_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pack_size_c(incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, size: *mut ffi::MPI_Count) -> c_int {
+    // SAFETY: same contract as PMPI_Pack_size_c.
+    unsafe { PMPI_Pack_size_c(incount, datatype, comm, size) }
+}
+
+/// `PMPI_Put_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Put_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Put_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
+    crate::call::unsupported("MPI_Put_c")
+}
+
+/// `MPI_Put_c`: forwards to `PMPI_Put_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Put_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Put_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
+    // SAFETY: same contract as PMPI_Put_c.
+    unsafe { PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
+}
+
+/// `PMPI_Raccumulate_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Raccumulate_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Raccumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Raccumulate_c")
+}
+
+/// `MPI_Raccumulate_c`: forwards to `PMPI_Raccumulate_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Raccumulate_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Raccumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Raccumulate_c.
+    unsafe { PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
+}
+
+/// `PMPI_Recv_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Recv_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_Recv_c")
+}
+
+/// `MPI_Recv_c`: forwards to `PMPI_Recv_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Recv_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Recv_c.
+    unsafe { PMPI_Recv_c(buf, count, datatype, source, tag, comm, status) }
+}
+
+/// `PMPI_Recv_init_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Recv_init_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv_init_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Recv_init_c")
+}
+
+/// `MPI_Recv_init_c`: forwards to `PMPI_Recv_init_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Recv_init_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv_init_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Recv_init_c.
+    unsafe { PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request) }
+}
+
 /// `PMPI_Reduce_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
@@ -9760,26 +12023,6 @@ pub unsafe extern "C" fn MPI_Reduce_local_c(inbuf: *const c_void, inoutbuf: *mut
     unsafe { PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op) }
 }
 
-/// `PMPI_Reduce_scatter_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_scatter_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Reduce_scatter_c")
-}
-
-/// `MPI_Reduce_scatter_c`: forwards to `PMPI_Reduce_scatter_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Reduce_scatter_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Reduce_scatter_c.
-    unsafe { PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm) }
-}
-
 /// `PMPI_Reduce_scatter_block_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
@@ -9820,6 +12063,26 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_init_c(sendbuf: *const c_void,
     unsafe { PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request) }
 }
 
+/// `PMPI_Reduce_scatter_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Reduce_scatter_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Reduce_scatter_c")
+}
+
+/// `MPI_Reduce_scatter_c`: forwards to `PMPI_Reduce_scatter_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Reduce_scatter_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Reduce_scatter_c.
+    unsafe { PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm) }
+}
+
 /// `PMPI_Reduce_scatter_init_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
@@ -9838,6 +12101,126 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_init_c(sendbuf: *const c_void, recv
 pub unsafe extern "C" fn MPI_Reduce_scatter_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     // SAFETY: same contract as PMPI_Reduce_scatter_init_c.
     unsafe { PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request) }
+}
+
+/// `PMPI_Register_datarep_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Register_datarep_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Register_datarep_c(datarep: *const c_char, read_conversion_fn: *const c_void, write_conversion_fn: *const c_void, dtype_file_extent_fn: *const c_void, extra_state: *mut c_void) -> c_int {
+    crate::call::unsupported("MPI_Register_datarep_c")
+}
+
+/// `MPI_Register_datarep_c`: forwards to `PMPI_Register_datarep_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Register_datarep_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Register_datarep_c(datarep: *const c_char, read_conversion_fn: *const c_void, write_conversion_fn: *const c_void, dtype_file_extent_fn: *const c_void, extra_state: *mut c_void) -> c_int {
+    // SAFETY: same contract as PMPI_Register_datarep_c.
+    unsafe { PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state) }
+}
+
+/// `PMPI_Rget_accumulate_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Rget_accumulate_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rget_accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: ffi::MPI_Count, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Rget_accumulate_c")
+}
+
+/// `MPI_Rget_accumulate_c`: forwards to `PMPI_Rget_accumulate_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Rget_accumulate_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: ffi::MPI_Count, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Rget_accumulate_c.
+    unsafe { PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
+}
+
+/// `PMPI_Rget_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Rget_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rget_c(origin_addr: *mut c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Rget_c")
+}
+
+/// `MPI_Rget_c`: forwards to `PMPI_Rget_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Rget_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_c(origin_addr: *mut c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Rget_c.
+    unsafe { PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
+}
+
+/// `PMPI_Rput_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Rput_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rput_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Rput_c")
+}
+
+/// `MPI_Rput_c`: forwards to `PMPI_Rput_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Rput_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rput_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Rput_c.
+    unsafe { PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
+}
+
+/// `PMPI_Rsend_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Rsend_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Rsend_c")
+}
+
+/// `MPI_Rsend_c`: forwards to `PMPI_Rsend_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Rsend_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Rsend_c.
+    unsafe { PMPI_Rsend_c(buf, count, datatype, dest, tag, comm) }
+}
+
+/// `PMPI_Rsend_init_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Rsend_init_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Rsend_init_c")
+}
+
+/// `MPI_Rsend_init_c`: forwards to `PMPI_Rsend_init_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Rsend_init_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Rsend_init_c.
+    unsafe { PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request) }
 }
 
 /// `PMPI_Scan_c`: the implementation (MPI-3.1).
@@ -9960,124 +12343,124 @@ pub unsafe extern "C" fn MPI_Scatterv_init_c(sendbuf: *const c_void, sendcounts:
     unsafe { PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request) }
 }
 
-/// `PMPI_Get_count_c`: the implementation (MPI-3.1).
+/// `PMPI_Send_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Get_count_c` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Send_c` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_count_c(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Get_count_c")
+pub unsafe extern "C" fn PMPI_Send_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Send_c")
 }
 
-/// `MPI_Get_count_c`: forwards to `PMPI_Get_count_c` (profiling tools interpose this symbol).
+/// `MPI_Send_c`: forwards to `PMPI_Send_c` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Get_count_c`.
+/// As for `PMPI_Send_c`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_count_c(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut ffi::MPI_Count) -> c_int {
-    // SAFETY: same contract as PMPI_Get_count_c.
-    unsafe { PMPI_Get_count_c(status, datatype, count) }
+pub unsafe extern "C" fn MPI_Send_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Send_c.
+    unsafe { PMPI_Send_c(buf, count, datatype, dest, tag, comm) }
 }
 
-/// `PMPI_Get_elements_c`: the implementation (MPI-3.1).
+/// `PMPI_Send_init_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Get_elements_c` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Send_init_c` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_elements_c(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Get_elements_c")
+pub unsafe extern "C" fn PMPI_Send_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Send_init_c")
 }
 
-/// `MPI_Get_elements_c`: forwards to `PMPI_Get_elements_c` (profiling tools interpose this symbol).
+/// `MPI_Send_init_c`: forwards to `PMPI_Send_init_c` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Get_elements_c`.
+/// As for `PMPI_Send_init_c`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements_c(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut ffi::MPI_Count) -> c_int {
-    // SAFETY: same contract as PMPI_Get_elements_c.
-    unsafe { PMPI_Get_elements_c(status, datatype, count) }
+pub unsafe extern "C" fn MPI_Send_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Send_init_c.
+    unsafe { PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request) }
 }
 
-/// `PMPI_Pack_c`: the implementation (MPI-3.1).
+/// `PMPI_Sendrecv_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Pack_c` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Sendrecv_c` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_c(inbuf: *const c_void, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, outbuf: *mut c_void, outsize: ffi::MPI_Count, position: *mut ffi::MPI_Count, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Pack_c")
+pub unsafe extern "C" fn PMPI_Sendrecv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_Sendrecv_c")
 }
 
-/// `MPI_Pack_c`: forwards to `PMPI_Pack_c` (profiling tools interpose this symbol).
+/// `MPI_Sendrecv_c`: forwards to `PMPI_Sendrecv_c` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Pack_c`.
+/// As for `PMPI_Sendrecv_c`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Pack_c(inbuf: *const c_void, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, outbuf: *mut c_void, outsize: ffi::MPI_Count, position: *mut ffi::MPI_Count, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Pack_c.
-    unsafe { PMPI_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm) }
+pub unsafe extern "C" fn MPI_Sendrecv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Sendrecv_c.
+    unsafe { PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) }
 }
 
-/// `PMPI_Pack_external_c`: the implementation (MPI-3.1).
+/// `PMPI_Sendrecv_replace_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Pack_external_c` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Sendrecv_replace_c` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_external_c(datarep: *const c_char, inbuf: *const c_void, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, outbuf: *mut c_void, outsize: ffi::MPI_Count, position: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Pack_external_c")
+pub unsafe extern "C" fn PMPI_Sendrecv_replace_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    crate::call::unsupported("MPI_Sendrecv_replace_c")
 }
 
-/// `MPI_Pack_external_c`: forwards to `PMPI_Pack_external_c` (profiling tools interpose this symbol).
+/// `MPI_Sendrecv_replace_c`: forwards to `PMPI_Sendrecv_replace_c` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Pack_external_c`.
+/// As for `PMPI_Sendrecv_replace_c`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Pack_external_c(datarep: *const c_char, inbuf: *const c_void, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, outbuf: *mut c_void, outsize: ffi::MPI_Count, position: *mut ffi::MPI_Count) -> c_int {
-    // SAFETY: same contract as PMPI_Pack_external_c.
-    unsafe { PMPI_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position) }
+pub unsafe extern "C" fn MPI_Sendrecv_replace_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    // SAFETY: same contract as PMPI_Sendrecv_replace_c.
+    unsafe { PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status) }
 }
 
-/// `PMPI_Pack_external_size_c`: the implementation (MPI-3.1).
+/// `PMPI_Ssend_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Pack_external_size_c` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Ssend_c` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_external_size_c(datarep: *const c_char, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, size: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Pack_external_size_c")
+pub unsafe extern "C" fn PMPI_Ssend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    crate::call::unsupported("MPI_Ssend_c")
 }
 
-/// `MPI_Pack_external_size_c`: forwards to `PMPI_Pack_external_size_c` (profiling tools interpose this symbol).
+/// `MPI_Ssend_c`: forwards to `PMPI_Ssend_c` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Pack_external_size_c`.
+/// As for `PMPI_Ssend_c`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Pack_external_size_c(datarep: *const c_char, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, size: *mut ffi::MPI_Count) -> c_int {
-    // SAFETY: same contract as PMPI_Pack_external_size_c.
-    unsafe { PMPI_Pack_external_size_c(datarep, incount, datatype, size) }
+pub unsafe extern "C" fn MPI_Ssend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    // SAFETY: same contract as PMPI_Ssend_c.
+    unsafe { PMPI_Ssend_c(buf, count, datatype, dest, tag, comm) }
 }
 
-/// `PMPI_Pack_size_c`: the implementation (MPI-3.1).
+/// `PMPI_Ssend_init_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Pack_size_c` (valid buffers and
+/// The caller upholds the MPI standard's preconditions for `MPI_Ssend_init_c` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_size_c(incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, size: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Pack_size_c")
+pub unsafe extern "C" fn PMPI_Ssend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    crate::call::unsupported("MPI_Ssend_init_c")
 }
 
-/// `MPI_Pack_size_c`: forwards to `PMPI_Pack_size_c` (profiling tools interpose this symbol).
+/// `MPI_Ssend_init_c`: forwards to `PMPI_Ssend_init_c` (profiling tools interpose this symbol).
 ///
 /// # Safety
-/// As for `PMPI_Pack_size_c`.
+/// As for `PMPI_Ssend_init_c`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Pack_size_c(incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, size: *mut ffi::MPI_Count) -> c_int {
-    // SAFETY: same contract as PMPI_Pack_size_c.
-    unsafe { PMPI_Pack_size_c(incount, datatype, comm, size) }
+pub unsafe extern "C" fn MPI_Ssend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    // SAFETY: same contract as PMPI_Ssend_init_c.
+    unsafe { PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request) }
 }
 
 /// `PMPI_Type_contiguous_c`: the implementation (MPI-3.1).
@@ -10120,26 +12503,6 @@ pub unsafe extern "C" fn MPI_Type_create_darray_c(size: c_int, rank: c_int, ndim
     unsafe { PMPI_Type_create_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype) }
 }
 
-/// `PMPI_Type_create_hindexed_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Type_create_hindexed_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_hindexed_c(count: ffi::MPI_Count, array_of_blocklengths: *const ffi::MPI_Count, array_of_displacements: *const ffi::MPI_Count, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_hindexed_c")
-}
-
-/// `MPI_Type_create_hindexed_c`: forwards to `PMPI_Type_create_hindexed_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Type_create_hindexed_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_hindexed_c(count: ffi::MPI_Count, array_of_blocklengths: *const ffi::MPI_Count, array_of_displacements: *const ffi::MPI_Count, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    // SAFETY: same contract as PMPI_Type_create_hindexed_c.
-    unsafe { PMPI_Type_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype) }
-}
-
 /// `PMPI_Type_create_hindexed_block_c`: the implementation (MPI-3.1).
 ///
 /// # Safety
@@ -10158,6 +12521,26 @@ pub unsafe extern "C" fn PMPI_Type_create_hindexed_block_c(count: ffi::MPI_Count
 pub unsafe extern "C" fn MPI_Type_create_hindexed_block_c(count: ffi::MPI_Count, blocklength: ffi::MPI_Count, array_of_displacements: *const ffi::MPI_Count, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
     // SAFETY: same contract as PMPI_Type_create_hindexed_block_c.
     unsafe { PMPI_Type_create_hindexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype) }
+}
+
+/// `PMPI_Type_create_hindexed_c`: the implementation (MPI-3.1).
+///
+/// # Safety
+/// The caller upholds the MPI standard's preconditions for `MPI_Type_create_hindexed_c` (valid buffers and
+/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hindexed_c(count: ffi::MPI_Count, array_of_blocklengths: *const ffi::MPI_Count, array_of_displacements: *const ffi::MPI_Count, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    crate::call::unsupported("MPI_Type_create_hindexed_c")
+}
+
+/// `MPI_Type_create_hindexed_c`: forwards to `PMPI_Type_create_hindexed_c` (profiling tools interpose this symbol).
+///
+/// # Safety
+/// As for `PMPI_Type_create_hindexed_c`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_hindexed_c(count: ffi::MPI_Count, array_of_blocklengths: *const ffi::MPI_Count, array_of_displacements: *const ffi::MPI_Count, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
+    // SAFETY: same contract as PMPI_Type_create_hindexed_c.
+    unsafe { PMPI_Type_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype) }
 }
 
 /// `PMPI_Type_create_hvector_c`: the implementation (MPI-3.1).
@@ -10438,646 +12821,6 @@ pub unsafe extern "C" fn PMPI_Unpack_external_c(datarep: *const c_char, inbuf: *
 pub unsafe extern "C" fn MPI_Unpack_external_c(datarep: *const c_char, inbuf: *const c_void, insize: ffi::MPI_Count, position: *mut ffi::MPI_Count, outbuf: *mut c_void, outcount: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
     // SAFETY: same contract as PMPI_Unpack_external_c.
     unsafe { PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype) }
-}
-
-/// `PMPI_Op_create_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Op_create_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_create_c(user_fn: *const c_void, commute: c_int, op: *mut ffi::MPI_Op) -> c_int {
-    crate::call::unsupported("MPI_Op_create_c")
-}
-
-/// `MPI_Op_create_c`: forwards to `PMPI_Op_create_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Op_create_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Op_create_c(user_fn: *const c_void, commute: c_int, op: *mut ffi::MPI_Op) -> c_int {
-    // SAFETY: same contract as PMPI_Op_create_c.
-    unsafe { PMPI_Op_create_c(user_fn, commute, op) }
-}
-
-/// `PMPI_Bsend_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Bsend_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Bsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Bsend_c")
-}
-
-/// `MPI_Bsend_c`: forwards to `PMPI_Bsend_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Bsend_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Bsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Bsend_c.
-    unsafe { PMPI_Bsend_c(buf, count, datatype, dest, tag, comm) }
-}
-
-/// `PMPI_Bsend_init_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Bsend_init_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Bsend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Bsend_init_c")
-}
-
-/// `MPI_Bsend_init_c`: forwards to `PMPI_Bsend_init_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Bsend_init_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Bsend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Bsend_init_c.
-    unsafe { PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Buffer_attach_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Buffer_attach_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_attach_c(buffer: *mut c_void, size: ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Buffer_attach_c")
-}
-
-/// `MPI_Buffer_attach_c`: forwards to `PMPI_Buffer_attach_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Buffer_attach_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Buffer_attach_c(buffer: *mut c_void, size: ffi::MPI_Count) -> c_int {
-    // SAFETY: same contract as PMPI_Buffer_attach_c.
-    unsafe { PMPI_Buffer_attach_c(buffer, size) }
-}
-
-/// `PMPI_Buffer_detach_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Buffer_detach_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Buffer_detach_c")
-}
-
-/// `MPI_Buffer_detach_c`: forwards to `PMPI_Buffer_detach_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Buffer_detach_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mut ffi::MPI_Count) -> c_int {
-    // SAFETY: same contract as PMPI_Buffer_detach_c.
-    unsafe { PMPI_Buffer_detach_c(buffer_addr, size) }
-}
-
-/// `PMPI_Ibsend_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ibsend_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ibsend_c")
-}
-
-/// `MPI_Ibsend_c`: forwards to `PMPI_Ibsend_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ibsend_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ibsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ibsend_c.
-    unsafe { PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Imrecv_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Imrecv_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Imrecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Imrecv_c")
-}
-
-/// `MPI_Imrecv_c`: forwards to `PMPI_Imrecv_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Imrecv_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Imrecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Imrecv_c.
-    unsafe { PMPI_Imrecv_c(buf, count, datatype, message, request) }
-}
-
-/// `PMPI_Irecv_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Irecv_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Irecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Irecv_c")
-}
-
-/// `MPI_Irecv_c`: forwards to `PMPI_Irecv_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Irecv_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Irecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Irecv_c.
-    unsafe { PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request) }
-}
-
-/// `PMPI_Irsend_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Irsend_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Irsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Irsend_c")
-}
-
-/// `MPI_Irsend_c`: forwards to `PMPI_Irsend_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Irsend_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Irsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Irsend_c.
-    unsafe { PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Isend_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Isend_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Isend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Isend_c")
-}
-
-/// `MPI_Isend_c`: forwards to `PMPI_Isend_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Isend_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Isend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Isend_c.
-    unsafe { PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Isendrecv_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Isendrecv_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Isendrecv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Isendrecv_c")
-}
-
-/// `MPI_Isendrecv_c`: forwards to `PMPI_Isendrecv_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Isendrecv_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Isendrecv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Isendrecv_c.
-    unsafe { PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request) }
-}
-
-/// `PMPI_Isendrecv_replace_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Isendrecv_replace_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Isendrecv_replace_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Isendrecv_replace_c")
-}
-
-/// `MPI_Isendrecv_replace_c`: forwards to `PMPI_Isendrecv_replace_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Isendrecv_replace_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Isendrecv_replace_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Isendrecv_replace_c.
-    unsafe { PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request) }
-}
-
-/// `PMPI_Issend_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Issend_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Issend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Issend_c")
-}
-
-/// `MPI_Issend_c`: forwards to `PMPI_Issend_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Issend_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Issend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Issend_c.
-    unsafe { PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Mrecv_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Mrecv_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Mrecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_Mrecv_c")
-}
-
-/// `MPI_Mrecv_c`: forwards to `PMPI_Mrecv_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Mrecv_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Mrecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Mrecv_c.
-    unsafe { PMPI_Mrecv_c(buf, count, datatype, message, status) }
-}
-
-/// `PMPI_Recv_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Recv_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Recv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_Recv_c")
-}
-
-/// `MPI_Recv_c`: forwards to `PMPI_Recv_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Recv_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Recv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Recv_c.
-    unsafe { PMPI_Recv_c(buf, count, datatype, source, tag, comm, status) }
-}
-
-/// `PMPI_Recv_init_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Recv_init_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Recv_init_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Recv_init_c")
-}
-
-/// `MPI_Recv_init_c`: forwards to `PMPI_Recv_init_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Recv_init_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Recv_init_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Recv_init_c.
-    unsafe { PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request) }
-}
-
-/// `PMPI_Rsend_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Rsend_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Rsend_c")
-}
-
-/// `MPI_Rsend_c`: forwards to `PMPI_Rsend_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Rsend_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Rsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Rsend_c.
-    unsafe { PMPI_Rsend_c(buf, count, datatype, dest, tag, comm) }
-}
-
-/// `PMPI_Rsend_init_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Rsend_init_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rsend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rsend_init_c")
-}
-
-/// `MPI_Rsend_init_c`: forwards to `PMPI_Rsend_init_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Rsend_init_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Rsend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Rsend_init_c.
-    unsafe { PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Send_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Send_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Send_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Send_c")
-}
-
-/// `MPI_Send_c`: forwards to `PMPI_Send_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Send_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Send_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Send_c.
-    unsafe { PMPI_Send_c(buf, count, datatype, dest, tag, comm) }
-}
-
-/// `PMPI_Send_init_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Send_init_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Send_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Send_init_c")
-}
-
-/// `MPI_Send_init_c`: forwards to `PMPI_Send_init_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Send_init_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Send_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Send_init_c.
-    unsafe { PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Sendrecv_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Sendrecv_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Sendrecv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_Sendrecv_c")
-}
-
-/// `MPI_Sendrecv_c`: forwards to `PMPI_Sendrecv_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Sendrecv_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Sendrecv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Sendrecv_c.
-    unsafe { PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) }
-}
-
-/// `PMPI_Sendrecv_replace_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Sendrecv_replace_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Sendrecv_replace_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_Sendrecv_replace_c")
-}
-
-/// `MPI_Sendrecv_replace_c`: forwards to `PMPI_Sendrecv_replace_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Sendrecv_replace_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Sendrecv_replace_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    // SAFETY: same contract as PMPI_Sendrecv_replace_c.
-    unsafe { PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status) }
-}
-
-/// `PMPI_Ssend_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ssend_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ssend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Ssend_c")
-}
-
-/// `MPI_Ssend_c`: forwards to `PMPI_Ssend_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ssend_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ssend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    // SAFETY: same contract as PMPI_Ssend_c.
-    unsafe { PMPI_Ssend_c(buf, count, datatype, dest, tag, comm) }
-}
-
-/// `PMPI_Ssend_init_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Ssend_init_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ssend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ssend_init_c")
-}
-
-/// `MPI_Ssend_init_c`: forwards to `PMPI_Ssend_init_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Ssend_init_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ssend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Ssend_init_c.
-    unsafe { PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `PMPI_Accumulate_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Accumulate_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Accumulate_c")
-}
-
-/// `MPI_Accumulate_c`: forwards to `PMPI_Accumulate_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Accumulate_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Accumulate_c.
-    unsafe { PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
-}
-
-/// `PMPI_Get_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Get_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_c(origin_addr: *mut c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Get_c")
-}
-
-/// `MPI_Get_c`: forwards to `PMPI_Get_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Get_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_c(origin_addr: *mut c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Get_c.
-    unsafe { PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
-}
-
-/// `PMPI_Get_accumulate_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Get_accumulate_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: ffi::MPI_Count, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Get_accumulate_c")
-}
-
-/// `MPI_Get_accumulate_c`: forwards to `PMPI_Get_accumulate_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Get_accumulate_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: ffi::MPI_Count, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Get_accumulate_c.
-    unsafe { PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
-}
-
-/// `PMPI_Put_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Put_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Put_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Put_c")
-}
-
-/// `MPI_Put_c`: forwards to `PMPI_Put_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Put_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Put_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    // SAFETY: same contract as PMPI_Put_c.
-    unsafe { PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
-}
-
-/// `PMPI_Raccumulate_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Raccumulate_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Raccumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Raccumulate_c")
-}
-
-/// `MPI_Raccumulate_c`: forwards to `PMPI_Raccumulate_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Raccumulate_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Raccumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Raccumulate_c.
-    unsafe { PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
-}
-
-/// `PMPI_Rget_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Rget_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rget_c(origin_addr: *mut c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rget_c")
-}
-
-/// `MPI_Rget_c`: forwards to `PMPI_Rget_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Rget_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Rget_c(origin_addr: *mut c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Rget_c.
-    unsafe { PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
-}
-
-/// `PMPI_Rget_accumulate_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Rget_accumulate_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rget_accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: ffi::MPI_Count, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rget_accumulate_c")
-}
-
-/// `MPI_Rget_accumulate_c`: forwards to `PMPI_Rget_accumulate_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Rget_accumulate_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Rget_accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: ffi::MPI_Count, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Rget_accumulate_c.
-    unsafe { PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
-}
-
-/// `PMPI_Rput_c`: the implementation (MPI-3.1).
-///
-/// # Safety
-/// The caller upholds the MPI standard's preconditions for `MPI_Rput_c` (valid buffers and
-/// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rput_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rput_c")
-}
-
-/// `MPI_Rput_c`: forwards to `PMPI_Rput_c` (profiling tools interpose this symbol).
-///
-/// # Safety
-/// As for `PMPI_Rput_c`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Rput_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    // SAFETY: same contract as PMPI_Rput_c.
-    unsafe { PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
 }
 
 /// `PMPI_Win_allocate_c`: the implementation (MPI-3.1).

@@ -75,8 +75,8 @@ pub fn op(h: MPI_Op) -> Result<ReduceOp> {
 }
 
 /// A non-negative count.
-pub fn count(n: c_int, name: &str) -> Result<usize> {
-    usize::try_from(n)
+pub fn count<N: TryInto<usize> + Copy + std::fmt::Display>(n: N, name: &str) -> Result<usize> {
+    n.try_into()
         .map_err(|_| MpiError::new(ErrorClass::Count, format!("{name} is negative ({n})")))
 }
 

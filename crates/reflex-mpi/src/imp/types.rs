@@ -105,10 +105,8 @@ pub fn status_set_elements_x(
     _w: &mut Mpi,
     status: *mut MPI_Status,
     dt: Datatype,
-    count: MPI_Count,
+    count: usize,
 ) -> Result<()> {
-    let count = usize::try_from(count)
-        .map_err(|_| MpiError::new(ErrorClass::Count, format!("count {count} is negative")))?;
     let bytes = dt.contiguous_span(count)? as u64;
     modify_status(status, |st| set_bytes(st, bytes))
 }
