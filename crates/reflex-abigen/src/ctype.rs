@@ -58,6 +58,8 @@ fn base_type(base: &str, _pointer: bool) -> String {
         | "MPI_Info" | "MPI_Win" | "MPI_Message" | "MPI_File" | "MPI_Session"
         | "MPI_F08_status" => return format!("ffi::{base}"),
         _ if is_function_typedef(base) => "c_void",
+        // The two enums of the tool interface travel as ints; its other types are handles.
+        "MPI_T_cb_safety" | "MPI_T_source_order" => "c_int",
         _ if base.starts_with("MPI_T_") => return "ffi::MPI_T_handle".into(),
         "unsigned" => "u32",
         "long" => "i64",

@@ -80,11 +80,10 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
             let c = count.clone()?;
             format!("crate::kinds::buffer({n}, {c}, \"{n}\")?;")
         }
+        // Arrays may be NULL when their length is 0; statuses may be MPI_STATUS(ES)_IGNORE.
         k if k.ends_with("_OUT")
-            && !matches!(
-                k,
-                "STATUS_OUT" | "STATUS_ARRAY_OUT" | "STRING_OUT" | "ERRCODES_OUT" | "PTR_OUT"
-            ) =>
+            && !k.contains("ARRAY")
+            && !matches!(k, "STATUS_OUT" | "STRING_OUT" | "ERRCODES_OUT" | "PTR_OUT") =>
         {
             format!("crate::kinds::out_ptr({n}, \"{n}\")?;")
         }

@@ -95,6 +95,20 @@ impl SettingValue for u32 {
     }
 }
 
+impl SettingValue for String {
+    fn parse_setting(text: &str) -> Option<Self> {
+        Some(text.to_owned())
+    }
+
+    fn show(&self) -> String {
+        self.clone()
+    }
+
+    fn expected() -> String {
+        "any text".to_owned()
+    }
+}
+
 /// Declares an enum setting type whose variants are written as the given lowercase words.
 macro_rules! setting_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
@@ -242,6 +256,8 @@ settings! {
     sleep_us: u32 = 1000, "REFLEX_SLEEP_US", "longest single futex sleep, in microseconds";
     tcp_local: u32 = 0, "REFLEX_TCP_LOCAL", "1: ranks on the same node also talk over TCP instead of shared memory (tests, benchmarks); 0: shared memory";
     log: LogLevel = LogLevel::Warn, "REFLEX_LOG", "least severe log message printed: error, warn, info or debug";
+    cc: String = "cc".to_owned(), "REFLEX_CC", "C compiler used by mpicc (MPICH_CC, when set, wins)";
+    cxx: String = "c++".to_owned(), "REFLEX_CXX", "C++ compiler used by mpicxx (MPICH_CXX, when set, wins)";
 }
 
 /// Parses `text` into `slot` and records that it came from the environment.

@@ -1401,7 +1401,6 @@ pub unsafe extern "C" fn PMPI_Testsome(incount: c_int, array_of_requests: *mut f
     crate::call::world("MPI_Testsome", None, |w| {
             let incount = crate::kinds::count(incount, "incount")?;
             crate::kinds::out_ptr(outcount, "outcount")?;
-            crate::kinds::out_ptr(array_of_indices, "array_of_indices")?;
             crate::imp::testsome(w, incount, array_of_requests, outcount, array_of_indices, array_of_statuses)
         })
 }
@@ -1495,7 +1494,6 @@ pub unsafe extern "C" fn PMPI_Waitsome(incount: c_int, array_of_requests: *mut f
     crate::call::world("MPI_Waitsome", None, |w| {
             let incount = crate::kinds::count(incount, "incount")?;
             crate::kinds::out_ptr(outcount, "outcount")?;
-            crate::kinds::out_ptr(array_of_indices, "array_of_indices")?;
             crate::imp::waitsome(w, incount, array_of_requests, outcount, array_of_indices, array_of_statuses)
         })
 }
@@ -3808,7 +3806,6 @@ pub unsafe extern "C" fn PMPI_Group_translate_ranks(group1: ffi::MPI_Group, n: c
     crate::call::world("MPI_Group_translate_ranks", None, |w| {
             let group1 = crate::kinds::group(group1)?;
             let group2 = crate::kinds::group(group2)?;
-            crate::kinds::out_ptr(ranks2, "ranks2")?;
             crate::imp::group_translate_ranks(w, group1, n, ranks1, group2, ranks2)
         })
 }
@@ -9389,7 +9386,7 @@ pub unsafe extern "C" fn MPI_T_category_get_num_events(cat_index: c_int, num_eve
 /// The caller upholds the MPI standard's preconditions for `MPI_T_event_callback_get_info` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_callback_get_info(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info_used: *mut ffi::MPI_Info) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_callback_get_info(event_registration: ffi::MPI_T_handle, cb_safety: c_int, info_used: *mut ffi::MPI_Info) -> c_int {
     crate::call::unsupported("MPI_T_event_callback_get_info")
 }
 
@@ -9398,7 +9395,7 @@ pub unsafe extern "C" fn PMPI_T_event_callback_get_info(event_registration: ffi:
 /// # Safety
 /// As for `PMPI_T_event_callback_get_info`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_callback_get_info(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info_used: *mut ffi::MPI_Info) -> c_int {
+pub unsafe extern "C" fn MPI_T_event_callback_get_info(event_registration: ffi::MPI_T_handle, cb_safety: c_int, info_used: *mut ffi::MPI_Info) -> c_int {
     // SAFETY: same contract as PMPI_T_event_callback_get_info.
     unsafe { PMPI_T_event_callback_get_info(event_registration, cb_safety, info_used) }
 }
@@ -9409,7 +9406,7 @@ pub unsafe extern "C" fn MPI_T_event_callback_get_info(event_registration: ffi::
 /// The caller upholds the MPI standard's preconditions for `MPI_T_event_callback_set_info` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_callback_set_info(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info: ffi::MPI_Info) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_callback_set_info(event_registration: ffi::MPI_T_handle, cb_safety: c_int, info: ffi::MPI_Info) -> c_int {
     crate::call::unsupported("MPI_T_event_callback_set_info")
 }
 
@@ -9418,7 +9415,7 @@ pub unsafe extern "C" fn PMPI_T_event_callback_set_info(event_registration: ffi:
 /// # Safety
 /// As for `PMPI_T_event_callback_set_info`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_callback_set_info(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info: ffi::MPI_Info) -> c_int {
+pub unsafe extern "C" fn MPI_T_event_callback_set_info(event_registration: ffi::MPI_T_handle, cb_safety: c_int, info: ffi::MPI_Info) -> c_int {
     // SAFETY: same contract as PMPI_T_event_callback_set_info.
     unsafe { PMPI_T_event_callback_set_info(event_registration, cb_safety, info) }
 }
@@ -9649,7 +9646,7 @@ pub unsafe extern "C" fn MPI_T_event_read(event_instance: ffi::MPI_T_handle, ele
 /// The caller upholds the MPI standard's preconditions for `MPI_T_event_register_callback` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_register_callback(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info: ffi::MPI_Info, user_data: *mut c_void, event_cb_function: c_void) -> c_int {
+pub unsafe extern "C" fn PMPI_T_event_register_callback(event_registration: ffi::MPI_T_handle, cb_safety: c_int, info: ffi::MPI_Info, user_data: *mut c_void, event_cb_function: c_void) -> c_int {
     crate::call::unsupported("MPI_T_event_register_callback")
 }
 
@@ -9658,7 +9655,7 @@ pub unsafe extern "C" fn PMPI_T_event_register_callback(event_registration: ffi:
 /// # Safety
 /// As for `PMPI_T_event_register_callback`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_register_callback(event_registration: ffi::MPI_T_handle, cb_safety: ffi::MPI_T_handle, info: ffi::MPI_Info, user_data: *mut c_void, event_cb_function: c_void) -> c_int {
+pub unsafe extern "C" fn MPI_T_event_register_callback(event_registration: ffi::MPI_T_handle, cb_safety: c_int, info: ffi::MPI_Info, user_data: *mut c_void, event_cb_function: c_void) -> c_int {
     // SAFETY: same contract as PMPI_T_event_register_callback.
     unsafe { PMPI_T_event_register_callback(event_registration, cb_safety, info, user_data, event_cb_function) }
 }
@@ -9689,7 +9686,7 @@ pub unsafe extern "C" fn MPI_T_event_set_dropped_handler(event_registration: ffi
 /// The caller upholds the MPI standard's preconditions for `MPI_T_source_get_info` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_source_get_info(source_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, ordering: *mut ffi::MPI_T_handle, ticks_per_second: *mut ffi::MPI_Count, max_ticks: *mut ffi::MPI_Count, info: *mut ffi::MPI_Info) -> c_int {
+pub unsafe extern "C" fn PMPI_T_source_get_info(source_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, ordering: *mut c_int, ticks_per_second: *mut ffi::MPI_Count, max_ticks: *mut ffi::MPI_Count, info: *mut ffi::MPI_Info) -> c_int {
     crate::call::unsupported("MPI_T_source_get_info")
 }
 
@@ -9698,7 +9695,7 @@ pub unsafe extern "C" fn PMPI_T_source_get_info(source_index: c_int, name: *mut 
 /// # Safety
 /// As for `PMPI_T_source_get_info`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_T_source_get_info(source_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, ordering: *mut ffi::MPI_T_handle, ticks_per_second: *mut ffi::MPI_Count, max_ticks: *mut ffi::MPI_Count, info: *mut ffi::MPI_Info) -> c_int {
+pub unsafe extern "C" fn MPI_T_source_get_info(source_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, ordering: *mut c_int, ticks_per_second: *mut ffi::MPI_Count, max_ticks: *mut ffi::MPI_Count, info: *mut ffi::MPI_Info) -> c_int {
     // SAFETY: same contract as PMPI_T_source_get_info.
     unsafe { PMPI_T_source_get_info(source_index, name, name_len, desc, desc_len, ordering, ticks_per_second, max_ticks, info) }
 }
