@@ -11,7 +11,7 @@ use super::{RoutingArgs, TopoArgs};
 use crate::error::{Result, SimError};
 use crate::reconfig::{run_with_events, ControlTiming, Event, EventKind, Strategy};
 use crate::report::plot::{Plot, Series};
-use crate::report::{to_json, write_file};
+use crate::report::{to_json, write_file, write_plot};
 use crate::routing::RoutingSpec;
 use crate::sim::sweep::{linear_rates, progress_bar, saturation, sweep, to_csv, CSV_HEADER};
 use crate::sim::{Lengths, Pattern, SimConfig, Simulator, Switching};
@@ -80,7 +80,7 @@ pub struct SimulateArgs {
     /// Seed of the simulation.
     #[arg(long, default_value_t = 1)]
     pub sim_seed: u64,
-    /// Directory for result.json, sweep.csv and latency.svg.
+    /// Directory for result.json, sweep.csv and the latency plot (SVG and PNG).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Switch this switch off at --fail-at (and on again at --restore-at, if given).
@@ -271,7 +271,7 @@ pub(super) fn simulate(args: &SimulateArgs) -> Result<()> {
             }],
             y_max: None,
         };
-        write_file(dir, "latency.svg", &plot.to_svg())?;
+        write_plot(dir, "latency", &plot)?;
     }
     Ok(())
 }
@@ -343,7 +343,7 @@ fn simulate_events(
         }],
         y_max: None,
     };
-    write_file(dir, "latency_over_time.svg", &plot.to_svg())
+    write_plot(dir, "latency_over_time", &plot)
 }
 
 #[cfg(test)]
@@ -438,6 +438,8 @@ mod tests {
         assert!(series.iter().all(|w| w["delivered"].as_u64() > Some(0)));
         assert_eq!(read("series.csv").lines().count(), 13);
         assert!(read("latency_over_time.svg").contains("<polyline"));
+        let png = std::fs::read(dir.join("latency_over_time.png")).unwrap();
+        assert!(png.starts_with(b"\x89PNG"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

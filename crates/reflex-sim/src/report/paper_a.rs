@@ -261,7 +261,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
                 &ctx.sim_a(32, Pattern::Uniform),
             )?;
             if rs.is_empty() {
-                ctx.write_svg(&format!("a_uniform_{n}.svg"), &plot(&r, 6.25, 4.0))?;
+                ctx.write_plot(&format!("a_uniform_{n}"), &plot(&r, 6.25, 4.0))?;
                 ctx.write_csv(&format!("a_uniform_{n}"), &r.sweeps)?;
             }
             rs.push(r);
@@ -379,7 +379,7 @@ fn patterns(ctx: &mut Ctx, md: &mut String, picked: &[(usize, Vec<u64>)]) -> Res
         }
         cfg.traffic.lengths = lengths;
         let r = throughput(ctx, &t, label, &cfg)?;
-        ctx.write_svg(&format!("a_traffic_{i}.svg"), &plot(&r, 6.25, 4.0))?;
+        ctx.write_plot(&format!("a_traffic_{i}"), &plot(&r, 6.25, 4.0))?;
         ok &= r.ratio() > 1.0;
         if lengths_is_short(&cfg) {
             gains.push((is_local, r.ratio()));

@@ -177,8 +177,8 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
                     .map(|w| (w.start as f64, w.avg_latency))
                     .collect()
             };
-            ctx.write_svg(
-                &format!("c_latency_{n}.svg"),
+            ctx.write_plot(
+                &format!("c_latency_{n}"),
                 &Plot {
                     title: format!("{n} switches: root off at {}, on at {}", st.3[0], st.3[1]),
                     x_label: "simulation time (cycles)".into(),
@@ -208,8 +208,8 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
             })
             .collect()
     };
-    ctx.write_svg(
-        "c_discarded.svg",
+    ctx.write_plot(
+        "c_discarded",
         &Plot {
             title: "discarded packets (root switch off and on)".into(),
             x_label: "switches".into(),
@@ -218,8 +218,8 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
             y_max: None,
         },
     )?;
-    ctx.write_svg(
-        "c_reconf_time.svg",
+    ctx.write_plot(
+        "c_reconf_time",
         &Plot {
             title: "reconfiguration time (root switch off)".into(),
             x_label: "switches".into(),
@@ -232,7 +232,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
         md,
         "\nExpectations: static stops traffic (a window without deliveries): **{}**; dynamic keeps traffic flowing: **{}**; \
          dynamic discards fewer packets at every size: **{}**; dynamic reconfigures faster (paper's Fig. 7): **{}**. \
-         Plots: `c_latency_*.svg` (Figs. 4-5), `c_discarded.svg` (Fig. 6), `c_reconf_time.svg` (Fig. 7).\n",
+         Plots (`.svg` and `.png`): `c_latency_*` (Figs. 4-5), `c_discarded` (Fig. 6), `c_reconf_time` (Fig. 7).\n",
         verdict(stopped),
         verdict(flowing),
         verdict(fewer),
