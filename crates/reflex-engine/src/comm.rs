@@ -8,6 +8,8 @@
 //! belongs to two of them.
 
 use crate::error::{ErrorClass, MpiError, Result};
+use crate::topo::Topology;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Index of a communicator in the engine's table.
@@ -121,6 +123,8 @@ pub(crate) struct Comms {
     slots: Vec<Option<Comm>>,
     /// Lowest context id this process has not used yet (a multiple of 2).
     pub(crate) next_ctx: u32,
+    /// The process topology of each communicator that has one (see `topo_ops`).
+    pub(crate) topos: HashMap<u32, Arc<Topology>>,
 }
 
 impl Comms {
@@ -165,7 +169,8 @@ impl Comms {
                 "predefined communicators cannot be freed",
             ));
         }
-        self.slots
+        let comm = self
+            .slots
             .get_mut(id.0 as usize)
             .and_then(Option::take)
             .ok_or_else(|| {
@@ -173,7 +178,9 @@ impl Comms {
                     ErrorClass::Comm,
                     format!("communicator {} does not exist (freed?)", id.0),
                 )
-            })
+            })?;
+        self.topos.remove(&id.0);
+        Ok(comm)
     }
 }
 

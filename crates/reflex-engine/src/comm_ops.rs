@@ -1,4 +1,4 @@
-//! Creating, comparing and freeing communicators and groups.
+//! Creating, comparing and freeing communicators (groups: `group_ops`).
 //!
 //! `MPI_Comm_dup` and `MPI_Comm_split` are collective over the parent: one allgather carries every
 //! member's proposed context id (its lowest unused one) together with its color and key, so the new
@@ -46,7 +46,7 @@ impl<T: Transport> Engine<T> {
         Ok((ctx, all.iter().map(|b| (word(b, 1), word(b, 2))).collect()))
     }
 
-    /// `MPI_Comm_dup`: same group, new context, same error handler.
+    /// `MPI_Comm_dup`: same group, new context, same error handler, same topology.
     pub fn comm_dup(&mut self, parent: CommId) -> Result<CommId> {
         let (ctx, _) = self.exchange_for_new_comm(parent, 0, 0)?;
         let p = self.comms.get(parent)?;
@@ -57,7 +57,11 @@ impl<T: Transport> Engine<T> {
             errhandler: p.errhandler,
             name: String::new(),
         };
-        Ok(self.comms.insert(comm))
+        let id = self.comms.insert(comm);
+        if let Some(topo) = self.comms.topos.get(&parent.0).cloned() {
+            self.comms.topos.insert(id.0, topo);
+        }
+        Ok(id)
     }
 
     /// `MPI_Comm_split`: ranks with the same color form a communicator, ordered by (key, old rank).
@@ -147,88 +151,6 @@ impl<T: Transport> Engine<T> {
     pub fn comm_group(&mut self, id: CommId) -> Result<GroupId> {
         let group = self.comms.get(id)?.group.clone();
         Ok(self.groups.insert(group))
-    }
-
-    /// The group behind `id`.
-    pub fn group(&self, id: GroupId) -> Result<&Group> {
-        self.groups.get(id)
-    }
-
-    /// This process's rank in `id`, if it is a member (`MPI_Group_rank`).
-    pub fn group_rank(&self, id: GroupId) -> Result<Option<usize>> {
-        Ok(self.groups.get(id)?.rank_of(self.core.me as u32))
-    }
-
-    /// `MPI_Group_free`.
-    pub fn group_free(&mut self, id: GroupId) -> Result<()> {
-        self.groups.remove(id)
-    }
-
-    /// `MPI_Group_compare`.
-    pub fn group_compare(&self, a: GroupId, b: GroupId) -> Result<Comparison> {
-        Ok(compare_groups(self.groups.get(a)?, self.groups.get(b)?))
-    }
-
-    /// `MPI_Group_translate_ranks`: each rank of `a` as a rank of `b` (`None` = `MPI_UNDEFINED`).
-    pub fn group_translate(
-        &self,
-        a: GroupId,
-        ranks: &[i32],
-        b: GroupId,
-    ) -> Result<Vec<Option<usize>>> {
-        let (ga, gb) = (self.groups.get(a)?, self.groups.get(b)?);
-        ranks
-            .iter()
-            .map(|&r| {
-                if r == crate::request::PROC_NULL {
-                    return Ok(None);
-                }
-                let world = usize::try_from(r)
-                    .ok()
-                    .and_then(|r| ga.members.get(r))
-                    .ok_or_else(|| {
-                        MpiError::new(
-                            ErrorClass::Rank,
-                            format!("rank {r} is out of range for a group of size {}", ga.size()),
-                        )
-                    })?;
-                Ok(gb.rank_of(*world))
-            })
-            .collect()
-    }
-
-    /// `MPI_Group_incl` (`exclude = false`) and `MPI_Group_excl` (`exclude = true`).
-    pub fn group_select(&mut self, id: GroupId, ranks: &[i32], exclude: bool) -> Result<GroupId> {
-        let g = self.groups.get(id)?;
-        let mut seen = vec![false; g.size()];
-        for &r in ranks {
-            let i = usize::try_from(r)
-                .ok()
-                .filter(|&i| i < g.size())
-                .ok_or_else(|| {
-                    MpiError::new(
-                        ErrorClass::Rank,
-                        format!("rank {r} is out of range for a group of size {}", g.size()),
-                    )
-                })?;
-            if std::mem::replace(&mut seen[i], true) {
-                return Err(MpiError::new(
-                    ErrorClass::Rank,
-                    format!("rank {r} appears twice"),
-                ));
-            }
-        }
-        let members: Vec<u32> = if exclude {
-            (0..g.size())
-                .filter(|&i| !seen[i])
-                .map(|i| g.members[i])
-                .collect()
-        } else {
-            ranks.iter().map(|&r| g.members[r as usize]).collect()
-        };
-        Ok(self.groups.insert(Group {
-            members: members.into(),
-        }))
     }
 
     /// The world group (`MPI_Comm_group(MPI_COMM_WORLD)` without a new handle).

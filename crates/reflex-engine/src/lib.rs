@@ -13,6 +13,7 @@
 pub mod bsend;
 pub mod coll;
 pub mod comm;
+pub mod comm_create;
 pub mod comm_ops;
 pub mod completion;
 mod core;
@@ -21,12 +22,15 @@ pub mod engine;
 pub mod error;
 pub mod fabric;
 mod fastpath;
+pub mod group_ops;
 pub mod op;
 pub mod p2p;
 pub mod packet;
 pub mod request;
 mod single_copy;
 pub mod testing;
+pub mod topo;
+pub mod topo_ops;
 pub mod world;
 
 pub use comm::{CommId, Comparison, GroupId, COMM_SELF, COMM_WORLD};

@@ -1,0 +1,160 @@
+//! The communicator constructors beyond dup/split/create: `MPI_Comm_create_group` (collective
+//! over the new group only), `MPI_Comm_split_type` (by a per-process label such as the host) and
+//! the completed request behind `MPI_Comm_idup`.
+//!
+//! `MPI_Comm_create_group` cannot use the parent's collectives, since only the group's members
+//! take part. The members agree on a context id with an all-to-all exchange of their proposals
+//! over the parent's collective context, tagged with the caller's tag mapped to negative tags
+//! (`-16 - tag`): the foundation's collectives use small positive tags, so the two never match,
+//! and concurrent calls on overlapping groups are told apart by their tags, as MPI-3.1 §6.4.2
+//! requires.
+
+use crate::comm::{Comm, CommId, GroupId};
+use crate::engine::Engine;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::packet::Envelope;
+use crate::request::{InBuf, Op, OutBuf, RequestId, SendMode, Status};
+use reflex_base::transport::Transport;
+
+/// Internal tag of a `MPI_Comm_create_group` exchange with user tag `tag` (≥ 0).
+fn group_tag(tag: i32) -> i32 {
+    -16 - tag
+}
+
+impl<T: Transport> Engine<T> {
+    /// Sends `mine` to every other member of `members` and receives theirs, over context `ctx`
+    /// where this process is member `me`; messages carry `tag`. Every message has `mine.len()` bytes.
+    fn exchange_among(
+        &mut self,
+        ctx: u32,
+        members: &[u32],
+        me: usize,
+        tag: i32,
+        mine: &[u8],
+    ) -> Result<Vec<Vec<u8>>> {
+        let mut sends = Vec::with_capacity(members.len());
+        let mut recvs: Vec<(usize, RequestId)> = Vec::with_capacity(members.len());
+        for (r, &world) in members.iter().enumerate().filter(|&(r, _)| r != me) {
+            let env = Envelope {
+                ctx,
+                src: me as u32,
+                tag,
+                len: mine.len() as u64,
+                sreq: 0,
+                flags: 0,
+            };
+            let buf = OutBuf::Owned(mine.to_vec());
+            sends.push(self.start_send(buf, world as usize, env, SendMode::Standard, None)?);
+            let id = self
+                .core
+                .new_recv(InBuf::Owned(vec![0; mine.len()]), r as i32, tag, None);
+            self.core.post_recv(id, ctx, r as i32, tag);
+            recvs.push((r, id));
+        }
+        let mut all = vec![mine.to_vec(); members.len()];
+        for (r, id) in recvs {
+            self.wait_until(|e| e.core.requests.get(id).is_none_or(|q| q.complete))?;
+            let req = self.core.requests.remove(id);
+            match req {
+                Some(q) if q.status.error.is_none() => {
+                    if let Op::Recv(recv) = q.op {
+                        if let InBuf::Owned(v) = recv.buf {
+                            all[r] = v;
+                        }
+                    }
+                }
+                _ => {
+                    return Err(MpiError::new(
+                        ErrorClass::Intern,
+                        format!("communicator creation exchange with group rank {r} failed"),
+                    ))
+                }
+            }
+        }
+        for id in sends {
+            self.wait(id)?;
+        }
+        Ok(all)
+    }
+
+    /// `MPI_Comm_create_group`: a communicator over `group` (a subgroup of `parent`), created by
+    /// the group's members only. Returns `None` to a caller outside the group.
+    pub fn comm_create_group(
+        &mut self,
+        parent: CommId,
+        group: GroupId,
+        tag: i32,
+    ) -> Result<Option<CommId>> {
+        let g = self.groups.get(group)?.clone();
+        let p = self.comms.get(parent)?;
+        if let Some(outsider) = g.members.iter().find(|m| p.group.rank_of(**m).is_none()) {
+            return Err(MpiError::new(
+                ErrorClass::Group,
+                format!("world rank {outsider} of the group is not in the communicator"),
+            ));
+        }
+        let (coll_ctx, errhandler) = (p.ctx + 1, p.errhandler);
+        let Some(rank) = g.rank_of(self.core.me as u32) else {
+            return Ok(None);
+        };
+        let proposal = self.comms.next_ctx.to_le_bytes();
+        let all = self.exchange_among(coll_ctx, &g.members, rank, group_tag(tag), &proposal)?;
+        let ctx = all
+            .iter()
+            .map(|b| u32::from_le_bytes(b[..4].try_into().expect("4-byte proposal")))
+            .max()
+            .unwrap_or(self.comms.next_ctx);
+        self.comms.next_ctx = ctx + 2;
+        let comm = Comm {
+            ctx,
+            rank: rank as u32,
+            group: g,
+            errhandler,
+            name: String::new(),
+        };
+        Ok(Some(self.comms.insert(comm)))
+    }
+
+    /// `MPI_Comm_split_type` by label: processes whose `label` is equal (the host name for
+    /// `MPI_COMM_TYPE_SHARED`) form one communicator, ordered by (`key`, parent rank).
+    pub fn comm_split_by_label(
+        &mut self,
+        parent: CommId,
+        label: &[u8],
+        key: i32,
+    ) -> Result<Option<CommId>> {
+        let labels = self.allgather_var(parent, label)?;
+        let same = |r: usize| labels[r] == label;
+        // The color is the lowest parent rank carrying the same label.
+        let color = (0..labels.len()).find(|&r| same(r)).unwrap_or(0) as i32;
+        self.comm_split(parent, color, key)
+    }
+
+    /// Gathers one byte string of any length from every rank of `comm` onto every rank: one
+    /// allgather of the lengths, one of the strings padded to the longest.
+    pub(crate) fn allgather_var(&mut self, comm: CommId, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let word =
+            |b: &[u8]| u32::from_le_bytes(b[..4].try_into().expect("4-byte length")) as usize;
+        let lengths: Vec<usize> = self
+            .allgather_bytes(comm, (mine.len() as u32).to_le_bytes().to_vec())?
+            .iter()
+            .map(|b| word(b))
+            .collect();
+        let mut padded = mine.to_vec();
+        // At least one byte: `allgather_bytes` needs a non-empty contribution.
+        padded.resize(lengths.iter().copied().max().unwrap_or(0).max(1), 0);
+        let mut all = self.allgather_bytes(comm, padded)?;
+        for (v, &len) in all.iter_mut().zip(&lengths) {
+            v.truncate(len);
+        }
+        Ok(all)
+    }
+
+    /// A request that is already complete with an empty status (`MPI_Comm_idup`, which Reflex
+    /// completes before returning).
+    pub fn completed_request(&mut self) -> RequestId {
+        let id = self.core.install(None, Op::Null);
+        self.core.complete(id, Status::empty());
+        id
+    }
+}
