@@ -37,7 +37,10 @@ unsafe impl Sync for RecvBuf {}
 impl SendBuf {
     /// An empty buffer (count 0 or `MPI_PROC_NULL` peers).
     pub const fn empty() -> Self {
-        Self { ptr: NonNull::dangling(), len: 0 }
+        Self {
+            ptr: NonNull::dangling(),
+            len: 0,
+        }
     }
 
     /// Wraps `len` readable bytes at `ptr`.
@@ -93,7 +96,10 @@ impl SendBuf {
 impl RecvBuf {
     /// An empty buffer.
     pub const fn empty() -> Self {
-        Self { ptr: NonNull::dangling(), len: 0 }
+        Self {
+            ptr: NonNull::dangling(),
+            len: 0,
+        }
     }
 
     /// Wraps `len` writable bytes at `ptr`.

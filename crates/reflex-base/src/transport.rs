@@ -20,7 +20,12 @@ pub trait Transport {
     /// Sends one packet of `len` bytes (`len <= max_packet()`) to rank `dest`. `fill` writes the
     /// packet's bytes in place (straight into the transport's memory: this is where the engine packs),
     /// and is called exactly once on success, never on `WouldBlock`.
-    fn try_send<F: FnOnce(&mut [u8])>(&mut self, dest: usize, len: usize, fill: F) -> Result<(), WouldBlock>;
+    fn try_send<F: FnOnce(&mut [u8])>(
+        &mut self,
+        dest: usize,
+        len: usize,
+        fill: F,
+    ) -> Result<(), WouldBlock>;
 
     /// Delivers received packets to `handler(source, bytes)`, in per-source FIFO order, and returns
     /// how many were delivered. The slice is valid only during the call (it may point into shared
