@@ -52,6 +52,8 @@ class Case:
         self.expect, self.timeout, self.only, self.xfail = expect, timeout, only, xfail
         self.mode, self.output, self.checks, self.lineno = mode, output, checks, lineno
         self.name = f"{prog}/{np}" + ("" if mode == "normal" else f"/{mode}")
+        # Settings that select another protocol path are part of the name (sizes/2/REFLEX_EAGER_LIMIT=0).
+        self.name += "".join(f"/{k}={v}" for k, v in env.items())
 
     def describe(self):
         extra = [f"expect={self.expect}"]
@@ -360,7 +362,7 @@ class Runner:
     def report(self, case, why, out, notes, secs):
         verdict = self.verdict(case, why)
         with self.print_lock:
-            print(f"{verdict:5} {case.name:28} {secs:7.2f}s" + (f"  ({'; '.join(why)})" if why else ""))
+            print(f"{verdict:5} {case.name:40} {secs:7.2f}s" + (f"  ({'; '.join(why)})" if why else ""))
             for n in notes:
                 if n.startswith("note: "):
                     print("     " + n)
