@@ -20,6 +20,9 @@ PASS=0
 FAIL=0
 source tests/hosts/lib.sh
 MPIEXEC=("$BIN/mpiexec" -certs "$T/root")
+# Every job of the failure cases sleeps for a duration unique to this run (GNU sleep takes
+# fractions), so its processes can be found, and only they.
+sleep_mark() { echo "1000.$$$1"; }
 
 # check NAME WANT_RC OUT_REGEX -- command...   (stdout+stderr must match OUT_REGEX)
 check() {
@@ -44,7 +47,7 @@ check_clean() { # name marker
         PASS=$((PASS + 1)); printf 'PASS  %s: nothing left\n' "$1"
     else
         FAIL=$((FAIL + 1)); printf 'FAIL  %s: %s processes and %s job cgroups left\n' "$1" "$left" "$cg"
-        pkill -9 -f "$2"
+        pkill -9 -f "$2"   # the marker is unique to this run
     fi
 }
 
@@ -64,18 +67,17 @@ check "stdin goes to rank 0" 0 '^one line$' -- sh -c "echo 'one line' | \"\$0\" 
 
 echo "== failures"
 check "exit code of the first failing rank" 7 'rank 3 \(on '"$NET"'.4\) exited with status 7' -- \
-    "${MPIEXEC[@]}" -hosts "$(hosts 4)" -n 4 sh -c '[ $PMI_RANK = 3 ] && exit 7; sleep 1000 # rxmark-a'
-check_clean "failing rank" rxmark-a
+    "${MPIEXEC[@]}" -hosts "$(hosts 4)" -n 4 sh -c "[ \$PMI_RANK = 3 ] && exit 7; sleep $(sleep_mark 1)"
+check_clean "failing rank" "sleep $(sleep_mark 1)"
 check "a killed rank" 137 'killed by signal 9' -- \
-    "${MPIEXEC[@]}" -hosts "$(hosts 2)" -n 2 sh -c '[ $PMI_RANK = 1 ] && kill -9 $$; (sleep 1000 # rxmark-b
-    ) ; sleep 1000 # rxmark-b'
-check_clean "killed rank" rxmark-b
-"${MPIEXEC[@]}" -hosts "$(hosts 2)" -n 2 sh -c 'setsid sleep 1000 & sleep 1000 # rxmark-c' >"$T/term.out" 2>&1 &
+    "${MPIEXEC[@]}" -hosts "$(hosts 2)" -n 2 sh -c "[ \$PMI_RANK = 1 ] && kill -9 \$\$; (sleep $(sleep_mark 2) &) ; sleep $(sleep_mark 2)"
+check_clean "killed rank" "sleep $(sleep_mark 2)"
+"${MPIEXEC[@]}" -hosts "$(hosts 2)" -n 2 sh -c "setsid sleep $(sleep_mark 3) & sleep $(sleep_mark 3)" >"$T/term.out" 2>&1 &
 MP=$!
-for _ in $(seq 1 500); do [ "$(pgrep -fc rxmark-c)" -ge 2 ] && break; sleep 0.01; done
+for _ in $(seq 1 500); do [ "$(pgrep -fc "sleep $(sleep_mark 3)")" -ge 4 ] && break; sleep 0.01; done
 kill -TERM $MP; wait $MP; rc=$?
 if [ $rc = 143 ]; then PASS=$((PASS + 1)); echo "PASS  SIGTERM to mpiexec ends the job (143)"; else FAIL=$((FAIL + 1)); echo "FAIL  SIGTERM to mpiexec: exit $rc"; cat "$T/term.out"; fi
-check_clean "SIGTERM (with a setsid child)" 'sleep 1000'
+check_clean "SIGTERM (with a setsid child)" "sleep $(sleep_mark 3)"
 
 echo "== security"
 check "certificate from another CA" 1 'lost host .*(certificate|tls|closed)' -- \
@@ -101,9 +103,9 @@ if [ -n "${MPI_LIB_DIR:-}" ] && [ -e "${MPI_LIB_DIR}/libmpi.so.12" ] && command 
 fi
 
 echo "== a killed daemon"
-"${MPIEXEC[@]}" -hosts "$(hosts 2)" -n 2 sh -c 'sleep 1000 # rxmark-d' >"$T/kd.out" 2>&1 &
+"${MPIEXEC[@]}" -hosts "$(hosts 2)" -n 2 sh -c "sleep $(sleep_mark 4)" >"$T/kd.out" 2>&1 &
 MP=$!
-for _ in $(seq 1 500); do [ "$(pgrep -fc rxmark-d)" -ge 2 ] && break; sleep 0.01; done
+for _ in $(seq 1 500); do [ "$(pgrep -fc "sleep $(sleep_mark 4)")" -ge 2 ] && break; sleep 0.01; done
 kill -9 "${DPID[2]}"
 wait "${DPID[2]}" 2>/dev/null
 wait $MP; rc=$?
@@ -112,7 +114,7 @@ if [ $rc != 0 ] && grep -q "lost host $NET.2\|reflexd is shutting down" "$T/kd.o
 else
     FAIL=$((FAIL + 1)); echo "FAIL  killed daemon: exit $rc"; cat "$T/kd.out"
 fi
-check_clean "killed daemon" rxmark-d
+check_clean "killed daemon" "sleep $(sleep_mark 4)"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]

@@ -75,9 +75,24 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        let pid = nix::unistd::Pid::from_raw(self.daemon.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let pid = self.daemon.id();
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
         let _ = self.daemon.wait();
+        // The daemon runs on a test-harness thread, and the harness's other threads do not
+        // block SIGTERM, so the signal may end the process before the daemon's own shutdown:
+        // remove its job groups here (the real reflexd is single-threaded).
+        if let Some(base) = reflexd::cleanup::cgroup2_mount() {
+            let base = base.join(reflexd::cleanup::CGROUP_DIR);
+            let prefix = format!("reflexd-{pid}-");
+            for entry in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+                if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                    let _ = reflexd::cleanup::JobGroup::at(&entry.path()).kill_and_remove();
+                }
+            }
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -85,6 +85,9 @@ fn run(args: &SessionArgs) -> io::Result<()> {
     if let Some(g) = &group {
         g.enter(std::process::id())?;
     }
+    // A session of its own: the job gets its own scheduler autogroup (a fair CPU share against
+    // other jobs and daemons, as each rank under Hydra has) and no controlling terminal.
+    nix::unistd::setsid()?;
     let signals = route_signals()?;
     nix::sys::prctl::set_child_subreaper(true)?;
     let config = Credentials::load(&args.certs, "host")?.server_config()?;
