@@ -101,6 +101,14 @@ impl Comm {
         self.group.members[rank] as usize
     }
 
+    /// Checks a source rank: `0..size`, `PROC_NULL` or `ANY_SOURCE`.
+    pub fn check_source(&self, rank: i32) -> Result<()> {
+        if rank == crate::request::ANY_SOURCE {
+            return Ok(());
+        }
+        self.check_rank(rank, "source")
+    }
+
     /// Checks a destination rank: `0..size` or `PROC_NULL`.
     pub fn check_rank(&self, rank: i32, what: &str) -> Result<()> {
         if rank == crate::request::PROC_NULL || (rank >= 0 && (rank as usize) < self.size()) {

@@ -194,10 +194,7 @@ impl Core {
         env: &Envelope,
         copy: impl FnOnce(&mut [u8]) -> usize,
     ) -> Status {
-        let Some(Request {
-            op: Op::Recv(recv), ..
-        }) = self.requests.get_mut(id)
-        else {
+        let Some(recv) = self.requests.recv_mut(id) else {
             return Status::empty();
         };
         let copied = copy(recv.buf.bytes_mut());
@@ -240,10 +237,7 @@ impl Core {
                 Some(_) => self.single_copy = false,
             }
         }
-        if let Some(Request {
-            op: Op::Recv(recv), ..
-        }) = self.requests.get_mut(id)
-        {
+        if let Some(recv) = self.requests.recv_mut(id) {
             recv.phase = RecvPhase::Streaming {
                 received: 0,
                 expected: env.len as usize,
@@ -330,10 +324,7 @@ impl Core {
 
     fn on_data(&mut self, rreq: u32, offset: u64, payload: &[u8]) {
         let id = RequestId(rreq);
-        let Some(Request {
-            op: Op::Recv(recv), ..
-        }) = self.requests.get_mut(id)
-        else {
+        let Some(recv) = self.requests.recv_mut(id) else {
             return self.record_fatal(MpiError::new(
                 ErrorClass::Intern,
                 format!("data for unknown receive {rreq}"),
@@ -365,10 +356,7 @@ impl Core {
 
     /// Marks receive `id` complete with `status`.
     pub(crate) fn finish_recv(&mut self, id: RequestId, status: Status) {
-        if let Some(Request {
-            op: Op::Recv(recv), ..
-        }) = self.requests.get_mut(id)
-        {
+        if let Some(recv) = self.requests.recv_mut(id) {
             recv.phase = RecvPhase::Done;
         }
         self.complete(id, status);
@@ -404,10 +392,7 @@ impl Core {
 
     /// Drops a completed request (or returns a persistent one to the inactive state).
     pub(crate) fn release(&mut self, id: RequestId) {
-        if let Some(Request {
-            op: Op::Send(send), ..
-        }) = self.requests.get_mut(id)
-        {
+        if let Some(send) = self.requests.send_mut(id) {
             let reserved = std::mem::take(&mut send.bsend_reserved);
             self.bsend.give_back(reserved);
         }

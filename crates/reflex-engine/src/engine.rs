@@ -11,7 +11,7 @@ use crate::comm::{Comm, Comms, Groups};
 use crate::core::{Core, Out};
 use crate::error::Result;
 use crate::packet::{self, Envelope};
-use crate::request::{Op, Request, RequestId, SendPhase};
+use crate::request::{RequestId, SendPhase};
 use reflex_base::transport::{Transport, WouldBlock};
 use std::time::Duration;
 
@@ -287,10 +287,7 @@ fn emit_first_packet<T: Transport>(
     eager_limit: usize,
     pid: u32,
 ) -> std::result::Result<Option<RequestId>, WouldBlock> {
-    let Some(Request {
-        op: Op::Send(send), ..
-    }) = requests.get_mut(id)
-    else {
+    let Some(send) = requests.send_mut(id) else {
         return Ok(None);
     };
     let mut env: Envelope = send.env;
@@ -323,10 +320,7 @@ fn emit_chunks<T: Transport>(
     id: RequestId,
     chunk: usize,
 ) -> std::result::Result<Option<RequestId>, WouldBlock> {
-    let Some(Request {
-        op: Op::Send(send), ..
-    }) = requests.get_mut(id)
-    else {
+    let Some(send) = requests.send_mut(id) else {
         return Ok(None);
     };
     let SendPhase::Streaming { mut next } = send.phase else {

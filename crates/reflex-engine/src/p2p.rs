@@ -12,7 +12,7 @@ use crate::error::{ErrorClass, MpiError, Result};
 use crate::packet::{self, Envelope};
 use crate::request::{
     InBuf, Op, OutBuf, Persistent, Request, RequestId, SendMode, SendOp, SendPhase, Status,
-    ANY_SOURCE, PROC_NULL,
+    PROC_NULL,
 };
 use reflex_base::buf::{RecvBuf, SendBuf};
 use reflex_base::transport::Transport;
@@ -255,9 +255,7 @@ impl<T: Transport> Engine<T> {
         into: Option<RequestId>,
     ) -> Result<RequestId> {
         let c = self.comms.get(comm)?;
-        if source != ANY_SOURCE {
-            c.check_rank(source, "source")?;
-        }
+        c.check_source(source)?;
         if source == PROC_NULL {
             return Ok(self.install_completed(into, null_status()));
         }
@@ -279,9 +277,7 @@ impl<T: Transport> Engine<T> {
     ) -> Result<Status> {
         let len = span(count, &dt, buf.len())?;
         let c = self.comms.get(comm)?;
-        if source != ANY_SOURCE {
-            c.check_rank(source, "source")?;
-        }
+        c.check_source(source)?;
         let ctx = c.ctx;
         if source != PROC_NULL
             && self.core.posted.is_empty()
@@ -397,9 +393,7 @@ impl<T: Transport> Engine<T> {
 
     fn probe_pattern(&self, source: i32, comm: CommId) -> Result<(u32, i32)> {
         let c = self.comms.get(comm)?;
-        if source != ANY_SOURCE {
-            c.check_rank(source, "source")?;
-        }
+        c.check_source(source)?;
         Ok((c.ctx, source))
     }
 
@@ -456,9 +450,7 @@ impl<T: Transport> Engine<T> {
     ) -> Result<RequestId> {
         let len = span(count, &dt, buf.len())?;
         let c = self.comms.get(comm)?;
-        if source != ANY_SOURCE {
-            c.check_rank(source, "source")?;
-        }
+        c.check_source(source)?;
         let template = Persistent::Recv {
             buf: buf.slice(0, len),
             source,

@@ -238,6 +238,26 @@ impl Requests {
         self.slots.get(id.0 as usize).and_then(Option::as_ref)
     }
 
+    /// The send operation of request `id`, if it is a send.
+    pub(crate) fn send_mut(&mut self, id: RequestId) -> Option<&mut SendOp> {
+        match self.get_mut(id) {
+            Some(Request {
+                op: Op::Send(send), ..
+            }) => Some(send),
+            _ => None,
+        }
+    }
+
+    /// The receive operation of request `id`, if it is a receive.
+    pub(crate) fn recv_mut(&mut self, id: RequestId) -> Option<&mut RecvOp> {
+        match self.get_mut(id) {
+            Some(Request {
+                op: Op::Recv(recv), ..
+            }) => Some(recv),
+            _ => None,
+        }
+    }
+
     pub(crate) fn get_mut(&mut self, id: RequestId) -> Option<&mut Request> {
         self.slots.get_mut(id.0 as usize).and_then(Option::as_mut)
     }
