@@ -21,7 +21,9 @@ ip netns del "rxprobe$TAG"
 NS=() DPID=()
 cleanup() {
     for p in "${DPID[@]}"; do kill "$p" 2>/dev/null; done
-    for p in "${DPID[@]}"; do wait "$p" 2>/dev/null; done
+    for p in "${DPID[@]}"; do
+        for _ in $(seq 1 500); do kill -0 "$p" 2>/dev/null || break; sleep 0.01; done
+    done
     for ns in "${NS[@]}"; do ip netns del "$ns" 2>/dev/null; done
     ip link del "rxbr$TAG" 2>/dev/null
     rm -rf "$T"
@@ -50,9 +52,9 @@ cp "$T/ca/ca.pem" "$T/rogue/ca.pem"   # the rogue user trusts the real hosts
 for i in 1 2 3 4; do "$BIN/reflex-ca" host "$T/ca" "$NET.$i" "$T/host$i"; done
 
 start_daemon() { # i
-    ip netns exec "rxh$TAG-$1" "$BIN/reflexd" -listen "$NET.$1:$PORT" -certs "$T/host$1" \
-        >"$T/reflexd$1.log" 2>&1 &
-    DPID[$1]=$!
+    # Started from a subshell, so that it is not a job of this shell (no "Killed" notices).
+    DPID[$1]=$(ip netns exec "rxh$TAG-$1" "$BIN/reflexd" -listen "$NET.$1:$PORT" \
+        -certs "$T/host$1" >"$T/reflexd$1.log" 2>&1 & echo $!)
     for _ in $(seq 1 500); do grep -q listening "$T/reflexd$1.log" && return 0; sleep 0.01; done
     echo "reflexd $1 did not start"; cat "$T/reflexd$1.log"; exit 1
 }

@@ -102,12 +102,26 @@ if [ -n "${MPI_LIB_DIR:-}" ] && [ -e "${MPI_LIB_DIR}/libmpi.so.12" ] && command 
         env LD_LIBRARY_PATH="$MPI_LIB_DIR" "${MPIEXEC[@]}" -hosts "$(hosts 4)" -n 4 "$T/ring"
 fi
 
+echo "== a frozen host (heartbeats)"
+"${MPIEXEC[@]}" -hosts "$(hosts 3)" -n 3 sh -c "sleep $(sleep_mark 5)" >"$T/fz.out" 2>&1 &
+MP=$!
+for _ in $(seq 1 500); do [ "$(pgrep -fc "sleep $(sleep_mark 5)")" -ge 3 ] && break; sleep 0.01; done
+SESSION=$(pgrep -P "${DPID[3]}" | head -1)
+kill -STOP "$SESSION"
+wait $MP; rc=$?
+kill -CONT "$SESSION"
+if [ $rc = 1 ] && grep -q "lost host $NET.3: no heartbeat" "$T/fz.out"; then
+    PASS=$((PASS + 1)); echo "PASS  a frozen session is declared dead (exit 1)"
+else
+    FAIL=$((FAIL + 1)); echo "FAIL  frozen session: exit $rc"; cat "$T/fz.out"
+fi
+check_clean "frozen host" "sleep $(sleep_mark 5)"
+
 echo "== a killed daemon"
 "${MPIEXEC[@]}" -hosts "$(hosts 2)" -n 2 sh -c "sleep $(sleep_mark 4)" >"$T/kd.out" 2>&1 &
 MP=$!
 for _ in $(seq 1 500); do [ "$(pgrep -fc "sleep $(sleep_mark 4)")" -ge 2 ] && break; sleep 0.01; done
 kill -9 "${DPID[2]}"
-wait "${DPID[2]}" 2>/dev/null
 wait $MP; rc=$?
 if [ $rc != 0 ] && grep -q "lost host $NET.2\|reflexd is shutting down" "$T/kd.out"; then
     PASS=$((PASS + 1)); echo "PASS  a killed daemon ends the job (exit $rc)"
