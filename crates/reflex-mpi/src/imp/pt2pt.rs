@@ -21,7 +21,8 @@ fn send_mode(
     w.world.engine.send(buf, count, dt, dest, tag, comm, mode)
 }
 
-fn isend_mode(
+/// Creates a send request: started at once (`MPI_Isend` family) or persistent (`MPI_Send_init`).
+fn request_mode(
     w: &mut Mpi,
     buf: *const c_void,
     count: usize,
@@ -30,111 +31,56 @@ fn isend_mode(
     tag: c_int,
     comm: CommId,
     request: *mut MPI_Request,
-    mode: SendMode,
+    (mode, persistent): (SendMode, bool),
 ) -> Result<()> {
     let buf = send_buf(buf, count, dt)?;
-    let id = w
-        .world
-        .engine
-        .isend(buf, count, dt, dest, tag, comm, mode)?;
+    let engine = &mut w.world.engine;
+    let id = if persistent {
+        engine.send_init(buf, count, dt, dest, tag, comm, mode)?
+    } else {
+        engine.isend(buf, count, dt, dest, tag, comm, mode)?
+    };
     write(request, handles::request_handle(id));
     Ok(())
 }
 
-fn init_mode(
-    w: &mut Mpi,
-    buf: *const c_void,
-    count: usize,
-    dt: Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: CommId,
-    request: *mut MPI_Request,
-    mode: SendMode,
-) -> Result<()> {
-    let buf = send_buf(buf, count, dt)?;
-    let id = w
-        .world
-        .engine
-        .send_init(buf, count, dt, dest, tag, comm, mode)?;
-    write(request, handles::request_handle(id));
-    Ok(())
+macro_rules! blocking_send {
+    ($($name:ident, $mode:ident, $doc:literal;)+) => {$(
+        #[doc = $doc]
+        pub fn $name(w: &mut Mpi, buf: *const c_void, count: usize, dt: Datatype, dest: c_int, tag: c_int, comm: CommId) -> Result<()> {
+            send_mode(w, buf, count, dt, dest, tag, comm, SendMode::$mode)
+        }
+    )+};
 }
 
-/// `MPI_Send`.
-pub fn send(
-    w: &mut Mpi,
-    buf: *const c_void,
-    count: usize,
-    dt: Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: CommId,
-) -> Result<()> {
-    send_mode(w, buf, count, dt, dest, tag, comm, SendMode::Standard)
-}
-
-/// `MPI_Ssend`.
-pub fn ssend(
-    w: &mut Mpi,
-    buf: *const c_void,
-    count: usize,
-    dt: Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: CommId,
-) -> Result<()> {
-    send_mode(w, buf, count, dt, dest, tag, comm, SendMode::Synchronous)
-}
-
-/// `MPI_Bsend`.
-pub fn bsend(
-    w: &mut Mpi,
-    buf: *const c_void,
-    count: usize,
-    dt: Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: CommId,
-) -> Result<()> {
-    send_mode(w, buf, count, dt, dest, tag, comm, SendMode::Buffered)
-}
-
-/// `MPI_Rsend`.
-pub fn rsend(
-    w: &mut Mpi,
-    buf: *const c_void,
-    count: usize,
-    dt: Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: CommId,
-) -> Result<()> {
-    send_mode(w, buf, count, dt, dest, tag, comm, SendMode::Ready)
+blocking_send! {
+    send, Standard, "`MPI_Send`.";
+    ssend, Synchronous, "`MPI_Ssend`.";
+    bsend, Buffered, "`MPI_Bsend`.";
+    rsend, Ready, "`MPI_Rsend`.";
 }
 
 macro_rules! nonblocking_send {
-    ($($name:ident, $helper:ident, $mode:ident, $doc:literal;)+) => {$(
+    ($($name:ident, $mode:ident, $persistent:literal, $doc:literal;)+) => {$(
         #[doc = $doc]
-        #[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
         pub fn $name(
             w: &mut Mpi, buf: *const c_void, count: usize, dt: Datatype, dest: c_int, tag: c_int, comm: CommId,
             request: *mut MPI_Request,
         ) -> Result<()> {
-            $helper(w, buf, count, dt, dest, tag, comm, request, SendMode::$mode)
+            request_mode(w, buf, count, dt, dest, tag, comm, request, (SendMode::$mode, $persistent))
         }
     )+};
 }
 
 nonblocking_send! {
-    isend, isend_mode, Standard, "`MPI_Isend`.";
-    issend, isend_mode, Synchronous, "`MPI_Issend`.";
-    ibsend, isend_mode, Buffered, "`MPI_Ibsend`.";
-    irsend, isend_mode, Ready, "`MPI_Irsend`.";
-    send_init, init_mode, Standard, "`MPI_Send_init`.";
-    ssend_init, init_mode, Synchronous, "`MPI_Ssend_init`.";
-    bsend_init, init_mode, Buffered, "`MPI_Bsend_init`.";
-    rsend_init, init_mode, Ready, "`MPI_Rsend_init`.";
+    isend, Standard, false, "`MPI_Isend`.";
+    issend, Synchronous, false, "`MPI_Issend`.";
+    ibsend, Buffered, false, "`MPI_Ibsend`.";
+    irsend, Ready, false, "`MPI_Irsend`.";
+    send_init, Standard, true, "`MPI_Send_init`.";
+    ssend_init, Synchronous, true, "`MPI_Ssend_init`.";
+    bsend_init, Buffered, true, "`MPI_Bsend_init`.";
+    rsend_init, Ready, true, "`MPI_Rsend_init`.";
 }
 
 /// `MPI_Recv`.
