@@ -88,7 +88,7 @@ pub enum Command {
     Simulate(SimulateArgs),
     /// Re-run the three papers' experiments and write a report (markdown, CSV, JSON, SVG).
     Reproduce {
-        /// Fewer topologies and shorter runs (about two minutes in release mode).
+        /// Fewer topologies and shorter runs (under a minute on 2 cores in release mode).
         #[arg(long)]
         quick: bool,
         /// Output directory.
