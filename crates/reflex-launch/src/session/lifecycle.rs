@@ -206,15 +206,13 @@ impl HostJob {
             self.send(&Msg::PmiRequest { rank, line });
         }
         if let Some(e) = received.error {
-            // Forward the bad line's verdict as the server would see it: a protocol error.
-            let line = format!(
-                "cmd=reflex_bad_line error={}\n",
-                e.to_string().replace(' ', "_")
-            );
-            self.send(&Msg::PmiRequest {
-                rank,
-                line: line.into_bytes(),
-            });
+            // The line cannot be relayed: the job fails, with the reason.
+            let text = format!("rank {rank} broke the pmi protocol: {e}; terminating the job");
+            if self.link_open {
+                send_error(&mut self.link, &text);
+            }
+            self.lose_link();
+            return false;
         }
         if received.closed {
             self.ranks[i].pmi = None;
