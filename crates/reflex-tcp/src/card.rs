@@ -6,7 +6,9 @@
 //!
 //! A card lists every IPv4 address of the host's interfaces that are up, loopback last. The
 //! connecting rank picks, in order: the first address on a subnet that one of its own
-//! (non-loopback) interfaces is on; else the first non-loopback address (a routed network);
+//! (non-loopback) interfaces is on and that is not also one of its own addresses (a bridge
+//! address such as docker0's `172.17.0.1` exists on every host); else the first address on such
+//! a subnet (the peer is on this host); else the first non-loopback address (a routed network);
 //! else loopback (a host whose only interface is `lo`). So ranks in one network namespace,
 //! or on one LAN, use the direct path without any setting. The cookie is a random number that
 //! the acceptor checks in every hello: only a process that read the job's PMI space can open a
@@ -127,12 +129,17 @@ impl Card {
     /// The address to connect to from a host with interfaces `mine` (module documentation).
     pub fn choose(&self, mine: &[IfAddr]) -> SocketAddrV4 {
         let own_nets: Vec<&IfAddr> = mine.iter().filter(|a| !a.ip.is_loopback()).collect();
-        let direct = self
-            .addrs
-            .iter()
-            .find(|peer| !peer.ip.is_loopback() && own_nets.iter().any(|m| m.same_subnet(peer.ip)));
+        let on_my_net = |peer: &&IfAddr| {
+            !peer.ip.is_loopback() && own_nets.iter().any(|m| m.same_subnet(peer.ip))
+        };
+        let is_mine = |peer: &&IfAddr| mine.iter().any(|m| m.ip == peer.ip);
+        // An address that is also one of ours, seen from another host, is a private network
+        // every host has (a container or VM bridge): prefer the peer's other addresses.
+        let direct = self.addrs.iter().filter(on_my_net).find(|p| !is_mine(p));
+        let same_host = || self.addrs.iter().find(on_my_net);
         let routed = || self.addrs.iter().find(|peer| !peer.ip.is_loopback());
         let ip = direct
+            .or_else(same_host)
             .or_else(routed)
             .or(self.addrs.first())
             .map_or(Ipv4Addr::LOCALHOST, |a| a.ip);
@@ -245,6 +252,13 @@ mod tests {
         assert_eq!(peer.choose(&mine).ip(), &Ipv4Addr::new(172, 16, 5, 5));
         let routed = card(&["192.168.0.2/24", "127.0.0.1/8"]);
         assert_eq!(routed.choose(&mine).ip(), &Ipv4Addr::new(192, 168, 0, 2));
+        // A bridge address every host has (docker0) is not taken for the peer's.
+        let docker = [addr("172.17.0.1/16"), addr("10.9.0.3/24")];
+        let peer = card(&["172.17.0.1/16", "10.9.0.7/24"]);
+        assert_eq!(peer.choose(&docker).ip(), &Ipv4Addr::new(10, 9, 0, 7));
+        // On the same host every address is ours: any shared one will do.
+        let same = card(&["172.17.0.1/16", "10.9.0.3/24"]);
+        assert_eq!(same.choose(&docker).ip(), &Ipv4Addr::new(172, 17, 0, 1));
         let lonely = card(&["127.0.0.1/8"]);
         assert_eq!(lonely.choose(&mine).ip(), &Ipv4Addr::LOCALHOST);
         assert_eq!(peer.choose(&mine).port(), 4000);
