@@ -73,7 +73,9 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
         "COUNT" => format!("let {n} = crate::kinds::count({n}, \"{n}\")?;"),
         "TAG" => format!("let {n} = crate::kinds::tag({n})?;"),
         "RECV_TAG" => format!("let {n} = crate::kinds::recv_tag({n})?;"),
+        "INFO" => format!("let {n} = crate::kinds::info(w, {n})?;"),
         "RANK" => return with_comm("rank"),
+        "RANK_STRICT" => return with_comm("rank_strict"),
         "SOURCE" => return with_comm("source"),
         "ROOT" => return with_comm("root"),
         "BUF_IN" | "BUF_OUT" | "BUF_INPLACE_IN" | "BUF_INOUT" => {

@@ -116,17 +116,25 @@ impl<T: Transport> Engine<T> {
     }
 
     /// `MPI_Comm_split_type` by label: processes whose `label` is equal (the host name for
-    /// `MPI_COMM_TYPE_SHARED`) form one communicator, ordered by (`key`, parent rank).
+    /// `MPI_COMM_TYPE_SHARED`) form one communicator, ordered by (`key`, parent rank); a process
+    /// without a label (`MPI_UNDEFINED`) takes part and gets `None`.
     pub fn comm_split_by_label(
         &mut self,
         parent: CommId,
-        label: &[u8],
+        label: Option<&[u8]>,
         key: i32,
     ) -> Result<Option<CommId>> {
-        let labels = self.allgather_var(parent, label)?;
-        let same = |r: usize| labels[r] == label;
+        // One marker byte tells "no label" from an empty label.
+        let tagged: Vec<u8> = match label {
+            Some(l) => std::iter::once(1).chain(l.iter().copied()).collect(),
+            None => vec![0],
+        };
+        let labels = self.allgather_var(parent, &tagged)?;
         // The color is the lowest parent rank carrying the same label.
-        let color = (0..labels.len()).find(|&r| same(r)).unwrap_or(0) as i32;
+        let color = match label {
+            Some(_) => labels.iter().position(|l| *l == tagged).unwrap_or(0) as i32,
+            None => crate::comm_ops::UNDEFINED,
+        };
         self.comm_split(parent, color, key)
     }
 

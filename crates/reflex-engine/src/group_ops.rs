@@ -62,7 +62,11 @@ pub fn expand_ranges(ranges: &[[i32; 3]], size: usize) -> Result<Vec<i32>> {
         }
         for end in [first, last] {
             if end < 0 || end as usize >= size {
-                return Err(rank_error(end, size));
+                // MPI_ERR_ARG, as MPICH reports a bad range (the standard names no class).
+                return Err(MpiError::new(
+                    ErrorClass::Arg,
+                    format!("range {i} ({first}, {last}, {stride}) leaves a group of size {size}"),
+                ));
             }
         }
         let steps = (i64::from(last) - i64::from(first)) / i64::from(stride);
@@ -222,7 +226,7 @@ mod tests {
         );
         assert_eq!(
             expand_ranges(&[[0, 4, 1]], 4).unwrap_err().class,
-            ErrorClass::Rank
+            ErrorClass::Arg
         );
         assert_eq!(
             expand_ranges(&[[3, 1, 1]], 4).unwrap_err().class,

@@ -97,13 +97,22 @@ fn comm_create_group_involves_members_only() {
 fn split_by_label_groups_equal_labels() {
     run(4, |e| {
         let me = e.world_rank();
-        let label: &[u8] = if me == 2 { b"b" } else { b"host-a" };
+        let label: Option<&[u8]> = match me {
+            2 => Some(b"b"),
+            3 => None,
+            _ => Some(b"host-a"),
+        };
         let c = e
             .comm_split_by_label(COMM_WORLD, label, -(me as i32))
-            .unwrap()
             .unwrap();
+        if me == 3 {
+            assert!(c.is_none());
+            return;
+        }
+        let c = c.unwrap();
         let size = e.comm(c).unwrap().size();
-        assert_eq!(size, if me == 2 { 1 } else { 3 });
+        assert_eq!(size, if me == 2 { 1 } else { 2 });
+        assert_eq!(e.comm(c).unwrap().rank, u32::from(me == 0));
         let req = e.completed_request();
         assert!(e.test(req).unwrap().is_some());
     });

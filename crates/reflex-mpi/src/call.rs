@@ -119,9 +119,15 @@ pub fn dispatch(mpi: &mut Mpi, name: &str, comm: Option<MPI_Comm>, error: &MpiEr
             }
             None => {
                 let rank = mpi.world.engine.world_rank();
-                eprintln!("reflex: fatal error on rank {rank} in {name}: {error}");
+                // The registered text (a user-defined code shows its own string).
+                let text = crate::errors::string_value(code)
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or_else(|| format!("error code {code}"));
+                let prefix = format!("{name}: ");
+                let text = text.strip_prefix(&prefix).unwrap_or(&text);
+                eprintln!("reflex: fatal error on rank {rank} in {name}: {text}");
                 mpi.world
-                    .abort(1, &format!("fatal error in {name}: {error}"))
+                    .abort(1, &format!("fatal error in {name}: {text}"))
             }
         },
     }

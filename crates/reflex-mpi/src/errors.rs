@@ -4,6 +4,12 @@
 //! bits above index a ring of recent messages, so `MPI_Error_string` prints exactly what went wrong
 //! ("invalid rank: destination rank 5 is out of range for a communicator of size 4"), not just the
 //! class. A bare class is a valid code too; a code whose slot was reused prints its class text.
+//!
+//! User-defined classes and codes (`MPI_Add_error_class`, `MPI_Add_error_code`) are numbered
+//! above `MPI_ERR_LASTCODE` (`0x3fffffff`), from `0x40000001` on, as in MPICH, in one sequence,
+//! so `MPI_LASTUSEDCODE` is simply the last number handed out. A code that must reach the
+//! application unchanged (one a callback returned, one passed to `MPI_Comm_call_errhandler`)
+//! travels as an [`existing`] error, which [`register`] hands back as it is.
 
 use reflex_engine::{ErrorClass, MpiError};
 use std::sync::Mutex;
@@ -21,9 +27,115 @@ static RING: Mutex<Ring> = Mutex::new(Ring {
     next: 1,
 });
 
+/// `MPI_ERR_LASTCODE`: the largest predefined code.
+pub const LASTCODE: i32 = 0x3fff_ffff;
+/// Marks the message of an [`existing`] error.
+const EXISTING_MARK: char = '\u{1}';
+
+/// One user-defined class or code: its class (itself for a class) and its string.
+struct UserDefined {
+    class: i32,
+    text: String,
+}
+
+static USER_DEFINED: Mutex<Vec<UserDefined>> = Mutex::new(Vec::new());
+
+fn user_defined() -> std::sync::MutexGuard<'static, Vec<UserDefined>> {
+    USER_DEFINED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The user-defined entry behind `code`, if it is one.
+fn user_index(code: i32) -> Option<usize> {
+    usize::try_from(code.checked_sub(LASTCODE + 2)?).ok()
+}
+
+/// `MPI_Add_error_class`: a new class.
+pub fn add_class() -> i32 {
+    let mut table = user_defined();
+    let value = LASTCODE + 2 + table.len() as i32;
+    table.push(UserDefined {
+        class: value,
+        text: String::new(),
+    });
+    value
+}
+
+/// `MPI_Add_error_code`: a new code of `class` (predefined or user-defined).
+pub fn add_code(class: i32) -> reflex_engine::Result<i32> {
+    let is_class = ErrorClass::from_i32(class).is_some()
+        || user_index(class)
+            .is_some_and(|i| user_defined().get(i).is_some_and(|u| u.class == class));
+    if !is_class {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            format!("{class} is not an error class"),
+        ));
+    }
+    let mut table = user_defined();
+    table.push(UserDefined {
+        class,
+        text: String::new(),
+    });
+    Ok(LASTCODE + 1 + table.len() as i32)
+}
+
+/// `MPI_Add_error_string`: the text of a user-defined class or code.
+pub fn set_string(code: i32, text: &str) -> reflex_engine::Result<()> {
+    let mut table = user_defined();
+    match user_index(code).and_then(|i| table.get_mut(i)) {
+        Some(entry) => {
+            entry.text = text.to_string();
+            Ok(())
+        }
+        None => Err(MpiError::new(
+            ErrorClass::Arg,
+            format!("{code} is not a user-defined error class or code"),
+        )),
+    }
+}
+
+/// `MPI_LASTUSEDCODE`: the largest class or code defined so far.
+pub fn last_used() -> i32 {
+    LASTCODE + 1 + user_defined().len() as i32
+}
+
+/// The class of any code (predefined or user-defined), as `MPI_Error_class` reports it.
+pub fn class_value(code: i32) -> Option<i32> {
+    match user_index(code) {
+        Some(i) => user_defined().get(i).map(|u| u.class),
+        None => class_of(code).map(|c| c as i32),
+    }
+}
+
+/// The text of any code, as `MPI_Error_string` reports it.
+pub fn string_value(code: i32) -> Option<String> {
+    match user_index(code) {
+        Some(i) => user_defined().get(i).map(|u| u.text.clone()),
+        None => string_of(code),
+    }
+}
+
+/// An error that reaches the application as exactly `code` (see the module documentation).
+pub fn existing(code: i32) -> MpiError {
+    let class = match class_value(code).and_then(ErrorClass::from_i32) {
+        Some(c) if c != ErrorClass::Success => c,
+        _ => ErrorClass::Other,
+    };
+    let text = string_value(code).unwrap_or_default();
+    MpiError::new(class, format!("{EXISTING_MARK}{code}{EXISTING_MARK}{text}"))
+}
+
 /// Stores `e` (raised in function `func`) and returns its error code.
 #[cold]
 pub fn register(func: &str, e: &MpiError) -> i32 {
+    if let Some(code) = e
+        .message
+        .strip_prefix(EXISTING_MARK)
+        .and_then(|rest| rest.split(EXISTING_MARK).next())
+        .and_then(|n| n.parse().ok())
+    {
+        return code;
+    }
     let mut ring = RING.lock().unwrap_or_else(|p| p.into_inner());
     if ring.messages.is_empty() {
         ring.messages.resize(SLOTS, None);
@@ -75,5 +187,22 @@ mod tests {
         assert_eq!(string_of(ErrorClass::Tag as i32).unwrap(), "invalid tag");
         assert_eq!(class_of(-3), None);
         assert_eq!(class_of(99), None);
+    }
+
+    #[test]
+    fn user_defined_classes_and_codes() {
+        let class = add_class();
+        assert!(class > LASTCODE);
+        let code = add_code(class).unwrap();
+        let on_predefined = add_code(ErrorClass::Rank as i32).unwrap();
+        assert!(add_code(code).is_err(), "a code is not a class");
+        assert_eq!(class_value(code), Some(class));
+        assert_eq!(class_value(on_predefined), Some(ErrorClass::Rank as i32));
+        set_string(code, "my error").unwrap();
+        assert_eq!(string_value(code).as_deref(), Some("my error"));
+        assert!(set_string(ErrorClass::Rank as i32, "no").is_err());
+        assert!(last_used() >= on_predefined);
+        assert_eq!(register("MPI_X", &existing(code)), code);
+        assert_eq!(existing(on_predefined).class, ErrorClass::Rank);
     }
 }

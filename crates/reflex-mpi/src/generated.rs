@@ -3103,7 +3103,13 @@ pub unsafe extern "C" fn MPI_Comm_create(comm: ffi::MPI_Comm, group: ffi::MPI_Gr
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_create_group(comm: ffi::MPI_Comm, group: ffi::MPI_Group, tag: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_create_group")
+    crate::call::world("MPI_Comm_create_group", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let group = crate::kinds::group(group)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::imp::comm_create_group(w, comm, group, tag, newcomm)
+        })
 }
 
 /// `MPI_Comm_create_group`: forwards to `PMPI_Comm_create_group` (profiling tools interpose this symbol).
@@ -3123,7 +3129,10 @@ pub unsafe extern "C" fn MPI_Comm_create_group(comm: ffi::MPI_Comm, group: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_create_keyval(comm_copy_attr_fn: *const c_void, comm_delete_attr_fn: *const c_void, comm_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Comm_create_keyval")
+    crate::call::world("MPI_Comm_create_keyval", None, |w| {
+            crate::kinds::out_ptr(comm_keyval, "comm_keyval")?;
+            crate::imp::comm_create_keyval(w, comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state)
+        })
 }
 
 /// `MPI_Comm_create_keyval`: forwards to `PMPI_Comm_create_keyval` (profiling tools interpose this symbol).
@@ -3143,7 +3152,10 @@ pub unsafe extern "C" fn MPI_Comm_create_keyval(comm_copy_attr_fn: *const c_void
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_delete_attr(comm: ffi::MPI_Comm, comm_keyval: c_int) -> c_int {
-    crate::call::unsupported("MPI_Comm_delete_attr")
+    crate::call::world("MPI_Comm_delete_attr", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::imp::comm_delete_attr(w, comm, comm_keyval)
+        })
 }
 
 /// `MPI_Comm_delete_attr`: forwards to `PMPI_Comm_delete_attr` (profiling tools interpose this symbol).
@@ -3187,7 +3199,12 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: ffi::MPI_Comm, newcomm: *mut ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_dup_with_info")
+    crate::call::world("MPI_Comm_dup_with_info", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::imp::comm_dup_with_info(w, comm, info, newcomm)
+        })
 }
 
 /// `MPI_Comm_dup_with_info`: forwards to `PMPI_Comm_dup_with_info` (profiling tools interpose this symbol).
@@ -3229,7 +3246,9 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut ffi::MPI_Comm) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Comm_free_keyval")
+    crate::call::world("MPI_Comm_free_keyval", None, |w| {
+            crate::imp::comm_free_keyval(w, comm_keyval)
+        })
 }
 
 /// `MPI_Comm_free_keyval`: forwards to `PMPI_Comm_free_keyval` (profiling tools interpose this symbol).
@@ -3273,7 +3292,11 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(comm: ffi::MPI_Comm, comm_keyval: c_i
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_get_info(comm: ffi::MPI_Comm, info_used: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Comm_get_info")
+    crate::call::world("MPI_Comm_get_info", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(info_used, "info_used")?;
+            crate::imp::comm_get_info(w, comm, info_used)
+        })
 }
 
 /// `MPI_Comm_get_info`: forwards to `PMPI_Comm_get_info` (profiling tools interpose this symbol).
@@ -3341,7 +3364,12 @@ pub unsafe extern "C" fn MPI_Comm_group(comm: ffi::MPI_Comm, group: *mut ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_idup(comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Comm_idup")
+    crate::call::world("MPI_Comm_idup", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::comm_idup(w, comm, newcomm, request)
+        })
 }
 
 /// `MPI_Comm_idup`: forwards to `PMPI_Comm_idup` (profiling tools interpose this symbol).
@@ -3425,7 +3453,10 @@ pub unsafe extern "C" fn MPI_Comm_remote_size(comm: ffi::MPI_Comm, size: *mut c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_set_attr(comm: ffi::MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Comm_set_attr")
+    crate::call::world("MPI_Comm_set_attr", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::imp::comm_set_attr(w, comm, comm_keyval, attribute_val)
+        })
 }
 
 /// `MPI_Comm_set_attr`: forwards to `PMPI_Comm_set_attr` (profiling tools interpose this symbol).
@@ -3445,7 +3476,11 @@ pub unsafe extern "C" fn MPI_Comm_set_attr(comm: ffi::MPI_Comm, comm_keyval: c_i
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_set_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Comm_set_info")
+    crate::call::world("MPI_Comm_set_info", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::comm_set_info(w, comm, info)
+        })
 }
 
 /// `MPI_Comm_set_info`: forwards to `PMPI_Comm_set_info` (profiling tools interpose this symbol).
@@ -3536,7 +3571,12 @@ pub unsafe extern "C" fn MPI_Comm_split(comm: ffi::MPI_Comm, color: c_int, key: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_split_type(comm: ffi::MPI_Comm, split_type: c_int, key: c_int, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_split_type")
+    crate::call::world("MPI_Comm_split_type", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::imp::comm_split_type(w, comm, split_type, key, info, newcomm)
+        })
 }
 
 /// `MPI_Comm_split_type`: forwards to `PMPI_Comm_split_type` (profiling tools interpose this symbol).
@@ -3605,7 +3645,12 @@ pub unsafe extern "C" fn MPI_Group_compare(group1: ffi::MPI_Group, group2: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_difference(group1: ffi::MPI_Group, group2: ffi::MPI_Group, newgroup: *mut ffi::MPI_Group) -> c_int {
-    crate::call::unsupported("MPI_Group_difference")
+    crate::call::world("MPI_Group_difference", None, |w| {
+            let group1 = crate::kinds::group(group1)?;
+            let group2 = crate::kinds::group(group2)?;
+            crate::kinds::out_ptr(newgroup, "newgroup")?;
+            crate::imp::group_difference(w, group1, group2, newgroup)
+        })
 }
 
 /// `MPI_Group_difference`: forwards to `PMPI_Group_difference` (profiling tools interpose this symbol).
@@ -3695,7 +3740,12 @@ pub unsafe extern "C" fn MPI_Group_incl(group: ffi::MPI_Group, n: c_int, ranks: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_intersection(group1: ffi::MPI_Group, group2: ffi::MPI_Group, newgroup: *mut ffi::MPI_Group) -> c_int {
-    crate::call::unsupported("MPI_Group_intersection")
+    crate::call::world("MPI_Group_intersection", None, |w| {
+            let group1 = crate::kinds::group(group1)?;
+            let group2 = crate::kinds::group(group2)?;
+            crate::kinds::out_ptr(newgroup, "newgroup")?;
+            crate::imp::group_intersection(w, group1, group2, newgroup)
+        })
 }
 
 /// `MPI_Group_intersection`: forwards to `PMPI_Group_intersection` (profiling tools interpose this symbol).
@@ -3715,7 +3765,11 @@ pub unsafe extern "C" fn MPI_Group_intersection(group1: ffi::MPI_Group, group2: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_range_excl(group: ffi::MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut ffi::MPI_Group) -> c_int {
-    crate::call::unsupported("MPI_Group_range_excl")
+    crate::call::world("MPI_Group_range_excl", None, |w| {
+            let group = crate::kinds::group(group)?;
+            crate::kinds::out_ptr(newgroup, "newgroup")?;
+            crate::imp::group_range_excl(w, group, n, ranges, newgroup)
+        })
 }
 
 /// `MPI_Group_range_excl`: forwards to `PMPI_Group_range_excl` (profiling tools interpose this symbol).
@@ -3735,7 +3789,11 @@ pub unsafe extern "C" fn MPI_Group_range_excl(group: ffi::MPI_Group, n: c_int, r
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_range_incl(group: ffi::MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut ffi::MPI_Group) -> c_int {
-    crate::call::unsupported("MPI_Group_range_incl")
+    crate::call::world("MPI_Group_range_incl", None, |w| {
+            let group = crate::kinds::group(group)?;
+            crate::kinds::out_ptr(newgroup, "newgroup")?;
+            crate::imp::group_range_incl(w, group, n, ranges, newgroup)
+        })
 }
 
 /// `MPI_Group_range_incl`: forwards to `PMPI_Group_range_incl` (profiling tools interpose this symbol).
@@ -3827,7 +3885,12 @@ pub unsafe extern "C" fn MPI_Group_translate_ranks(group1: ffi::MPI_Group, n: c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_union(group1: ffi::MPI_Group, group2: ffi::MPI_Group, newgroup: *mut ffi::MPI_Group) -> c_int {
-    crate::call::unsupported("MPI_Group_union")
+    crate::call::world("MPI_Group_union", None, |w| {
+            let group1 = crate::kinds::group(group1)?;
+            let group2 = crate::kinds::group(group2)?;
+            crate::kinds::out_ptr(newgroup, "newgroup")?;
+            crate::imp::group_union(w, group1, group2, newgroup)
+        })
 }
 
 /// `MPI_Group_union`: forwards to `PMPI_Group_union` (profiling tools interpose this symbol).
@@ -4687,7 +4750,10 @@ pub unsafe extern "C" fn MPI_Topo_test(comm: ffi::MPI_Comm, status: *mut c_int) 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_create(info: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Info_create")
+    crate::call::world("MPI_Info_create", None, |w| {
+            crate::kinds::out_ptr(info, "info")?;
+            crate::imp::info_create(w, info)
+        })
 }
 
 /// `MPI_Info_create`: forwards to `PMPI_Info_create` (profiling tools interpose this symbol).
@@ -4707,7 +4773,10 @@ pub unsafe extern "C" fn MPI_Info_create(info: *mut ffi::MPI_Info) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_delete(info: ffi::MPI_Info, key: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Info_delete")
+    crate::call::world("MPI_Info_delete", None, |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::info_delete(w, info, key)
+        })
 }
 
 /// `MPI_Info_delete`: forwards to `PMPI_Info_delete` (profiling tools interpose this symbol).
@@ -4727,7 +4796,11 @@ pub unsafe extern "C" fn MPI_Info_delete(info: ffi::MPI_Info, key: *const c_char
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_dup(info: ffi::MPI_Info, newinfo: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Info_dup")
+    crate::call::world("MPI_Info_dup", None, |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(newinfo, "newinfo")?;
+            crate::imp::info_dup(w, info, newinfo)
+        })
 }
 
 /// `MPI_Info_dup`: forwards to `PMPI_Info_dup` (profiling tools interpose this symbol).
@@ -4747,7 +4820,9 @@ pub unsafe extern "C" fn MPI_Info_dup(info: ffi::MPI_Info, newinfo: *mut ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_free(info: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Info_free")
+    crate::call::world("MPI_Info_free", None, |w| {
+            crate::imp::info_free(w, info)
+        })
 }
 
 /// `MPI_Info_free`: forwards to `PMPI_Info_free` (profiling tools interpose this symbol).
@@ -4767,7 +4842,11 @@ pub unsafe extern "C" fn MPI_Info_free(info: *mut ffi::MPI_Info) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get(info: ffi::MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Info_get")
+    crate::call::world("MPI_Info_get", None, |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::info_get(w, info, key, valuelen, value, flag)
+        })
 }
 
 /// `MPI_Info_get`: forwards to `PMPI_Info_get` (profiling tools interpose this symbol).
@@ -4787,7 +4866,11 @@ pub unsafe extern "C" fn MPI_Info_get(info: ffi::MPI_Info, key: *const c_char, v
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: ffi::MPI_Info, nkeys: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Info_get_nkeys")
+    crate::call::world("MPI_Info_get_nkeys", None, |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(nkeys, "nkeys")?;
+            crate::imp::info_get_nkeys(w, info, nkeys)
+        })
 }
 
 /// `MPI_Info_get_nkeys`: forwards to `PMPI_Info_get_nkeys` (profiling tools interpose this symbol).
@@ -4807,7 +4890,10 @@ pub unsafe extern "C" fn MPI_Info_get_nkeys(info: ffi::MPI_Info, nkeys: *mut c_i
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: ffi::MPI_Info, n: c_int, key: *mut c_char) -> c_int {
-    crate::call::unsupported("MPI_Info_get_nthkey")
+    crate::call::world("MPI_Info_get_nthkey", None, |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::info_get_nthkey(w, info, n, key)
+        })
 }
 
 /// `MPI_Info_get_nthkey`: forwards to `PMPI_Info_get_nthkey` (profiling tools interpose this symbol).
@@ -4827,7 +4913,12 @@ pub unsafe extern "C" fn MPI_Info_get_nthkey(info: ffi::MPI_Info, n: c_int, key:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_valuelen(info: ffi::MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Info_get_valuelen")
+    crate::call::world("MPI_Info_get_valuelen", None, |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(valuelen, "valuelen")?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::info_get_valuelen(w, info, key, valuelen, flag)
+        })
 }
 
 /// `MPI_Info_get_valuelen`: forwards to `PMPI_Info_get_valuelen` (profiling tools interpose this symbol).
@@ -4847,7 +4938,10 @@ pub unsafe extern "C" fn MPI_Info_get_valuelen(info: ffi::MPI_Info, key: *const 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_set(info: ffi::MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Info_set")
+    crate::call::world("MPI_Info_set", None, |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::info_set(w, info, key, value)
+        })
 }
 
 /// `MPI_Info_set`: forwards to `PMPI_Info_set` (profiling tools interpose this symbol).
@@ -7963,7 +8057,10 @@ pub unsafe extern "C" fn MPI_T_pvar_write(session: ffi::MPI_T_handle, handle: ff
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Attr_delete(comm: ffi::MPI_Comm, keyval: c_int) -> c_int {
-    crate::call::unsupported("MPI_Attr_delete")
+    crate::call::world("MPI_Attr_delete", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::imp::attr_delete(w, comm, keyval)
+        })
 }
 
 /// `MPI_Attr_delete`: forwards to `PMPI_Attr_delete` (profiling tools interpose this symbol).
@@ -8007,7 +8104,10 @@ pub unsafe extern "C" fn MPI_Attr_get(comm: ffi::MPI_Comm, keyval: c_int, attrib
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Attr_put(comm: ffi::MPI_Comm, keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Attr_put")
+    crate::call::world("MPI_Attr_put", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::imp::attr_put(w, comm, keyval, attribute_val)
+        })
 }
 
 /// `MPI_Attr_put`: forwards to `PMPI_Attr_put` (profiling tools interpose this symbol).
@@ -8027,7 +8127,10 @@ pub unsafe extern "C" fn MPI_Attr_put(comm: ffi::MPI_Comm, keyval: c_int, attrib
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Keyval_create(copy_fn: *const c_void, delete_fn: *const c_void, keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Keyval_create")
+    crate::call::world("MPI_Keyval_create", None, |w| {
+            crate::kinds::out_ptr(keyval, "keyval")?;
+            crate::imp::keyval_create(w, copy_fn, delete_fn, keyval, extra_state)
+        })
 }
 
 /// `MPI_Keyval_create`: forwards to `PMPI_Keyval_create` (profiling tools interpose this symbol).
@@ -8047,7 +8150,9 @@ pub unsafe extern "C" fn MPI_Keyval_create(copy_fn: *const c_void, delete_fn: *c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Keyval_free(keyval: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Keyval_free")
+    crate::call::world("MPI_Keyval_free", None, |w| {
+            crate::imp::keyval_free(w, keyval)
+        })
 }
 
 /// `MPI_Keyval_free`: forwards to `PMPI_Keyval_free` (profiling tools interpose this symbol).
@@ -9027,7 +9132,13 @@ pub unsafe extern "C" fn MPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_idup_with_info(comm: ffi::MPI_Comm, info: ffi::MPI_Info, newcomm: *mut ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Comm_idup_with_info")
+    crate::call::world("MPI_Comm_idup_with_info", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::comm_idup_with_info(w, comm, info, newcomm, request)
+        })
 }
 
 /// `MPI_Comm_idup_with_info`: forwards to `PMPI_Comm_idup_with_info` (profiling tools interpose this symbol).
@@ -9307,7 +9418,10 @@ pub unsafe extern "C" fn MPI_Session_set_errhandler(session: ffi::MPI_Session, e
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_create_env(argc: c_int, argv: *mut *mut c_char, info: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Info_create_env")
+    crate::call::world("MPI_Info_create_env", None, |w| {
+            crate::kinds::out_ptr(info, "info")?;
+            crate::imp::info_create_env(w, argc, argv, info)
+        })
 }
 
 /// `MPI_Info_create_env`: forwards to `PMPI_Info_create_env` (profiling tools interpose this symbol).
@@ -9327,7 +9441,11 @@ pub unsafe extern "C" fn MPI_Info_create_env(argc: c_int, argv: *mut *mut c_char
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_string(info: ffi::MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Info_get_string")
+    crate::call::world("MPI_Info_get_string", None, |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::info_get_string(w, info, key, buflen, value, flag)
+        })
 }
 
 /// `MPI_Info_get_string`: forwards to `PMPI_Info_get_string` (profiling tools interpose this symbol).

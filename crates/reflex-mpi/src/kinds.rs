@@ -107,6 +107,23 @@ pub fn rank(w: &Mpi, comm: CommId, r: c_int) -> Result<c_int> {
     Ok(r)
 }
 
+/// A rank of `comm` (`MPI_PROC_NULL` is an error here).
+pub fn rank_strict(w: &Mpi, comm: CommId, r: c_int) -> Result<c_int> {
+    let size = w.world.engine.comm(comm)?.size();
+    if r < 0 || r as usize >= size {
+        return Err(MpiError::new(
+            ErrorClass::Rank,
+            format!("rank {r} is out of range for a communicator of size {size}"),
+        ));
+    }
+    Ok(r)
+}
+
+/// An info handle: `None` for `MPI_INFO_NULL` (the call decides whether that is allowed).
+pub fn info(w: &Mpi, h: MPI_Info) -> Result<Option<crate::info::InfoId>> {
+    w.objects.infos.lookup(h)
+}
+
 /// A source rank of `comm`, `MPI_ANY_SOURCE` or `MPI_PROC_NULL`.
 pub fn source(w: &Mpi, comm: CommId, r: c_int) -> Result<c_int> {
     if r == reflex_engine::ANY_SOURCE {

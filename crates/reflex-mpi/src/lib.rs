@@ -7,6 +7,7 @@
 //! engine. Error codes carry their message ([`errors`]); the process-wide state is in [`state`].
 #![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
+pub mod attr;
 pub mod call;
 pub mod datatypes;
 pub mod errors;
@@ -16,5 +17,7 @@ pub mod ffi;
 pub mod generated;
 pub mod handles;
 pub mod imp;
+pub mod info;
 pub mod kinds;
+pub mod objects;
 pub mod state;

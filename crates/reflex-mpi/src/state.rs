@@ -22,6 +22,8 @@ pub struct Mpi {
     pub attr_values: Box<[i32; 8]>,
     /// The thread that called `MPI_Init` (`MPI_Is_thread_main`).
     pub main_thread: std::thread::ThreadId,
+    /// Info objects, keyvals and attributes, communicator hints.
+    pub objects: crate::objects::Objects,
 }
 
 /// Where the library is in its life.

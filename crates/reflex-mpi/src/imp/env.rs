@@ -44,12 +44,14 @@ fn init_with(required: c_int) -> Result<c_int> {
     let appnum = world.appnum().map_or(-1, |a| a as i32);
     // Slots: TAG_UB, HOST, IO, WTIME_IS_GLOBAL, UNIVERSE_SIZE, LASTUSEDCODE, APPNUM.
     let attr_values = Box::new([TAG_UB, PROC_NULL, ANY_SOURCE_IO, 0, universe, 0, appnum, 0]);
+    let objects = super::info::objects_at_init(&world, provided);
     *phase = Phase::Running(Box::new(Mpi {
         world,
         thread_level: provided,
         errhandlers: Vec::new(),
         attr_values,
         main_thread: std::thread::current().id(),
+        objects,
     }));
     clock_origin();
     Ok(provided)
@@ -110,6 +112,10 @@ fn write_flag(flag: *mut c_int, value: bool) -> Result<()> {
 pub fn finalize() -> Result<()> {
     // SAFETY: inside an MPI call; no other reference to the state is alive in an anytime call.
     let phase = unsafe { state::phase() };
+    if let Phase::Running(mpi) = phase {
+        // MPI_COMM_SELF is freed first, while MPI still works (attribute delete callbacks).
+        super::attr::finalize_attrs(mpi)?;
+    }
     match std::mem::replace(phase, Phase::Finalised) {
         Phase::Running(mpi) => mpi.world.finalize(),
         Phase::Uninitialised => {
@@ -185,7 +191,7 @@ pub fn get_library_version(version: *mut c_char, resultlen: *mut c_int) -> Resul
 
 /// `MPI_Error_string`.
 pub fn error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> Result<()> {
-    let text = crate::errors::string_of(errorcode).ok_or_else(|| {
+    let text = crate::errors::string_value(errorcode).ok_or_else(|| {
         MpiError::new(ErrorClass::Arg, format!("{errorcode} is not an error code"))
     })?;
     write_string(string, resultlen, &text, MAX_ERROR_STRING)
@@ -193,7 +199,7 @@ pub fn error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int
 
 /// `MPI_Error_class`.
 pub fn error_class(errorcode: c_int, errorclass: *mut c_int) -> Result<()> {
-    let class = crate::errors::class_of(errorcode).ok_or_else(|| {
+    let class = crate::errors::class_value(errorcode).ok_or_else(|| {
         MpiError::new(ErrorClass::Arg, format!("{errorcode} is not an error code"))
     })?;
     if errorclass.is_null() {
@@ -202,7 +208,7 @@ pub fn error_class(errorcode: c_int, errorclass: *mut c_int) -> Result<()> {
             "output argument errorclass is NULL",
         ));
     }
-    write(errorclass, class as c_int);
+    write(errorclass, class);
     Ok(())
 }
 
@@ -221,31 +227,29 @@ pub fn is_thread_main(w: &mut Mpi, flag: *mut c_int) -> Result<()> {
     Ok(())
 }
 
-/// `MPI_Comm_get_attr` for the predefined attributes.
-pub fn comm_get_attr(
+/// The slot of `Mpi::attr_values` behind a predefined communicator keyval (`MPI_TAG_UB` ...).
+pub(crate) fn predefined_slot(keyval: c_int) -> Option<usize> {
+    match keyval as u32 {
+        0x6440_0001 => Some(0),
+        0x6440_0003 => Some(1),
+        0x6440_0005 => Some(2),
+        0x6440_0007 => Some(3),
+        0x6440_0009 => Some(4),
+        0x6440_000b => Some(5),
+        0x6440_000d => Some(6),
+        _ => None,
+    }
+}
+
+/// `MPI_Comm_get_attr` of predefined attribute `slot`: the predefined attributes describe the
+/// process, so every communicator reports them.
+pub(crate) fn get_predefined(
     w: &mut Mpi,
-    comm: CommId,
-    keyval: c_int,
+    slot: usize,
     attribute_val: *mut c_void,
     flag: *mut c_int,
 ) -> Result<()> {
-    let slot = match keyval as u32 {
-        0x6440_0001 => 0,
-        0x6440_0003 => 1,
-        0x6440_0005 => 2,
-        0x6440_0007 => 3,
-        0x6440_0009 => 4,
-        0x6440_000b => 5,
-        0x6440_000d => 6,
-        _ => {
-            return Err(MpiError::new(
-                ErrorClass::Keyval,
-                format!("keyval {keyval:#x} is not a predefined attribute"),
-            ))
-        }
-    };
-    // The predefined attributes describe the process, so every communicator reports them.
-    w.world.engine.comm(comm)?;
+    w.attr_values[5] = crate::errors::last_used();
     let defined = !(slot == 6 && w.attr_values[6] < 0);
     if defined {
         let value: *const c_int = &w.attr_values[slot];
@@ -253,17 +257,6 @@ pub fn comm_get_attr(
     }
     write(flag, c_int::from(defined));
     Ok(())
-}
-
-/// `MPI_Attr_get` (MPI-1 name).
-pub fn attr_get(
-    w: &mut Mpi,
-    comm: CommId,
-    keyval: c_int,
-    attribute_val: *mut c_void,
-    flag: *mut c_int,
-) -> Result<()> {
-    comm_get_attr(w, comm, keyval, attribute_val, flag)
 }
 
 /// `MPI_Comm_set_errhandler`.
@@ -332,13 +325,12 @@ pub fn errhandler_free(w: &mut Mpi, errhandler: *mut MPI_Errhandler) -> Result<(
 
 /// `MPI_Comm_call_errhandler`.
 pub fn comm_call_errhandler(w: &mut Mpi, comm: CommId, errorcode: c_int) -> Result<()> {
-    let class = crate::errors::class_of(errorcode).unwrap_or(ErrorClass::Other);
-    let message = crate::errors::string_of(errorcode).unwrap_or_default();
+    // The handler receives exactly `errorcode` (user-defined codes included).
     crate::call::dispatch(
         w,
         "MPI_Comm_call_errhandler",
         Some(handles::comm_handle(comm)),
-        &MpiError::new(class, message),
+        &crate::errors::existing(errorcode),
     );
     Ok(())
 }

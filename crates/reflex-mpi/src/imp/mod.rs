@@ -9,17 +9,25 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref)] // reason: see the module documentation
 #![allow(clippy::too_many_arguments)] // reason: the parameter lists are the MPI standard's
 
+mod attr;
 mod coll;
 mod comm;
+mod comm_create;
 mod env;
+mod group;
+mod info;
 mod pt2pt;
 mod types;
 mod util;
 mod wait;
 
+pub use attr::*;
 pub use coll::*;
 pub use comm::*;
+pub use comm_create::*;
 pub use env::*;
+pub use group::*;
+pub use info::*;
 pub use pt2pt::*;
 pub use types::*;
 pub use wait::*;

@@ -84,3 +84,42 @@ pub fn write_string(dst: *mut c_char, len: *mut c_int, text: &str, max: usize) -
     }
     Ok(())
 }
+
+/// The `n` ints at `p` (an input array of the call); a negative `n` or a NULL array with
+/// entries is `MPI_ERR_ARG`.
+pub fn int_array<'a>(p: *const c_int, n: c_int, what: &str) -> Result<&'a [c_int]> {
+    raw_array(p, n, what)
+}
+
+/// The `n` elements at `p` (an input array of the call), checked like [`int_array`].
+pub fn raw_array<'a, T>(p: *const T, n: c_int, what: &str) -> Result<&'a [T]> {
+    let n = usize::try_from(n)
+        .map_err(|_| MpiError::new(ErrorClass::Arg, format!("{what} count {n} is negative")))?;
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(MpiError::new(ErrorClass::Arg, format!("{what} is NULL")));
+    }
+    // SAFETY: MPI requires the array to hold `n` elements for the duration of the call.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// Writes `values` into the output array `p` (which MPI requires to hold them all).
+pub fn write_ints(p: *mut c_int, values: impl IntoIterator<Item = c_int>) {
+    for (i, v) in values.into_iter().enumerate() {
+        // SAFETY: the caller's array holds every value written (MPI contract of the call).
+        unsafe { p.add(i).write(v) };
+    }
+}
+
+/// A NUL-terminated input string of the call (`what` names it in the error for NULL).
+pub fn c_string(p: *const c_char, what: &str) -> Result<String> {
+    if p.is_null() {
+        return Err(MpiError::new(ErrorClass::Arg, format!("{what} is NULL")));
+    }
+    // SAFETY: MPI requires a NUL-terminated string that stays valid during the call.
+    Ok(unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned())
+}

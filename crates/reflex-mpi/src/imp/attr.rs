@@ -1,0 +1,237 @@
+//! Attribute caching on communicators (MPI-3.1 section 6.7, and the MPI-1 names `MPI_Keyval_*`,
+//! `MPI_Attr_*`): keyvals, set/get/delete, and the copy and delete callbacks run at
+//! `MPI_Comm_dup`, `MPI_Comm_free` and `MPI_Finalize`.
+//!
+//! The callbacks are application code and may call MPI (a delete callback often frees what the
+//! attribute points to and calls `MPI_Comm_get_attr`): every call below first copies what it
+//! needs out of the tables, calls the callback holding no reference into them, and looks the
+//! tables up again afterwards. A callback that returns an error code makes the MPI call fail
+//! with exactly that code (as MPICH does); `MPI_Comm_dup` then frees the half-made duplicate.
+//! Order: copies run in the order the attributes were set, deletions in the reverse order.
+
+use super::env::{get_predefined, predefined_slot};
+use super::util::write;
+use crate::attr::{Keyval, Obj, ObjKind, KEYVAL_INVALID};
+use crate::ffi::*;
+use crate::handles;
+use crate::state::Mpi;
+use reflex_engine::{CommId, ErrorClass, MpiError, Result};
+use std::ffi::{c_int, c_void};
+
+/// `MPI_Comm_copy_attr_function` (also `MPI_Copy_function` and the datatype/window variants:
+/// every MPICH handle is an `int`).
+type CopyFn =
+    unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
+/// `MPI_Comm_delete_attr_function` (also `MPI_Delete_function`).
+type DeleteFn = unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void) -> c_int;
+
+fn predefined_error(keyval: c_int) -> MpiError {
+    MpiError::new(
+        ErrorClass::Keyval,
+        format!("keyval {keyval:#x} is predefined and cannot be set, deleted or freed"),
+    )
+}
+
+/// Runs the delete callback of an attribute.
+fn call_delete(kv: Keyval, handle: c_int, keyval: c_int, value: *mut c_void) -> Result<()> {
+    if kv.delete.is_null() {
+        return Ok(());
+    }
+    // SAFETY: the pointer was given as an MPI delete callback, whose C signature is DeleteFn.
+    let f: DeleteFn = unsafe { std::mem::transmute(kv.delete) };
+    // SAFETY: a C callback called with the arguments the standard defines.
+    match unsafe { f(handle, keyval, value, kv.extra) } {
+        SUCCESS => Ok(()),
+        code => Err(crate::errors::existing(code)),
+    }
+}
+
+/// Runs the copy callback of an attribute: the new value, or `None` when it is not copied.
+fn call_copy(
+    kv: Keyval,
+    handle: c_int,
+    keyval: c_int,
+    value: *mut c_void,
+) -> Result<Option<*mut c_void>> {
+    if kv.copy.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the pointer was given as an MPI copy callback, whose C signature is CopyFn.
+    let f: CopyFn = unsafe { std::mem::transmute(kv.copy) };
+    let mut out: *mut c_void = std::ptr::null_mut();
+    let mut flag: c_int = 0;
+    let out_ptr: *mut *mut c_void = &mut out;
+    // SAFETY: a C callback called with valid pointers to two locals.
+    let rc = unsafe { f(handle, keyval, kv.extra, value, out_ptr.cast(), &mut flag) };
+    match rc {
+        SUCCESS => Ok((flag != 0).then_some(out)),
+        code => Err(crate::errors::existing(code)),
+    }
+}
+
+/// Deletes attribute `index` from `obj` (C handle `handle`), calling its delete callback.
+fn delete_one(w: &mut Mpi, obj: Obj, handle: c_int, index: u32) -> Result<()> {
+    let Some(value) = w.objects.attrs.get(obj, index) else {
+        return Ok(());
+    };
+    let (kv, keyval) = (w.objects.attrs.keyval(index), w.objects.attrs.handle(index));
+    call_delete(kv, handle, keyval, value)?;
+    w.objects.attrs.remove(obj, index);
+    Ok(())
+}
+
+/// Deletes every attribute of `obj`, the last set first (at free and finalize).
+pub fn delete_all(w: &mut Mpi, obj: Obj, handle: c_int) -> Result<()> {
+    while let Some((index, _)) = w.objects.attrs.last(obj) {
+        delete_one(w, obj, handle, index)?;
+    }
+    Ok(())
+}
+
+/// Copies the attributes of `from` (C handle `handle`) onto `to` through their copy callbacks.
+pub fn copy_all(w: &mut Mpi, from: Obj, handle: c_int, to: Obj) -> Result<()> {
+    for (index, value) in w.objects.attrs.list(from) {
+        let (kv, keyval) = (w.objects.attrs.keyval(index), w.objects.attrs.handle(index));
+        if let Some(copied) = call_copy(kv, handle, keyval, value)? {
+            w.objects.attrs.set(to, index, copied);
+        }
+    }
+    Ok(())
+}
+
+/// `MPI_Finalize`'s first step: `MPI_COMM_SELF` is freed as if by `MPI_Comm_free` (its
+/// attributes deleted, last set first), then `MPI_COMM_WORLD`'s attributes are deleted.
+pub fn finalize_attrs(w: &mut Mpi) -> Result<()> {
+    for id in [reflex_engine::COMM_SELF, reflex_engine::COMM_WORLD] {
+        delete_all(w, Obj::Comm(id), handles::comm_handle(id))?;
+    }
+    Ok(())
+}
+
+/// `MPI_Comm_create_keyval`.
+pub fn comm_create_keyval(
+    w: &mut Mpi,
+    comm_copy_attr_fn: *const c_void,
+    comm_delete_attr_fn: *const c_void,
+    comm_keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> Result<()> {
+    let k = w.objects.attrs.create_keyval(
+        ObjKind::Comm,
+        comm_copy_attr_fn,
+        comm_delete_attr_fn,
+        extra_state,
+    )?;
+    write(comm_keyval, k);
+    Ok(())
+}
+
+/// `MPI_Comm_free_keyval`.
+pub fn comm_free_keyval(w: &mut Mpi, comm_keyval: *mut c_int) -> Result<()> {
+    // SAFETY: the kinds check made sure the pointer is non-NULL.
+    let k = unsafe { *comm_keyval };
+    if predefined_slot(k).is_some() {
+        return Err(predefined_error(k));
+    }
+    let index = w.objects.attrs.lookup(k, ObjKind::Comm)?;
+    w.objects.attrs.free_keyval(index);
+    write(comm_keyval, KEYVAL_INVALID);
+    Ok(())
+}
+
+/// `MPI_Comm_set_attr`: a value already set is deleted first (its callback runs).
+pub fn comm_set_attr(
+    w: &mut Mpi,
+    comm: CommId,
+    comm_keyval: c_int,
+    attribute_val: *mut c_void,
+) -> Result<()> {
+    if predefined_slot(comm_keyval).is_some() {
+        return Err(predefined_error(comm_keyval));
+    }
+    let index = w.objects.attrs.lookup(comm_keyval, ObjKind::Comm)?;
+    let obj = Obj::Comm(comm);
+    if let Some(old) = w.objects.attrs.get(obj, index) {
+        let kv = w.objects.attrs.keyval(index);
+        call_delete(kv, handles::comm_handle(comm), comm_keyval, old)?;
+    }
+    w.objects.attrs.set(obj, index, attribute_val);
+    Ok(())
+}
+
+/// `MPI_Comm_get_attr`: user attributes and the predefined ones (`MPI_TAG_UB` ...).
+pub fn comm_get_attr(
+    w: &mut Mpi,
+    comm: CommId,
+    comm_keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> Result<()> {
+    if attribute_val.is_null() {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            "output argument attribute_val is NULL",
+        ));
+    }
+    if let Some(slot) = predefined_slot(comm_keyval) {
+        return get_predefined(w, slot, attribute_val, flag);
+    }
+    let index = w.objects.attrs.lookup(comm_keyval, ObjKind::Comm)?;
+    let value = w.objects.attrs.get(Obj::Comm(comm), index);
+    if let Some(v) = value {
+        write(attribute_val.cast::<*mut c_void>(), v);
+    }
+    write(flag, c_int::from(value.is_some()));
+    Ok(())
+}
+
+/// `MPI_Comm_delete_attr` (deleting an attribute that is not set does nothing, as in MPICH).
+pub fn comm_delete_attr(w: &mut Mpi, comm: CommId, comm_keyval: c_int) -> Result<()> {
+    if predefined_slot(comm_keyval).is_some() {
+        return Err(predefined_error(comm_keyval));
+    }
+    let index = w.objects.attrs.lookup(comm_keyval, ObjKind::Comm)?;
+    delete_one(w, Obj::Comm(comm), handles::comm_handle(comm), index)
+}
+
+/// `MPI_Keyval_create` (MPI-1 name; the callbacks have the same C signatures).
+pub fn keyval_create(
+    w: &mut Mpi,
+    copy_fn: *const c_void,
+    delete_fn: *const c_void,
+    keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> Result<()> {
+    comm_create_keyval(w, copy_fn, delete_fn, keyval, extra_state)
+}
+
+/// `MPI_Keyval_free` (MPI-1 name).
+pub fn keyval_free(w: &mut Mpi, keyval: *mut c_int) -> Result<()> {
+    comm_free_keyval(w, keyval)
+}
+
+/// `MPI_Attr_put` (MPI-1 name).
+pub fn attr_put(
+    w: &mut Mpi,
+    comm: CommId,
+    keyval: c_int,
+    attribute_val: *mut c_void,
+) -> Result<()> {
+    comm_set_attr(w, comm, keyval, attribute_val)
+}
+
+/// `MPI_Attr_get` (MPI-1 name).
+pub fn attr_get(
+    w: &mut Mpi,
+    comm: CommId,
+    keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> Result<()> {
+    comm_get_attr(w, comm, keyval, attribute_val, flag)
+}
+
+/// `MPI_Attr_delete` (MPI-1 name).
+pub fn attr_delete(w: &mut Mpi, comm: CommId, keyval: c_int) -> Result<()> {
+    comm_delete_attr(w, comm, keyval)
+}

@@ -1,0 +1,127 @@
+//! The newer communicator constructors: `MPI_Comm_create_group`, `MPI_Comm_split_type`,
+//! `MPI_Comm_dup_with_info`, and `MPI_Comm_idup` (+ `_with_info`, MPI-4.0), which Reflex
+//! completes before returning (the duplicate needs one exchange, and a request that is already
+//! complete is a correct nonblocking implementation).
+
+use super::comm::{dup_with_hints, Hints};
+use super::info;
+use super::util::write;
+use crate::ffi::*;
+use crate::handles;
+use crate::info::InfoId;
+use crate::state::Mpi;
+use reflex_engine::{CommId, ErrorClass, GroupId, MpiError, Result};
+use std::ffi::c_int;
+
+/// `MPI_COMM_TYPE_SHARED`.
+const COMM_TYPE_SHARED: c_int = 1;
+/// `MPI_COMM_TYPE_HW_GUIDED` (MPI-4.0).
+const COMM_TYPE_HW_GUIDED: c_int = 2;
+/// `MPI_COMM_TYPE_HW_UNGUIDED` (MPI-4.0).
+const COMM_TYPE_HW_UNGUIDED: c_int = 3;
+
+fn write_comm(newcomm: *mut MPI_Comm, id: Option<CommId>) -> Result<()> {
+    write(newcomm, id.map_or(handles::COMM_NULL, handles::comm_handle));
+    Ok(())
+}
+
+/// `MPI_Comm_create_group`: collective over `group` only; `tag` tells concurrent calls apart.
+pub fn comm_create_group(
+    w: &mut Mpi,
+    comm: CommId,
+    group: GroupId,
+    tag: c_int,
+    newcomm: *mut MPI_Comm,
+) -> Result<()> {
+    let id = w.world.engine.comm_create_group(comm, group, tag)?;
+    write_comm(newcomm, id)
+}
+
+/// The label that groups processes for `split_type`, or `None` for `MPI_COMM_NULL`.
+fn split_label(w: &Mpi, split_type: c_int, info: Option<InfoId>) -> Result<Option<String>> {
+    let host = reflex_engine::world::host_name;
+    match split_type {
+        UNDEFINED | COMM_TYPE_HW_UNGUIDED => Ok(None),
+        COMM_TYPE_SHARED => Ok(Some(host())),
+        COMM_TYPE_HW_GUIDED => {
+            // The one resource level Reflex knows is the shared-memory domain (the host).
+            let resource = info.and_then(|i| {
+                w.objects
+                    .infos
+                    .get(i)
+                    .get("mpi_hw_resource_type")
+                    .map(str::to_string)
+            });
+            Ok((resource.as_deref() == Some("mpi_shared_memory")).then(host))
+        }
+        other => Err(MpiError::new(
+            ErrorClass::Arg,
+            format!(
+                "split_type {other} is not MPI_COMM_TYPE_SHARED, a hardware type or MPI_UNDEFINED"
+            ),
+        )),
+    }
+}
+
+/// `MPI_Comm_split_type`: `MPI_COMM_TYPE_SHARED` groups the processes of one host; the MPI-4.0
+/// hardware types find no finer level than that (`MPI_COMM_NULL` when none applies).
+pub fn comm_split_type(
+    w: &mut Mpi,
+    comm: CommId,
+    split_type: c_int,
+    key: c_int,
+    info: Option<InfoId>,
+    newcomm: *mut MPI_Comm,
+) -> Result<()> {
+    let label = split_label(w, split_type, info)?;
+    let id = w
+        .world
+        .engine
+        .comm_split_by_label(comm, label.as_ref().map(String::as_bytes), key)?;
+    if let Some(id) = id {
+        info::set_hints(w, id, info);
+    }
+    write_comm(newcomm, id)
+}
+
+/// `MPI_Comm_dup_with_info`: attributes are copied, the hints are `info`'s.
+pub fn comm_dup_with_info(
+    w: &mut Mpi,
+    comm: CommId,
+    info: Option<InfoId>,
+    newcomm: *mut MPI_Comm,
+) -> Result<()> {
+    let id = dup_with_hints(w, comm, Hints::Info(info))?;
+    write_comm(newcomm, Some(id))
+}
+
+/// `MPI_Comm_idup`: duplicated at once; the request is already complete.
+pub fn comm_idup(
+    w: &mut Mpi,
+    comm: CommId,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> Result<()> {
+    let id = dup_with_hints(w, comm, Hints::Parent)?;
+    write(
+        request,
+        handles::request_handle(w.world.engine.completed_request()),
+    );
+    write_comm(newcomm, Some(id))
+}
+
+/// `MPI_Comm_idup_with_info` (MPI-4.0).
+pub fn comm_idup_with_info(
+    w: &mut Mpi,
+    comm: CommId,
+    info: Option<InfoId>,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> Result<()> {
+    let id = dup_with_hints(w, comm, Hints::Info(info))?;
+    write(
+        request,
+        handles::request_handle(w.world.engine.completed_request()),
+    );
+    write_comm(newcomm, Some(id))
+}
