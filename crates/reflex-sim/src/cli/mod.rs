@@ -89,8 +89,12 @@ pub enum Command {
     /// Re-run the three papers' experiments and write a report (markdown, CSV, JSON, SVG).
     Reproduce {
         /// Fewer topologies and shorter runs (under a minute on 2 cores in release mode).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "smoke")]
         quick: bool,
+        /// Only check that every part runs: tiny networks, very short runs (meaningless numbers;
+        /// seconds even in a debug build).
+        #[arg(long)]
+        smoke: bool,
         /// Output directory.
         #[arg(long, default_value = "reproduce-out")]
         out: PathBuf,
@@ -325,9 +329,19 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::CheckRandom { sizes, count } => check_random(&sizes, count),
         Command::Simulate(args) => simulate::simulate(&args),
         Command::Bench { topo, cycles, rate } => bench(&topo, cycles, rate),
-        Command::Reproduce { quick, out, papers } => {
+        Command::Reproduce {
+            quick,
+            smoke,
+            out,
+            papers,
+        } => {
+            use crate::report::reproduce::Mode;
             let opts = crate::report::reproduce::ReproduceOptions {
-                quick,
+                mode: match (smoke, quick) {
+                    (true, _) => Mode::Smoke,
+                    (false, true) => Mode::Quick,
+                    (false, false) => Mode::Full,
+                },
                 out: out.clone(),
                 progress: true,
                 papers,

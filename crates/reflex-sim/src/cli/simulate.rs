@@ -297,8 +297,16 @@ fn simulate_events(
         let what = rec
             .event
             .map_or_else(|| "event".to_string(), |k| k.to_string());
+        let late = if rec.delayed > 0 {
+            format!(
+                " (delayed {} cycles by the previous reconfiguration)",
+                rec.delayed
+            )
+        } else {
+            String::new()
+        };
         println!(
-            "{what} at cycle {}: {:?} reconfiguration took {} cycles, {} control messages",
+            "{what} at cycle {}{late}: {:?} reconfiguration took {} cycles, {} control messages",
             rec.event_at, exp.reconfiguration, rec.duration, rec.control_messages
         );
     }

@@ -1,7 +1,9 @@
 //! Reconfiguration after topology changes (Paper C, seed000b.md §C.1).
 //!
 //! Timed [`Event`]s switch switches or links off and on during a simulation (a link is named by
-//! the two switches it joins). The network uses
+//! the two switches it joins). Changes are handled one at a time: a change due while a
+//! reconfiguration is still running happens when that reconfiguration ends (its record says by
+//! how much it was delayed). The network uses
 //! adaptive routing with an up*/down* escape VC (virtual cut-through, 2 VCs). After each event a
 //! control-plane *plan* ([`plan`]) schedules partial table updates; control messages travel in
 //! their own buffers, so they are modelled as delays (`hop_cycles` per hop plus `process_cycles`
@@ -131,6 +133,9 @@ pub struct ReconfigRecord {
     pub event: Option<EventKind>,
     /// Cycle of the topology change.
     pub event_at: u64,
+    /// Cycles the change waited for the previous reconfiguration to finish (the protocols
+    /// handle one change at a time; 0 when it happened on time).
+    pub delayed: u64,
     /// Cycles from the change to the last table update.
     pub duration: u64,
     /// Control messages sent.
@@ -206,9 +211,14 @@ pub fn run_with_events(
     let mut queue: Vec<plan::Scheduled> = Vec::new();
     let mut records = Vec::new();
     while sim.now() < end {
-        if let Some(e) = events.get(next_event).filter(|e| e.at <= sim.now()) {
+        // A change that comes while a reconfiguration is still running waits for its end.
+        if let Some(e) = events
+            .get(next_event)
+            .filter(|e| e.at <= sim.now() && queue.is_empty())
+        {
             next_event += 1;
-            let p = plan::make(&mut sim, &mut orientation, e, strategy, timing)?;
+            let mut p = plan::make(&mut sim, &mut orientation, e, strategy, timing)?;
+            p.record.delayed = sim.now() - e.at;
             records.push(p.record);
             queue.extend(p.actions);
             queue.sort_by_key(|a| std::cmp::Reverse(a.at));
@@ -310,5 +320,68 @@ mod tests {
         assert!(quiet(&st) >= 1);
         assert_eq!(quiet(&dy), 0);
         assert!(dy.sim.delivered_packets > 0);
+    }
+
+    #[test]
+    fn overlapping_changes_wait_for_the_running_reconfiguration() {
+        let t = TopologySpec::Irregular {
+            switches: 12,
+            ports: 8,
+            hosts_per_switch: 4,
+            seed: 4,
+        }
+        .build()
+        .unwrap();
+        let l = t.adjacent(0)[0];
+        let (a, b) = (0, l.switch);
+        let events = [
+            Event {
+                at: 1_000,
+                kind: EventKind::SwitchDown { switch: 0 },
+            },
+            Event {
+                at: 1_050,
+                kind: EventKind::SwitchUp { switch: 0 },
+            },
+            Event {
+                at: 1_100,
+                kind: EventKind::LinkDown { a, b },
+            },
+        ];
+        let mut c = cfg();
+        c.measure_cycles = 9_000;
+        let r = run_with_events(
+            &t,
+            &OrientationSpec::Mdst,
+            &c,
+            &events,
+            Strategy::Dynamic,
+            &ControlTiming::default(),
+        )
+        .unwrap();
+        let recs = &r.reconfigurations;
+        assert_eq!(recs.len(), 3);
+        assert_eq!((recs[0].event_at, recs[0].delayed), (1_000, 0));
+        assert_eq!(recs[1].event_at, 1_000 + recs[0].duration + 1);
+        assert_eq!(recs[1].delayed, recs[1].event_at - 1_050);
+        assert_eq!(recs[2].event, Some(EventKind::LinkDown { a, b }));
+        assert!(recs[2].event_at > recs[1].event_at + recs[1].duration);
+        let bad = [Event {
+            at: 9_000,
+            kind: EventKind::LinkUp { a, b },
+        }];
+        let err = run_with_events(
+            &t,
+            &OrientationSpec::Mdst,
+            &c,
+            &bad,
+            Strategy::Dynamic,
+            &ControlTiming::default(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("the run ends at cycle 9000"),
+            "{err}"
+        );
     }
 }

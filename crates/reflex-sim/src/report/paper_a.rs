@@ -7,7 +7,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::plot::{Plot, Series};
-use super::reproduce::{verdict, Ctx};
+use super::reproduce::{verdict, Ctx, Mode};
 use crate::error::Result;
 use crate::metrics::RoutingMetrics;
 use crate::routing::{OrientationSpec, PathPolicy, RoutingSpec};
@@ -212,7 +212,7 @@ fn plot(r: &RatioResult, cycle_ns: f64, hosts_per_switch: f64) -> Plot {
 
 /// Runs the Paper A section and appends it to the report.
 pub fn run(ctx: &mut Ctx) -> Result<()> {
-    let seeds = if ctx.quick { 4 } else { 10 };
+    let seeds = ctx.pick(1, 4, 10);
     let mut md = String::from("## Paper A: UD_DFS vs UD_BFS (Sancho, Robles, Duato)\n\n");
     let _ = writeln!(md, "### Table 1: routing metrics (mean of {seeds} random topologies per size; published / ours)\n");
     md.push_str("| Switches | Avg dist BFS | Avg dist DFS | Restr/node BFS | Restr/node DFS | Long paths BFS | Long paths DFS | Diameter BFS | Diameter DFS | Crossing BFS | Crossing DFS |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -242,13 +242,19 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
         all_lower,
     );
 
-    let topo_count = if ctx.quick { 1 } else { 3 };
+    let topo_count = ctx.pick(1, 1, 3);
+    // Smoke runs simulate only the small networks.
+    let max_size = ctx.pick(16, usize::MAX, usize::MAX);
     md.push_str(
         "### Saturation throughput, uniform traffic, 32-flit messages (UD_DFS / UD_BFS)\n\n",
     );
     md.push_str("| Switches | Topologies (seeds) | UD_BFS (flits/cycle/host) | UD_DFS | Ratio ours (min-max) | Ratio published |\n|---|---|---|---|---|---|\n");
     let mut ratios = Vec::new();
-    for ((n, order), (_, published)) in picked.iter().zip(UNIFORM_RATIO) {
+    for ((n, order), (_, published)) in picked
+        .iter()
+        .zip(UNIFORM_RATIO)
+        .filter(|p| p.0 .0 <= max_size)
+    {
         ctx.bar
             .set_message(format!("uniform traffic, {n} switches"));
         let mut rs = Vec::new();
@@ -313,12 +319,14 @@ fn lengths_is_short(cfg: &SimConfig) -> bool {
 }
 
 fn patterns(ctx: &mut Ctx, md: &mut String, picked: &[(usize, Vec<u64>)]) -> Result<()> {
+    // The published ratios are for 32 switches; smoke runs use 16.
+    let size = ctx.pick(16, 32, 32);
     let seed = picked
         .iter()
-        .find(|p| p.0 == 32)
+        .find(|p| p.0 == size)
         .and_then(|p| p.1.first().copied())
         .unwrap_or(0);
-    let t = irregular(32, seed).build()?;
+    let t = irregular(size, seed).build()?;
     let mut cases: Vec<(&str, Pattern, Lengths, Option<f64>)> = vec![
         (
             "bit-reversal",
@@ -348,7 +356,11 @@ fn patterns(ctx: &mut Ctx, md: &mut String, picked: &[(usize, Vec<u64>)]) -> Res
             Some(1.15),
         ),
     ];
-    if !ctx.quick {
+    if ctx.mode == Mode::Smoke {
+        // One permutation and the local pattern are enough to run every step.
+        cases.retain(|c| matches!(c.1, Pattern::BitReversal | Pattern::Local { .. }));
+    }
+    if ctx.mode == Mode::Full {
         cases.push((
             "uniform, 512 flits",
             Pattern::Uniform,
@@ -366,12 +378,12 @@ fn patterns(ctx: &mut Ctx, md: &mut String, picked: &[(usize, Vec<u64>)]) -> Res
             None,
         ));
     }
-    let _ = writeln!(md, "### Other traffic, 32 switches (seed {seed})\n\n| Traffic | UD_BFS | UD_DFS | Ratio ours | Ratio published |\n|---|---|---|---|---|");
+    let _ = writeln!(md, "### Other traffic, {size} switches (seed {seed})\n\n| Traffic | UD_BFS | UD_DFS | Ratio ours | Ratio published |\n|---|---|---|---|---|");
     let mut ok = true;
     let mut gains: Vec<(bool, f64)> = Vec::new();
     for (i, (label, pattern, lengths, published)) in cases.into_iter().enumerate() {
         let is_local = matches!(pattern, Pattern::Local { .. });
-        ctx.bar.set_message(format!("{label}, 32 switches"));
+        ctx.bar.set_message(format!("{label}, {size} switches"));
         let mut cfg = ctx.sim_a(32, pattern);
         if lengths.max() > 32 {
             cfg.measure_cycles *= 3;
@@ -414,7 +426,7 @@ fn patterns(ctx: &mut Ctx, md: &mut String, picked: &[(usize, Vec<u64>)]) -> Res
         100.0 * near as f64 / (n * (n - 1)) as f64
     );
     ctx.check(
-        "A: UD_DFS ahead for permutation and local traffic at 32 switches",
+        &format!("A: UD_DFS ahead for permutation and local traffic at {size} switches"),
         ok,
     );
     ctx.check(

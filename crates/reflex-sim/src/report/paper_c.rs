@@ -45,11 +45,11 @@ fn config(ctx: &Ctx, t: &Topology) -> Result<(SimConfig, [u64; 2])> {
     c.vcs = 2;
     c.buffer_flits = 32;
     c.traffic.lengths = Lengths::Fixed { flits: 16 };
-    let (down, up, end, window) = if ctx.quick {
-        (20_000, 40_000, 60_000, 250)
-    } else {
-        (150_000, 200_000, 250_000, 250)
-    };
+    let (down, up, end, window) = ctx.pick(
+        (2_000, 7_000, 10_000, 250),
+        (20_000, 40_000, 60_000, 250),
+        (150_000, 200_000, 250_000, 250),
+    );
     c.warmup_cycles = 0;
     c.measure_cycles = end;
     c.window_cycles = window;
@@ -87,11 +87,7 @@ fn silent_windows(r: &ReconfigResult, down: u64) -> usize {
 
 /// Runs the Paper C section and appends it to the report.
 pub fn run(ctx: &mut Ctx) -> Result<()> {
-    let sizes: &[usize] = if ctx.quick {
-        &[16, 32]
-    } else {
-        &[16, 24, 32, 48, 64]
-    };
+    let sizes: &[usize] = ctx.pick(&[16], &[16, 32], &[16, 24, 32, 48, 64]);
     ctx.bar.set_message("paper C: reconfiguration runs");
     let timing = ControlTiming::default();
     let jobs: Vec<(usize, Strategy)> = sizes
@@ -169,7 +165,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
             format!("c_{n}"),
             serde_json::json!({"static": rs, "dynamic": rd}),
         );
-        if n == 32 || n == 48 {
+        if n == 32 || n == 48 || sizes.len() == 1 {
             let line = |r: &ReconfigResult| {
                 r.sim
                     .series
