@@ -36,7 +36,10 @@ pub unsafe extern "C" fn MPI_Abort(comm: ffi::MPI_Comm, errorcode: c_int) -> c_i
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Add_error_class")
+    crate::call::world("MPI_Add_error_class", None, |w| {
+            crate::kinds::out_ptr(errorclass, "errorclass")?;
+            crate::imp::add_error_class(w, errorclass)
+        })
 }
 
 /// `MPI_Add_error_class`: forwards to `PMPI_Add_error_class` (profiling tools interpose this symbol).
@@ -56,7 +59,10 @@ pub unsafe extern "C" fn MPI_Add_error_class(errorclass: *mut c_int) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Add_error_code")
+    crate::call::world("MPI_Add_error_code", None, |w| {
+            crate::kinds::out_ptr(errorcode, "errorcode")?;
+            crate::imp::add_error_code(w, errorclass, errorcode)
+        })
 }
 
 /// `MPI_Add_error_code`: forwards to `PMPI_Add_error_code` (profiling tools interpose this symbol).
@@ -76,7 +82,9 @@ pub unsafe extern "C" fn MPI_Add_error_code(errorclass: c_int, errorcode: *mut c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Add_error_string")
+    crate::call::world("MPI_Add_error_string", None, |w| {
+            crate::imp::add_error_string(w, errorcode, string)
+        })
 }
 
 /// `MPI_Add_error_string`: forwards to `PMPI_Add_error_string` (profiling tools interpose this symbol).
@@ -1555,7 +1563,10 @@ pub unsafe extern "C" fn MPI_Aint_diff(addr1: ffi::MPI_Aint, addr2: ffi::MPI_Ain
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_address(location: *const c_void, address: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Get_address")
+    crate::call::world("MPI_Get_address", None, |w| {
+            crate::kinds::out_ptr(address, "address")?;
+            crate::imp::get_address(w, location, address)
+        })
 }
 
 /// `MPI_Get_address`: forwards to `PMPI_Get_address` (profiling tools interpose this symbol).
@@ -8352,7 +8363,10 @@ pub unsafe extern "C" fn MPI_Address(location: *mut c_void, address: *mut ffi::M
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Errhandler_create(comm_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Errhandler_create")
+    crate::call::world("MPI_Errhandler_create", None, |w| {
+            crate::kinds::out_ptr(errhandler, "errhandler")?;
+            crate::imp::errhandler_create(w, comm_errhandler_fn, errhandler)
+        })
 }
 
 /// `MPI_Errhandler_create`: forwards to `PMPI_Errhandler_create` (profiling tools interpose this symbol).
@@ -8372,7 +8386,11 @@ pub unsafe extern "C" fn MPI_Errhandler_create(comm_errhandler_fn: *const c_void
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Errhandler_get(comm: ffi::MPI_Comm, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Errhandler_get")
+    crate::call::world("MPI_Errhandler_get", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(errhandler, "errhandler")?;
+            crate::imp::errhandler_get(w, comm, errhandler)
+        })
 }
 
 /// `MPI_Errhandler_get`: forwards to `PMPI_Errhandler_get` (profiling tools interpose this symbol).
@@ -8392,7 +8410,10 @@ pub unsafe extern "C" fn MPI_Errhandler_get(comm: ffi::MPI_Comm, errhandler: *mu
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Errhandler_set(comm: ffi::MPI_Comm, errhandler: ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Errhandler_set")
+    crate::call::world("MPI_Errhandler_set", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::imp::errhandler_set(w, comm, errhandler)
+        })
 }
 
 /// `MPI_Errhandler_set`: forwards to `PMPI_Errhandler_set` (profiling tools interpose this symbol).
