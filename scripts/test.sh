@@ -13,8 +13,12 @@ scripts/install.sh
 stage "generated ABI files are up to date"
 cargo run -q --release -p reflex-abigen -- --check
 
-stage "ABI: constants and layouts identical to MPICH's mpi.h"
+stage "ABI: constants, layouts and prototypes identical to MPICH's mpi.h; every symbol exported"
 bash crates/reflex-mpi/abi/check_abi.sh
+bash crates/reflex-mpi/abi/check_exports.sh install/lib/libmpi.so.12
+
+stage "compiler wrappers and install layout"
+bash scripts/test-wrappers.sh
 
 stage "rust tests"
 mkdir -p build
@@ -30,3 +34,12 @@ RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -q -p reflex-shm 
 
 stage "C MPI test suite"
 python3 tests/mpi/run.py --ranks 1,2,3,4,8
+
+stage "multi-host: reflexd in network namespaces (skipped without root or ip netns)"
+MPI_LIB_DIR=install/lib tests/hosts/run.sh target/release
+
+stage "C MPI suite on two emulated nodes under Hydra (shared memory inside, TCP between)"
+MPI_LIB_DIR=install/lib tests/hosts/suite.sh hydra target/release --ranks 2,4
+
+stage "C MPI suite with TCP between every pair of ranks"
+MPI_LIB_DIR=install/lib tests/hosts/suite.sh tcp target/release --ranks 2,4
