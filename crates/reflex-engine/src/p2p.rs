@@ -91,6 +91,15 @@ impl<T: Transport> Engine<T> {
         mode: SendMode,
     ) -> Result<RequestId> {
         let len = span(count, &dt, buf.len())?;
+        // An eager message that goes out at once is complete at once: no send state to keep.
+        if matches!(mode, SendMode::Standard | SendMode::Ready)
+            && self.try_send_eager_now(buf, count, &dt, dest, tag, comm)?
+        {
+            return Ok(self
+                .core
+                .requests
+                .insert(Request::completed(Status::empty())));
+        }
         self.start_user_send(buf.slice(0, len), dest, tag, comm, mode, None)
     }
 
