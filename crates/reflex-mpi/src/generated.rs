@@ -4161,7 +4161,11 @@ pub unsafe extern "C" fn MPI_Win_set_attr(win: ffi::MPI_Win, win_keyval: c_int, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cart_coords(comm: ffi::MPI_Comm, rank: c_int, maxdims: c_int, coords: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Cart_coords")
+    crate::call::world("MPI_Cart_coords", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let rank = crate::kinds::rank_strict(w, comm, rank)?;
+            crate::imp::cart_coords(w, comm, rank, maxdims, coords)
+        })
 }
 
 /// `MPI_Cart_coords`: forwards to `PMPI_Cart_coords` (profiling tools interpose this symbol).
@@ -4181,7 +4185,11 @@ pub unsafe extern "C" fn MPI_Cart_coords(comm: ffi::MPI_Comm, rank: c_int, maxdi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cart_create(comm_old: ffi::MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, comm_cart: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Cart_create")
+    crate::call::world("MPI_Cart_create", Some(comm_old), |w| {
+            let comm_old = crate::kinds::comm(w, comm_old)?;
+            crate::kinds::out_ptr(comm_cart, "comm_cart")?;
+            crate::imp::cart_create(w, comm_old, ndims, dims, periods, reorder, comm_cart)
+        })
 }
 
 /// `MPI_Cart_create`: forwards to `PMPI_Cart_create` (profiling tools interpose this symbol).
@@ -4201,7 +4209,10 @@ pub unsafe extern "C" fn MPI_Cart_create(comm_old: ffi::MPI_Comm, ndims: c_int, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cart_get(comm: ffi::MPI_Comm, maxdims: c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Cart_get")
+    crate::call::world("MPI_Cart_get", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::imp::cart_get(w, comm, maxdims, dims, periods, coords)
+        })
 }
 
 /// `MPI_Cart_get`: forwards to `PMPI_Cart_get` (profiling tools interpose this symbol).
@@ -4221,7 +4232,11 @@ pub unsafe extern "C" fn MPI_Cart_get(comm: ffi::MPI_Comm, maxdims: c_int, dims:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cart_map(comm: ffi::MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, newrank: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Cart_map")
+    crate::call::world("MPI_Cart_map", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(newrank, "newrank")?;
+            crate::imp::cart_map(w, comm, ndims, dims, periods, newrank)
+        })
 }
 
 /// `MPI_Cart_map`: forwards to `PMPI_Cart_map` (profiling tools interpose this symbol).
@@ -4241,7 +4256,11 @@ pub unsafe extern "C" fn MPI_Cart_map(comm: ffi::MPI_Comm, ndims: c_int, dims: *
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cart_rank(comm: ffi::MPI_Comm, coords: *const c_int, rank: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Cart_rank")
+    crate::call::world("MPI_Cart_rank", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(rank, "rank")?;
+            crate::imp::cart_rank(w, comm, coords, rank)
+        })
 }
 
 /// `MPI_Cart_rank`: forwards to `PMPI_Cart_rank` (profiling tools interpose this symbol).
@@ -4261,7 +4280,12 @@ pub unsafe extern "C" fn MPI_Cart_rank(comm: ffi::MPI_Comm, coords: *const c_int
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cart_shift(comm: ffi::MPI_Comm, direction: c_int, disp: c_int, rank_source: *mut c_int, rank_dest: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Cart_shift")
+    crate::call::world("MPI_Cart_shift", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(rank_source, "rank_source")?;
+            crate::kinds::out_ptr(rank_dest, "rank_dest")?;
+            crate::imp::cart_shift(w, comm, direction, disp, rank_source, rank_dest)
+        })
 }
 
 /// `MPI_Cart_shift`: forwards to `PMPI_Cart_shift` (profiling tools interpose this symbol).
@@ -4281,7 +4305,11 @@ pub unsafe extern "C" fn MPI_Cart_shift(comm: ffi::MPI_Comm, direction: c_int, d
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cart_sub(comm: ffi::MPI_Comm, remain_dims: *const c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Cart_sub")
+    crate::call::world("MPI_Cart_sub", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::imp::cart_sub(w, comm, remain_dims, newcomm)
+        })
 }
 
 /// `MPI_Cart_sub`: forwards to `PMPI_Cart_sub` (profiling tools interpose this symbol).
@@ -4301,7 +4329,11 @@ pub unsafe extern "C" fn MPI_Cart_sub(comm: ffi::MPI_Comm, remain_dims: *const c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cartdim_get(comm: ffi::MPI_Comm, ndims: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Cartdim_get")
+    crate::call::world("MPI_Cartdim_get", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(ndims, "ndims")?;
+            crate::imp::cartdim_get(w, comm, ndims)
+        })
 }
 
 /// `MPI_Cartdim_get`: forwards to `PMPI_Cartdim_get` (profiling tools interpose this symbol).
@@ -4321,7 +4353,9 @@ pub unsafe extern "C" fn MPI_Cartdim_get(comm: ffi::MPI_Comm, ndims: *mut c_int)
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Dims_create")
+    crate::call::world("MPI_Dims_create", None, |w| {
+            crate::imp::dims_create(w, nnodes, ndims, dims)
+        })
 }
 
 /// `MPI_Dims_create`: forwards to `PMPI_Dims_create` (profiling tools interpose this symbol).
@@ -4341,7 +4375,12 @@ pub unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Dist_graph_create(comm_old: ffi::MPI_Comm, n: c_int, sources: *const c_int, degrees: *const c_int, destinations: *const c_int, weights: *const c_int, info: ffi::MPI_Info, reorder: c_int, comm_dist_graph: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Dist_graph_create")
+    crate::call::world("MPI_Dist_graph_create", Some(comm_old), |w| {
+            let comm_old = crate::kinds::comm(w, comm_old)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(comm_dist_graph, "comm_dist_graph")?;
+            crate::imp::dist_graph_create(w, comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph)
+        })
 }
 
 /// `MPI_Dist_graph_create`: forwards to `PMPI_Dist_graph_create` (profiling tools interpose this symbol).
@@ -4361,7 +4400,12 @@ pub unsafe extern "C" fn MPI_Dist_graph_create(comm_old: ffi::MPI_Comm, n: c_int
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(comm_old: ffi::MPI_Comm, indegree: c_int, sources: *const c_int, sourceweights: *const c_int, outdegree: c_int, destinations: *const c_int, destweights: *const c_int, info: ffi::MPI_Info, reorder: c_int, comm_dist_graph: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Dist_graph_create_adjacent")
+    crate::call::world("MPI_Dist_graph_create_adjacent", Some(comm_old), |w| {
+            let comm_old = crate::kinds::comm(w, comm_old)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(comm_dist_graph, "comm_dist_graph")?;
+            crate::imp::dist_graph_create_adjacent(w, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph)
+        })
 }
 
 /// `MPI_Dist_graph_create_adjacent`: forwards to `PMPI_Dist_graph_create_adjacent` (profiling tools interpose this symbol).
@@ -4381,7 +4425,12 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(comm_old: ffi::MPI_Comm,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Dist_graph_neighbors(comm: ffi::MPI_Comm, maxindegree: c_int, sources: *mut c_int, sourceweights: *mut c_int, maxoutdegree: c_int, destinations: *mut c_int, destweights: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Dist_graph_neighbors")
+    crate::call::world("MPI_Dist_graph_neighbors", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(sourceweights, "sourceweights")?;
+            crate::kinds::out_ptr(destweights, "destweights")?;
+            crate::imp::dist_graph_neighbors(w, comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights)
+        })
 }
 
 /// `MPI_Dist_graph_neighbors`: forwards to `PMPI_Dist_graph_neighbors` (profiling tools interpose this symbol).
@@ -4401,7 +4450,13 @@ pub unsafe extern "C" fn MPI_Dist_graph_neighbors(comm: ffi::MPI_Comm, maxindegr
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Dist_graph_neighbors_count(comm: ffi::MPI_Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Dist_graph_neighbors_count")
+    crate::call::world("MPI_Dist_graph_neighbors_count", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(indegree, "indegree")?;
+            crate::kinds::out_ptr(outdegree, "outdegree")?;
+            crate::kinds::out_ptr(weighted, "weighted")?;
+            crate::imp::dist_graph_neighbors_count(w, comm, indegree, outdegree, weighted)
+        })
 }
 
 /// `MPI_Dist_graph_neighbors_count`: forwards to `PMPI_Dist_graph_neighbors_count` (profiling tools interpose this symbol).
@@ -4421,7 +4476,11 @@ pub unsafe extern "C" fn MPI_Dist_graph_neighbors_count(comm: ffi::MPI_Comm, ind
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Graph_create(comm_old: ffi::MPI_Comm, nnodes: c_int, indx: *const c_int, edges: *const c_int, reorder: c_int, comm_graph: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Graph_create")
+    crate::call::world("MPI_Graph_create", Some(comm_old), |w| {
+            let comm_old = crate::kinds::comm(w, comm_old)?;
+            crate::kinds::out_ptr(comm_graph, "comm_graph")?;
+            crate::imp::graph_create(w, comm_old, nnodes, indx, edges, reorder, comm_graph)
+        })
 }
 
 /// `MPI_Graph_create`: forwards to `PMPI_Graph_create` (profiling tools interpose this symbol).
@@ -4441,7 +4500,10 @@ pub unsafe extern "C" fn MPI_Graph_create(comm_old: ffi::MPI_Comm, nnodes: c_int
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Graph_get(comm: ffi::MPI_Comm, maxindex: c_int, maxedges: c_int, indx: *mut c_int, edges: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Graph_get")
+    crate::call::world("MPI_Graph_get", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::imp::graph_get(w, comm, maxindex, maxedges, indx, edges)
+        })
 }
 
 /// `MPI_Graph_get`: forwards to `PMPI_Graph_get` (profiling tools interpose this symbol).
@@ -4461,7 +4523,11 @@ pub unsafe extern "C" fn MPI_Graph_get(comm: ffi::MPI_Comm, maxindex: c_int, max
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Graph_map(comm: ffi::MPI_Comm, nnodes: c_int, indx: *const c_int, edges: *const c_int, newrank: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Graph_map")
+    crate::call::world("MPI_Graph_map", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(newrank, "newrank")?;
+            crate::imp::graph_map(w, comm, nnodes, indx, edges, newrank)
+        })
 }
 
 /// `MPI_Graph_map`: forwards to `PMPI_Graph_map` (profiling tools interpose this symbol).
@@ -4481,7 +4547,11 @@ pub unsafe extern "C" fn MPI_Graph_map(comm: ffi::MPI_Comm, nnodes: c_int, indx:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Graph_neighbors(comm: ffi::MPI_Comm, rank: c_int, maxneighbors: c_int, neighbors: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Graph_neighbors")
+    crate::call::world("MPI_Graph_neighbors", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let rank = crate::kinds::rank_strict(w, comm, rank)?;
+            crate::imp::graph_neighbors(w, comm, rank, maxneighbors, neighbors)
+        })
 }
 
 /// `MPI_Graph_neighbors`: forwards to `PMPI_Graph_neighbors` (profiling tools interpose this symbol).
@@ -4501,7 +4571,12 @@ pub unsafe extern "C" fn MPI_Graph_neighbors(comm: ffi::MPI_Comm, rank: c_int, m
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Graph_neighbors_count(comm: ffi::MPI_Comm, rank: c_int, nneighbors: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Graph_neighbors_count")
+    crate::call::world("MPI_Graph_neighbors_count", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let rank = crate::kinds::rank_strict(w, comm, rank)?;
+            crate::kinds::out_ptr(nneighbors, "nneighbors")?;
+            crate::imp::graph_neighbors_count(w, comm, rank, nneighbors)
+        })
 }
 
 /// `MPI_Graph_neighbors_count`: forwards to `PMPI_Graph_neighbors_count` (profiling tools interpose this symbol).
@@ -4521,7 +4596,12 @@ pub unsafe extern "C" fn MPI_Graph_neighbors_count(comm: ffi::MPI_Comm, rank: c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Graphdims_get(comm: ffi::MPI_Comm, nnodes: *mut c_int, nedges: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Graphdims_get")
+    crate::call::world("MPI_Graphdims_get", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(nnodes, "nnodes")?;
+            crate::kinds::out_ptr(nedges, "nedges")?;
+            crate::imp::graphdims_get(w, comm, nnodes, nedges)
+        })
 }
 
 /// `MPI_Graphdims_get`: forwards to `PMPI_Graphdims_get` (profiling tools interpose this symbol).
@@ -4741,7 +4821,11 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallw(sendbuf: *const c_void, sendcoun
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Topo_test(comm: ffi::MPI_Comm, status: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Topo_test")
+    crate::call::world("MPI_Topo_test", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(status, "status")?;
+            crate::imp::topo_test(w, comm, status)
+        })
 }
 
 /// `MPI_Topo_test`: forwards to `PMPI_Topo_test` (profiling tools interpose this symbol).
