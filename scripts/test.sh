@@ -36,6 +36,7 @@ stage "C MPI test suite"
 python3 tests/mpi/run.py --ranks 1,2,3,4,8
 
 stage "multi-host: reflexd in network namespaces (skipped without root or ip netns)"
+cargo build --release -q -p reflexd -p reflex-launch
 MPI_LIB_DIR=install/lib tests/hosts/run.sh target/release
 
 stage "C MPI suite on two emulated nodes under Hydra (shared memory inside, TCP between)"
