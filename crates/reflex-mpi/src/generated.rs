@@ -3961,7 +3961,10 @@ pub unsafe extern "C" fn MPI_Intercomm_merge(intercomm: ffi::MPI_Comm, high: c_i
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_keyval(type_copy_attr_fn: *const c_void, type_delete_attr_fn: *const c_void, type_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Type_create_keyval")
+    crate::call::world("MPI_Type_create_keyval", None, |w| {
+            crate::kinds::out_ptr(type_keyval, "type_keyval")?;
+            crate::imp::type_create_keyval(w, type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state)
+        })
 }
 
 /// `MPI_Type_create_keyval`: forwards to `PMPI_Type_create_keyval` (profiling tools interpose this symbol).
@@ -4001,7 +4004,9 @@ pub unsafe extern "C" fn MPI_Type_delete_attr(datatype: ffi::MPI_Datatype, type_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_free_keyval(type_keyval: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Type_free_keyval")
+    crate::call::world("MPI_Type_free_keyval", None, |w| {
+            crate::imp::type_free_keyval(w, type_keyval)
+        })
 }
 
 /// `MPI_Type_free_keyval`: forwards to `PMPI_Type_free_keyval` (profiling tools interpose this symbol).

@@ -126,17 +126,46 @@ pub fn comm_create_keyval(
     Ok(())
 }
 
-/// `MPI_Comm_free_keyval`.
-pub fn comm_free_keyval(w: &mut Mpi, comm_keyval: *mut c_int) -> Result<()> {
+/// Frees the keyval `*keyval` of `kind` and sets it to `MPI_KEYVAL_INVALID`.
+fn free_keyval(w: &mut Mpi, keyval: *mut c_int, kind: ObjKind) -> Result<()> {
     // SAFETY: the kinds check made sure the pointer is non-NULL.
-    let k = unsafe { *comm_keyval };
+    let k = unsafe { *keyval };
     if predefined_slot(k).is_some() {
         return Err(predefined_error(k));
     }
-    let index = w.objects.attrs.lookup(k, ObjKind::Comm)?;
+    let index = w.objects.attrs.lookup(k, kind)?;
     w.objects.attrs.free_keyval(index);
-    write(comm_keyval, KEYVAL_INVALID);
+    write(keyval, KEYVAL_INVALID);
     Ok(())
+}
+
+/// `MPI_Comm_free_keyval`.
+pub fn comm_free_keyval(w: &mut Mpi, comm_keyval: *mut c_int) -> Result<()> {
+    free_keyval(w, comm_keyval, ObjKind::Comm)
+}
+
+/// `MPI_Type_create_keyval` (datatype attributes themselves wait for datatype objects: the
+/// generated shims hand the implementation a layout, not the handle that names the object).
+pub fn type_create_keyval(
+    w: &mut Mpi,
+    type_copy_attr_fn: *const c_void,
+    type_delete_attr_fn: *const c_void,
+    type_keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> Result<()> {
+    let k = w.objects.attrs.create_keyval(
+        ObjKind::Datatype,
+        type_copy_attr_fn,
+        type_delete_attr_fn,
+        extra_state,
+    )?;
+    write(type_keyval, k);
+    Ok(())
+}
+
+/// `MPI_Type_free_keyval`.
+pub fn type_free_keyval(w: &mut Mpi, type_keyval: *mut c_int) -> Result<()> {
+    free_keyval(w, type_keyval, ObjKind::Datatype)
 }
 
 /// `MPI_Comm_set_attr`: a value already set is deleted first (its callback runs).
