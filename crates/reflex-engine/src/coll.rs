@@ -303,36 +303,42 @@ impl<T: Transport> Engine<T> {
     /// Gathers one byte string from every rank of `comm` onto every rank (internal: split, dup).
     pub(crate) fn allgather_bytes(&mut self, comm: CommId, mine: Vec<u8>) -> Result<Vec<Vec<u8>>> {
         let c = self.coll_comm(comm)?;
-        let len = mine.len();
-        let mut all = vec![0u8; len * c.size];
-        all[c.rank * len..(c.rank + 1) * len].copy_from_slice(&mine);
-        let mut parts = Vec::new();
-        for r in 0..c.size {
-            if r == c.rank {
-                continue;
-            }
-            parts.push(self.coll_isend(&c, r, TAG_GATHER, OutBuf::Owned(mine.clone()))?);
+        self.exchange_among(c.ctx, &c.members, c.rank, TAG_GATHER, &mine)
+    }
+
+    /// Sends `mine` to every other member of `members` and receives theirs, over context `ctx`
+    /// where this process is member `me`; messages carry `tag` and all have `mine.len()` bytes.
+    /// The result holds every member's bytes, indexed by member (ours included).
+    pub(crate) fn exchange_among(
+        &mut self,
+        ctx: u32,
+        members: &[u32],
+        me: usize,
+        tag: i32,
+        mine: &[u8],
+    ) -> Result<Vec<Vec<u8>>> {
+        let c = CollComm {
+            ctx,
+            rank: me,
+            size: members.len(),
+            members: members.into(),
+        };
+        let mut sends = Vec::with_capacity(c.size);
+        let mut recvs = Vec::with_capacity(c.size);
+        for r in (0..c.size).filter(|&r| r != me) {
+            sends.push(self.coll_isend(&c, r, tag, OutBuf::Owned(mine.to_vec()))?);
+            recvs.push((
+                r,
+                self.coll_irecv(&c, r, tag, InBuf::Owned(vec![0; mine.len()])),
+            ));
         }
-        let mut recvs = Vec::new();
-        for r in 0..c.size {
-            if r != c.rank {
-                recvs.push((
-                    r,
-                    self.coll_irecv(&c, r, TAG_GATHER, InBuf::Owned(vec![0; len])),
-                ));
-            }
-        }
+        let mut all = vec![mine.to_vec(); c.size];
         for (r, id) in recvs {
-            let v = self.coll_wait_recv(id)?.expect("owned buffer");
-            all[r * len..(r + 1) * len].copy_from_slice(&v);
+            all[r] = self.coll_wait_recv(id)?.expect("owned buffer");
         }
-        for s in parts {
+        for s in sends {
             self.coll_wait_send(s)?;
         }
-        Ok(all
-            .chunks(len.max(1))
-            .take(c.size)
-            .map(|ch| if len == 0 { Vec::new() } else { ch.to_vec() })
-            .collect())
+        Ok(all)
     }
 }

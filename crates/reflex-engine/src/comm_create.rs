@@ -12,8 +12,7 @@
 use crate::comm::{Comm, CommId, GroupId};
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
-use crate::packet::Envelope;
-use crate::request::{InBuf, Op, OutBuf, RequestId, SendMode, Status};
+use crate::request::{Op, RequestId, Status};
 use reflex_base::transport::Transport;
 
 /// Internal tag of a `MPI_Comm_create_group` exchange with user tag `tag` (≥ 0).
@@ -22,61 +21,6 @@ fn group_tag(tag: i32) -> i32 {
 }
 
 impl<T: Transport> Engine<T> {
-    /// Sends `mine` to every other member of `members` and receives theirs, over context `ctx`
-    /// where this process is member `me`; messages carry `tag`. Every message has `mine.len()` bytes.
-    fn exchange_among(
-        &mut self,
-        ctx: u32,
-        members: &[u32],
-        me: usize,
-        tag: i32,
-        mine: &[u8],
-    ) -> Result<Vec<Vec<u8>>> {
-        let mut sends = Vec::with_capacity(members.len());
-        let mut recvs: Vec<(usize, RequestId)> = Vec::with_capacity(members.len());
-        for (r, &world) in members.iter().enumerate().filter(|&(r, _)| r != me) {
-            let env = Envelope {
-                ctx,
-                src: me as u32,
-                tag,
-                len: mine.len() as u64,
-                sreq: 0,
-                flags: 0,
-            };
-            let buf = OutBuf::Owned(mine.to_vec());
-            sends.push(self.start_send(buf, world as usize, env, SendMode::Standard, None)?);
-            let id = self
-                .core
-                .new_recv(InBuf::Owned(vec![0; mine.len()]), r as i32, tag, None);
-            self.core.post_recv(id, ctx, r as i32, tag);
-            recvs.push((r, id));
-        }
-        let mut all = vec![mine.to_vec(); members.len()];
-        for (r, id) in recvs {
-            self.wait_until(|e| e.core.requests.get(id).is_none_or(|q| q.complete))?;
-            let req = self.core.requests.remove(id);
-            match req {
-                Some(q) if q.status.error.is_none() => {
-                    if let Op::Recv(recv) = q.op {
-                        if let InBuf::Owned(v) = recv.buf {
-                            all[r] = v;
-                        }
-                    }
-                }
-                _ => {
-                    return Err(MpiError::new(
-                        ErrorClass::Intern,
-                        format!("communicator creation exchange with group rank {r} failed"),
-                    ))
-                }
-            }
-        }
-        for id in sends {
-            self.wait(id)?;
-        }
-        Ok(all)
-    }
-
     /// `MPI_Comm_create_group`: a communicator over `group` (a subgroup of `parent`), created by
     /// the group's members only. Returns `None` to a caller outside the group.
     pub fn comm_create_group(

@@ -172,9 +172,19 @@ fn retire_all(
             Some(id) => w.world.engine.retire(*id).map(|_| Status::empty())?,
             None => Status::empty(),
         };
-        failed |= st.error.is_some();
-        write_status_with_error(status_at(statuses, i), &st, statuses);
+        failed |= record_status(statuses, i, &st);
     }
+    in_status(failed)
+}
+
+/// Writes entry `i` of a status array (unless ignored); returns whether that status has an error.
+fn record_status(statuses: *mut MPI_Status, i: usize, st: &Status) -> bool {
+    write_status_with_error(status_at(statuses, i), st, statuses);
+    st.error.is_some()
+}
+
+/// `MPI_ERR_IN_STATUS` when any request of a multi-completion call failed.
+fn in_status(failed: bool) -> Result<()> {
     if failed {
         return Err(MpiError::new(
             ERR_IN_STATUS,
@@ -214,16 +224,9 @@ pub fn waitall(
             }
             None => Status::empty(),
         };
-        failed |= st.error.is_some();
-        write_status_with_error(status_at(statuses, i), &st, statuses);
+        failed |= record_status(statuses, i, &st);
     }
-    if failed {
-        return Err(MpiError::new(
-            ERR_IN_STATUS,
-            "one or more requests failed; see the statuses",
-        ));
-    }
-    Ok(())
+    in_status(failed)
 }
 
 /// `MPI_Testall`: completes all only when all are complete.
@@ -266,19 +269,12 @@ fn some(
     let mut failed = false;
     for (k, &i) in ready.iter().enumerate() {
         let c = retire_at(w, array, &ids, i)?;
-        failed |= c.status.error.is_some();
         // SAFETY: MPI requires `indices` to hold up to incount entries.
         write(unsafe { indices.add(k) }, i as c_int);
-        write_status_with_error(status_at(statuses, k), &c.status, statuses);
+        failed |= record_status(statuses, k, &c.status);
     }
     write(outcount, ready.len() as c_int);
-    if failed {
-        return Err(MpiError::new(
-            ERR_IN_STATUS,
-            "one or more requests failed; see the statuses",
-        ));
-    }
-    Ok(())
+    in_status(failed)
 }
 
 /// `MPI_Waitsome`.
