@@ -228,7 +228,7 @@ impl<T: Transport> Engine<T> {
         op: ReduceOp,
         comm: CommId,
     ) -> Result<()> {
-        self.reduce(send, recv, count, dt, op, 0, comm)?;
+        self.reduce(send, recv, count, dt.clone(), op, 0, comm)?;
         let c = self.coll_comm(comm)?;
         let len = dt.contiguous_span(count)?;
         self.bcast_bytes(&c, recv.slice(0, len), 0, TAG_BCAST)
@@ -294,7 +294,11 @@ impl<T: Transport> Engine<T> {
         let mine = match send {
             Some(s) => Some(s),
             None if c.rank == 0 => None,
-            None => Some((recv.slice(c.rank * block, block).as_send(), rcount, rdt)),
+            None => Some((
+                recv.slice(c.rank * block, block).as_send(),
+                rcount,
+                rdt.clone(),
+            )),
         };
         self.gather(mine, recv, rcount, rdt, 0, comm)?;
         self.bcast_bytes(&c, recv.slice(0, block * c.size), 0, TAG_BCAST)

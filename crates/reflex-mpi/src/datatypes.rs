@@ -18,7 +18,7 @@ const fn pair(value: PairValue, size: u32, extent: u32) -> Basic {
     }
 }
 
-use ValueKind::{Byte, Char, Complex, Float, Logical, Marker, Signed, Unsigned};
+use ValueKind::{Byte, Char, Complex, Float, LbMarker, Logical, Signed, UbMarker, Unsigned};
 
 /// Every predefined datatype handle with its description.
 pub const BUILTIN: &[(i32, Basic)] = &[
@@ -39,8 +39,8 @@ pub const BUILTIN: &[(i32, Basic)] = &[
     (0x4c000809, b(Signed, 8)),                                  // MPI_LONG_LONG_INT
     (0x4c000819, b(Unsigned, 8)),                                // MPI_UNSIGNED_LONG_LONG
     (0x4c00010f, b(Byte, 1)),                                    // MPI_PACKED
-    (0x4c000010, b(Marker, 0)),                                  // MPI_LB
-    (0x4c000011, b(Marker, 0)),                                  // MPI_UB
+    (0x4c000010, b(LbMarker, 0)),                                // MPI_LB
+    (0x4c000011, b(UbMarker, 0)),                                // MPI_UB
     (0x4c000816, pair(PairValue::Int, 8, 8)),                    // MPI_2INT
     (0x8c000000u32 as i32, pair(PairValue::Float, 8, 8)),        // MPI_FLOAT_INT
     (0x8c000001u32 as i32, pair(PairValue::Double, 12, 16)),     // MPI_DOUBLE_INT

@@ -1,12 +1,8 @@
-//! Datatypes as the engine sees them.
+//! The predefined (basic) datatypes: what kind of value they hold, their size and extent.
 //!
-//! This first version knows the predefined (basic) datatypes: their size, their extent, and what kind
-//! of value they hold (which decides the reduction operations that apply). Every engine call takes a
-//! [`Datatype`] and a count, so derived datatypes (their own issue) slot in behind the same calls:
-//! [`Datatype::contiguous_span`] is where a non-contiguous layout will hand the transport a cursor
-//! instead of one byte range.
-
-use crate::error::{ErrorClass, MpiError, Result};
+//! The kind decides which reduction operations apply; the size and extent give the memory layout.
+//! Pair types with padding inside (`MPI_SHORT_INT`, `MPI_DOUBLE_INT`, ...) are described here for
+//! reductions, and built as small structs (see [`super::Layout::pair`]) for data movement.
 
 /// What kind of value a basic datatype holds (decides which reductions apply).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,8 +26,10 @@ pub enum ValueKind {
         /// Kind of the value half.
         value: PairValue,
     },
-    /// The `MPI_LB`/`MPI_UB` markers (size 0).
-    Marker,
+    /// The `MPI_LB` marker (size 0): sets a struct's lower bound.
+    LbMarker,
+    /// The `MPI_UB` marker (size 0): sets a struct's upper bound.
+    UbMarker,
 }
 
 /// The value half of a MINLOC/MAXLOC pair type.
@@ -63,6 +61,21 @@ pub struct Basic {
 }
 
 impl Basic {
+    /// The natural alignment of the type in C (what a struct containing it is padded to).
+    pub fn align(&self) -> usize {
+        let size = self.size as usize;
+        match self.kind {
+            ValueKind::Complex => size / 2,
+            ValueKind::Pair { value } => match value {
+                PairValue::Double | PairValue::Long => 8,
+                PairValue::LongDouble => 16,
+                _ => 4,
+            },
+            ValueKind::LbMarker | ValueKind::UbMarker => 1,
+            _ => size.clamp(1, 16),
+        }
+    }
+
     /// A basic type whose extent equals its size.
     pub const fn plain(kind: ValueKind, size: u32) -> Self {
         Self {
@@ -70,83 +83,5 @@ impl Basic {
             size,
             extent: size,
         }
-    }
-}
-
-/// A datatype handle as the engine uses it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Datatype {
-    /// A predefined datatype.
-    Basic(Basic),
-}
-
-impl Datatype {
-    /// Bytes of data in one element.
-    pub fn size(&self) -> usize {
-        match self {
-            Datatype::Basic(b) => b.size as usize,
-        }
-    }
-
-    /// Distance in bytes between consecutive elements.
-    pub fn extent(&self) -> usize {
-        match self {
-            Datatype::Basic(b) => b.extent as usize,
-        }
-    }
-
-    /// The value kind when the type is basic (reductions need it).
-    pub fn basic(&self) -> Option<Basic> {
-        match self {
-            Datatype::Basic(b) => Some(*b),
-        }
-    }
-
-    /// The number of bytes `count` elements occupy in a contiguous buffer, or an error if it
-    /// overflows. Padded pair types move their padding too, which keeps the layout exact.
-    pub fn contiguous_span(&self, count: usize) -> Result<usize> {
-        count.checked_mul(self.extent()).ok_or_else(|| {
-            MpiError::new(
-                ErrorClass::Count,
-                format!("count {count} times extent {} overflows", self.extent()),
-            )
-        })
-    }
-
-    /// Element count for `bytes` received (`MPI_Get_count`): `None` when not a whole number.
-    pub fn count_of(&self, bytes: usize) -> Option<usize> {
-        let unit = self.extent();
-        if unit == 0 {
-            return Some(0);
-        }
-        bytes.is_multiple_of(unit).then_some(bytes / unit)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pair_types_move_their_padding() {
-        let double_int = Datatype::Basic(Basic {
-            kind: ValueKind::Pair {
-                value: PairValue::Double,
-            },
-            size: 12,
-            extent: 16,
-        });
-        assert_eq!(double_int.contiguous_span(3).unwrap(), 48);
-        assert_eq!(double_int.count_of(48), Some(3));
-        assert_eq!(double_int.count_of(40), None);
-    }
-
-    #[test]
-    fn overflowing_span_is_a_count_error() {
-        let int = Datatype::Basic(Basic::plain(ValueKind::Signed, 4));
-        assert_eq!(
-            int.contiguous_span(usize::MAX).unwrap_err().class,
-            ErrorClass::Count
-        );
     }
 }

@@ -1,0 +1,323 @@
+//! A resumable position in `count` elements of a compiled datatype, and pack/unpack on top of it.
+//!
+//! A [`Cursor`] is placed at any byte offset of the packed stream ([`Cursor::new`] descends the
+//! program arithmetically: whole elements and loop iterations are skipped by division, not walked)
+//! and then yields the memory runs behind the next bytes of the stream, stopping anywhere, even in
+//! the middle of a run: packets and ring cells never line up with blocks. It keeps one frame per
+//! active loop in a vector sized once from the program's depth, so producing runs allocates
+//! nothing and never recurses. A loop whose body is a single run is walked in a tight loop (the
+//! regular-stride fast path).
+
+use super::program::{Instr, Program};
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    /// First instruction of the body.
+    start: usize,
+    /// One past the last instruction of the body.
+    end: usize,
+    /// Iterations left, the current one included.
+    left: usize,
+    stride: isize,
+    /// Displacement of the current iteration.
+    base: isize,
+}
+
+/// A position in the packed stream of `count` elements of a program.
+#[derive(Debug)]
+pub struct Cursor<'p> {
+    instrs: &'p [Instr],
+    frames: Vec<Frame>,
+    pc: usize,
+    /// Bytes of the current `Copy` already produced.
+    skip: usize,
+}
+
+impl<'p> Cursor<'p> {
+    /// A cursor at byte `offset` of the packed stream of `count` elements `extent` bytes apart.
+    pub fn new(program: &'p Program, count: usize, extent: isize, offset: usize) -> Self {
+        let mut cursor = Self {
+            instrs: &program.instrs,
+            frames: Vec::with_capacity(program.depth + 1),
+            pc: 0,
+            skip: 0,
+        };
+        let size = program.size;
+        if size == 0 || count == 0 || offset / size >= count {
+            return cursor;
+        }
+        let element = offset / size;
+        cursor.frames.push(Frame {
+            start: 0,
+            end: program.instrs.len(),
+            left: count - element,
+            stride: extent,
+            base: extent.wrapping_mul(element as isize),
+        });
+        cursor.descend(offset % size);
+        cursor
+    }
+
+    /// Moves from the start of the current element to `rest` bytes into it.
+    fn descend(&mut self, mut rest: usize) {
+        loop {
+            let base = self.frames.last().map_or(0, |f| f.base);
+            match self.instrs[self.pc] {
+                Instr::Copy { len, .. } if rest < len => {
+                    self.skip = rest;
+                    return;
+                }
+                Instr::Copy { len, .. } => {
+                    rest -= len;
+                    self.pc += 1;
+                }
+                Instr::Loop {
+                    count,
+                    stride,
+                    body,
+                    body_size,
+                } => {
+                    let total = count * body_size;
+                    if rest >= total {
+                        rest -= total;
+                        self.pc += 1 + body;
+                        continue;
+                    }
+                    let skipped = rest / body_size;
+                    rest -= skipped * body_size;
+                    self.frames.push(Frame {
+                        start: self.pc + 1,
+                        end: self.pc + 1 + body,
+                        left: count - skipped,
+                        stride,
+                        base: base.wrapping_add(stride.wrapping_mul(skipped as isize)),
+                    });
+                    self.pc += 1;
+                }
+            }
+        }
+    }
+
+    /// Calls `f(displacement, len)` for the runs behind the next `limit` bytes of the stream (or
+    /// up to its end); returns the bytes produced.
+    #[inline]
+    pub fn runs(&mut self, limit: usize, mut f: impl FnMut(isize, usize)) -> usize {
+        let mut done = 0;
+        while done < limit {
+            let Some(top) = self.frames.len().checked_sub(1) else {
+                break;
+            };
+            let frame = self.frames[top];
+            if self.pc == frame.end {
+                self.next_iteration(top);
+                continue;
+            }
+            if let (true, Instr::Copy { disp, len }) = (
+                self.pc == frame.start && frame.end == frame.start + 1 && self.skip == 0,
+                self.instrs[self.pc],
+            ) {
+                let n = ((limit - done) / len).min(frame.left);
+                if n > 0 {
+                    let mut at = frame.base.wrapping_add(disp);
+                    for _ in 0..n {
+                        f(at, len);
+                        at = at.wrapping_add(frame.stride);
+                    }
+                    done += n * len;
+                    let f = &mut self.frames[top];
+                    f.left -= n - 1;
+                    f.base = f
+                        .base
+                        .wrapping_add(frame.stride.wrapping_mul(n as isize - 1));
+                    self.pc = frame.end;
+                    continue;
+                }
+            }
+            match self.instrs[self.pc] {
+                Instr::Copy { disp, len } => {
+                    let take = (len - self.skip).min(limit - done);
+                    f(frame.base.wrapping_add(disp + self.skip as isize), take);
+                    done += take;
+                    self.skip += take;
+                    if self.skip == len {
+                        self.skip = 0;
+                        self.pc += 1;
+                    }
+                }
+                Instr::Loop {
+                    count,
+                    stride,
+                    body,
+                    ..
+                } => {
+                    self.frames.push(Frame {
+                        start: self.pc + 1,
+                        end: self.pc + 1 + body,
+                        left: count,
+                        stride,
+                        base: frame.base,
+                    });
+                    self.pc += 1;
+                }
+            }
+        }
+        done
+    }
+
+    /// The body of frame `top` ended: start its next iteration or leave the loop.
+    fn next_iteration(&mut self, top: usize) {
+        let frame = &mut self.frames[top];
+        frame.left -= 1;
+        if frame.left > 0 {
+            frame.base = frame.base.wrapping_add(frame.stride);
+            self.pc = frame.start;
+        } else {
+            self.frames.pop();
+        }
+    }
+}
+
+/// Where `count` elements of a program lie in a buffer: the buffer starts `origin` bytes before
+/// the address the application passed (the lowest byte any element touches).
+#[derive(Debug, Clone, Copy)]
+pub struct Placement<'p> {
+    /// The compiled type.
+    pub program: &'p Program,
+    /// Elements.
+    pub count: usize,
+    /// Bytes between elements.
+    pub extent: isize,
+    /// Offset of the application's address inside the buffer.
+    pub origin: usize,
+}
+
+impl Placement<'_> {
+    /// Buffer index of a displacement (the placement guarantees it is inside the buffer).
+    #[inline]
+    fn index(&self, disp: isize) -> usize {
+        self.origin.wrapping_add_signed(disp)
+    }
+
+    /// Gathers the packed bytes `[offset, offset + dst.len())` from `src` into `dst`; returns how
+    /// many there were.
+    pub fn pack(&self, src: &[u8], offset: usize, dst: &mut [u8]) -> usize {
+        let mut cursor = Cursor::new(self.program, self.count, self.extent, offset);
+        let mut out = 0;
+        cursor.runs(dst.len(), |disp, len| {
+            let at = self.index(disp);
+            dst[out..out + len].copy_from_slice(&src[at..at + len]);
+            out += len;
+        })
+    }
+
+    /// Scatters `src`, the packed bytes from `offset` on, into `dst`; returns how many fitted.
+    pub fn unpack(&self, dst: &mut [u8], offset: usize, src: &[u8]) -> usize {
+        let mut cursor = Cursor::new(self.program, self.count, self.extent, offset);
+        let mut used = 0;
+        cursor.runs(src.len(), |disp, len| {
+            let at = self.index(disp);
+            dst[at..at + len].copy_from_slice(&src[used..used + len]);
+            used += len;
+        })
+    }
+
+    /// The `(buffer index, len)` runs behind packed bytes `[offset, offset + limit)`.
+    pub fn runs(&self, offset: usize, limit: usize, out: &mut Vec<(usize, usize)>) -> usize {
+        let mut cursor = Cursor::new(self.program, self.count, self.extent, offset);
+        cursor.runs(limit, |disp, len| out.push((self.index(disp), len)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datatype::layout::{Block, Layout};
+    use crate::datatype::{Basic, Datatype, ValueKind};
+    use std::sync::Arc;
+
+    fn int() -> Datatype {
+        Datatype::Basic(Basic::plain(ValueKind::Signed, 4))
+    }
+
+    fn runs_of(
+        p: &Program,
+        count: usize,
+        extent: isize,
+        offset: usize,
+        limit: usize,
+    ) -> Vec<(isize, usize)> {
+        let mut v = Vec::new();
+        Cursor::new(p, count, extent, offset).runs(limit, |d, l| v.push((d, l)));
+        v
+    }
+
+    #[test]
+    fn vector_runs_from_any_offset() {
+        let v = Layout::vector(3, 2, 16, int()).unwrap();
+        let p = v.program();
+        assert_eq!(runs_of(p, 1, 40, 0, 100), vec![(0, 8), (16, 8), (32, 8)]);
+        assert_eq!(runs_of(p, 1, 40, 5, 100), vec![(5, 3), (16, 8), (32, 8)]);
+        assert_eq!(runs_of(p, 1, 40, 5, 7), vec![(5, 3), (16, 4)]);
+        assert_eq!(runs_of(p, 2, 40, 20, 12), vec![(36, 4), (40, 8)]);
+    }
+
+    #[test]
+    fn resuming_in_pieces_gives_the_same_runs() {
+        let inner = Datatype::Derived(Arc::new(Layout::vector(2, 1, 12, int()).unwrap()));
+        let blocks = vec![
+            Block {
+                count: 2,
+                disp: -40,
+                dt: inner.clone(),
+            },
+            Block {
+                count: 1,
+                disp: 100,
+                dt: int(),
+            },
+        ];
+        let l = Layout::blocks(blocks, false).unwrap();
+        let p = l.program();
+        let whole: Vec<_> = runs_of(p, 3, 200, 0, usize::MAX);
+        let total: usize = whole.iter().map(|r| r.1).sum();
+        assert_eq!(total, 3 * l.size());
+        for step in [1, 3, 5, 7] {
+            let mut pieces = Vec::new();
+            let mut off = 0;
+            while off < total {
+                let mut c = Cursor::new(p, 3, 200, off);
+                off += c.runs(step, |d, len| pieces.push((d, len)));
+            }
+            let bytes = |v: &[(isize, usize)]| -> Vec<isize> {
+                v.iter()
+                    .flat_map(|&(d, l)| (0..l as isize).map(move |i| d + i))
+                    .collect()
+            };
+            assert_eq!(bytes(&pieces), bytes(&whole), "step {step}");
+        }
+    }
+
+    #[test]
+    fn pack_and_unpack_round_trip() {
+        let v = Layout::vector(2, 1, 8, int()).unwrap();
+        let place = Placement {
+            program: v.program(),
+            count: 2,
+            extent: 12,
+            origin: 0,
+        };
+        let src: Vec<u8> = (0..24).collect();
+        let mut packed = [0u8; 16];
+        assert_eq!(place.pack(&src, 0, &mut packed), 16);
+        assert_eq!(
+            packed,
+            [0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 20, 21, 22, 23]
+        );
+        let mut back = vec![0xffu8; 24];
+        assert_eq!(place.unpack(&mut back, 0, &packed[..10]), 10);
+        assert_eq!(place.unpack(&mut back, 10, &packed[10..]), 6);
+        assert_eq!(&back[..4], &src[..4]);
+        assert_eq!(&back[4..8], &[0xff; 4]);
+        assert_eq!(&back[20..24], &src[20..24]);
+    }
+}
