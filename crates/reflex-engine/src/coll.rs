@@ -71,7 +71,7 @@ impl<T: Transport> Engine<T> {
             ctx: c.ctx,
             src: c.rank as u32,
             tag,
-            len: buf.bytes().len() as u64,
+            len: buf.len() as u64,
             sreq: 0,
             flags: 0,
         };
@@ -101,7 +101,7 @@ impl<T: Transport> Engine<T> {
         match req.op {
             Op::Recv(recv) => match recv.buf {
                 InBuf::Owned(v) => Ok(Some(v)),
-                InBuf::User(_) => Ok(None),
+                _ => Ok(None),
             },
             _ => Ok(None),
         }

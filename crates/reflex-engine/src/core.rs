@@ -7,7 +7,9 @@
 //! decides on (SYNC_ACK, CTS, FIN) are queued in the per-destination outbox, which the engine drains
 //! into the transport after each poll.
 
+use crate::datatype::wire::RemoteLayout;
 use crate::error::{ErrorClass, MpiError};
+use crate::msgbuf::CopyStats;
 use crate::packet::{self, Envelope, Packet};
 use crate::request::{
     InBuf, Op, RecvOp, RecvPhase, Request, RequestId, Requests, SendPhase, Status, ANY_SOURCE,
@@ -37,13 +39,26 @@ pub(crate) fn pattern_matches(ctx: u32, source: i32, tag: i32, env: &Envelope) -
         && (tag == ANY_TAG || tag == env.tag)
 }
 
+/// A rendezvous offer: where the sender's data lies and whether it may be read in place.
+#[derive(Debug, Clone)]
+pub(crate) struct Offer {
+    /// The sender's process.
+    pub(crate) pid: u32,
+    /// The sender's buffer (the application's address for a non-contiguous one).
+    pub(crate) addr: u64,
+    /// The sender's blocks when its data is not contiguous.
+    pub(crate) layout: Option<Box<RemoteLayout>>,
+    /// The data may be read in place (else it must be streamed).
+    pub(crate) readable: bool,
+}
+
 /// What an unmatched message left behind.
 #[derive(Debug)]
 pub(crate) enum Body {
     /// The eager payload, copied out of the transport.
     Eager(Vec<u8>),
-    /// A rendezvous offer: the sender's pid and buffer address.
-    Rts { pid: u32, addr: u64 },
+    /// A rendezvous offer.
+    Rts(Offer),
 }
 
 /// A message that arrived before its receive was posted (or was taken by `MPI_Mprobe`).
@@ -82,10 +97,14 @@ pub(crate) struct Core {
     pub(crate) fatal: Option<MpiError>,
     /// The attached buffer of buffered sends.
     pub(crate) bsend: crate::bsend::BsendPool,
+    /// Bytes copied, by kind.
+    pub(crate) stats: CopyStats,
+    /// Smallest average block read in place over iovecs (else streamed).
+    pub(crate) iov_min: usize,
 }
 
 impl Core {
-    pub(crate) fn new(me: usize, nranks: usize, single_copy: bool) -> Self {
+    pub(crate) fn new(me: usize, nranks: usize, single_copy: bool, iov_min: usize) -> Self {
         Self {
             me,
             pid: std::process::id(),
@@ -98,6 +117,8 @@ impl Core {
             single_copy,
             fatal: None,
             bsend: Default::default(),
+            stats: CopyStats::default(),
+            iov_min,
         }
     }
 
@@ -118,9 +139,18 @@ impl Core {
             Ok(Packet::Eager { env, payload }) => {
                 self.on_message(src_world, env, MessageBody::Eager(payload))
             }
-            Ok(Packet::Rts { env, pid, addr }) => {
-                self.on_message(src_world, env, MessageBody::Rts { pid, addr })
-            }
+            Ok(Packet::Rts {
+                env,
+                pid,
+                addr,
+                layout,
+            }) => match decode_offer(&env, pid, addr, layout) {
+                Ok(offer) => self.on_message(src_world, env, MessageBody::Rts(offer)),
+                Err(e) => self.record_fatal(MpiError::new(
+                    e.class,
+                    format!("from rank {src_world}: {}", e.message),
+                )),
+            },
             Ok(Packet::Cts { sreq, rreq }) => self.on_cts(src_world, sreq, rreq),
             Ok(Packet::Data {
                 rreq,
@@ -145,8 +175,11 @@ impl Core {
     fn on_message(&mut self, src_world: usize, env: Envelope, body: MessageBody<'_>) {
         let Some(pos) = self.posted.iter().position(|p| p.matches(&env)) else {
             let body = match body {
-                MessageBody::Eager(payload) => Body::Eager(payload.to_vec()),
-                MessageBody::Rts { pid, addr } => Body::Rts { pid, addr },
+                MessageBody::Eager(payload) => {
+                    self.stats.staged += payload.len() as u64;
+                    Body::Eager(payload.to_vec())
+                }
+                MessageBody::Rts(offer) => Body::Rts(offer),
             };
             self.unexpected.push_back(Unexpected {
                 env,
@@ -176,65 +209,38 @@ impl Core {
         }
         match body {
             MessageBody::Eager(payload) => {
-                let status = self.fill(id, &env, |dst| {
-                    let n = dst.len().min(payload.len());
-                    dst[..n].copy_from_slice(&payload[..n]);
-                    n
-                });
+                let Some(recv) = self.requests.recv_mut(id) else {
+                    return;
+                };
+                let copied = recv.buf.unpack(0, payload, &mut self.stats);
+                let status = recv_status(env.src as i32, env.tag, payload.len(), copied);
                 self.finish_recv(id, status);
             }
-            MessageBody::Rts { pid, addr } => self.start_rendezvous(id, src_world, env, pid, addr),
+            MessageBody::Rts(offer) => self.start_rendezvous(id, src_world, env, offer),
         }
     }
 
-    /// Runs `copy` on the receive buffer of `id` and builds the resulting status.
-    fn fill(
-        &mut self,
-        id: RequestId,
-        env: &Envelope,
-        copy: impl FnOnce(&mut [u8]) -> usize,
-    ) -> Status {
-        let Some(recv) = self.requests.recv_mut(id) else {
-            return Status::empty();
-        };
-        let copied = copy(recv.buf.bytes_mut());
-        recv_status(env.src as i32, env.tag, env.len as usize, copied)
-    }
-
-    fn start_rendezvous(
-        &mut self,
-        id: RequestId,
-        src_world: usize,
-        env: Envelope,
-        pid: u32,
-        addr: u64,
-    ) {
+    fn start_rendezvous(&mut self, id: RequestId, src_world: usize, env: Envelope, offer: Offer) {
         if src_world == self.me {
             return self.rendezvous_with_self(id, env);
         }
-        if self.single_copy {
-            let mut failure = None;
-            let status = self.fill(id, &env, |dst| {
-                let n = dst.len().min(env.len as usize);
-                match crate::single_copy::read(pid, addr, &mut dst[..n]) {
-                    Ok(()) => n,
-                    Err(e) => {
-                        failure = Some(e);
-                        0
+        if self.single_copy && offer.readable && self.worth_reading(id, &offer) {
+            if let Some(recv) = self.requests.recv_mut(id) {
+                let stats = &mut self.stats;
+                match crate::single_copy::read_offer(&offer, env.len as usize, &mut recv.buf, stats)
+                {
+                    Ok(copied) => {
+                        self.queue_control(
+                            src_world,
+                            |b| packet::encode_fin(b, env.sreq),
+                            packet::ACK_LEN,
+                        );
+                        let status = recv_status(env.src as i32, env.tag, env.len as usize, copied);
+                        return self.finish_recv(id, status);
                     }
+                    // The kernel refused (e.g. ptrace restrictions): stream from now on.
+                    Err(_) => self.single_copy = false,
                 }
-            });
-            match failure {
-                None => {
-                    self.queue_control(
-                        src_world,
-                        |b| packet::encode_fin(b, env.sreq),
-                        packet::ACK_LEN,
-                    );
-                    return self.finish_recv(id, status);
-                }
-                // The kernel refused (e.g. ptrace restrictions): stream from now on.
-                Some(_) => self.single_copy = false,
             }
         }
         if let Some(recv) = self.requests.recv_mut(id) {
@@ -251,13 +257,45 @@ impl Core {
             packet::CTS_LEN,
         );
     }
+
+    /// Whether reading in place beats streaming: both sides' blocks are large enough on average
+    /// for one iovec each (tiny blocks are packed into cells faster than the kernel walks them).
+    fn worth_reading(&self, id: RequestId, offer: &Offer) -> bool {
+        let remote = offer
+            .layout
+            .as_ref()
+            .map_or(usize::MAX, |l| l.program.average_run());
+        let local = match self.requests.get(id).map(|r| &r.op) {
+            Some(Op::Recv(RecvOp {
+                buf: InBuf::Typed(t),
+                ..
+            })) => t.dt.program().map_or(0, |p| p.average_run()),
+            _ => usize::MAX,
+        };
+        remote.min(local) >= self.iov_min
+    }
+}
+
+/// Decodes the rendezvous offer of an RTS (validating a datatype description, if any).
+fn decode_offer(env: &Envelope, pid: u32, addr: u64, layout: &[u8]) -> crate::error::Result<Offer> {
+    let layout = if layout.is_empty() {
+        None
+    } else {
+        Some(Box::new(RemoteLayout::decode(layout, env.len)?))
+    };
+    Ok(Offer {
+        pid,
+        addr,
+        layout,
+        readable: env.flags & packet::FLAG_STREAM_ONLY == 0,
+    })
 }
 
 /// A matched message's body, borrowed from the packet or from the unexpected queue.
 #[derive(Debug)]
 pub(crate) enum MessageBody<'a> {
     Eager(&'a [u8]),
-    Rts { pid: u32, addr: u64 },
+    Rts(Offer),
 }
 
 /// The status of a receive that got `copied` bytes of a `len`-byte message.
@@ -286,14 +324,10 @@ impl Core {
                 "self rendezvous lost its send request",
             ));
         };
-        let status = match &send.op {
-            Op::Send(op) => {
-                let src = op.buf.bytes();
-                self.fill(rid, &env, |dst| {
-                    let n = dst.len().min(src.len());
-                    dst[..n].copy_from_slice(&src[..n]);
-                    n
-                })
+        let status = match (&send.op, self.requests.recv_mut(rid)) {
+            (Op::Send(op), Some(recv)) => {
+                let copied = crate::msgbuf::transfer(&op.buf, &mut recv.buf, &mut self.stats);
+                recv_status(env.src as i32, env.tag, env.len as usize, copied)
             }
             _ => Status::empty(),
         };
@@ -336,10 +370,7 @@ impl Core {
                 format!("data for receive {rreq} not streaming"),
             ));
         };
-        let dst = recv.buf.bytes_mut();
-        let start = (offset as usize).min(dst.len());
-        let n = payload.len().min(dst.len() - start);
-        dst[start..start + n].copy_from_slice(&payload[..n]);
+        recv.buf.unpack(offset as usize, payload, &mut self.stats);
         let received = received + payload.len();
         if received < expected {
             recv.phase = RecvPhase::Streaming { received, expected };
@@ -358,6 +389,7 @@ impl Core {
     pub(crate) fn finish_recv(&mut self, id: RequestId, status: Status) {
         if let Some(recv) = self.requests.recv_mut(id) {
             recv.phase = RecvPhase::Done;
+            recv.buf.finish(status.bytes, &mut self.stats);
         }
         self.complete(id, status);
     }
@@ -433,19 +465,11 @@ impl Core {
 
     /// Delivers a message taken from the unexpected queue (or an `MPI_Mprobe` handle).
     pub(crate) fn deliver_unexpected(&mut self, id: RequestId, msg: Unexpected) {
-        match &msg.body {
+        match msg.body {
             Body::Eager(bytes) => {
-                self.deliver(id, msg.src_world, msg.env, MessageBody::Eager(bytes))
+                self.deliver(id, msg.src_world, msg.env, MessageBody::Eager(&bytes))
             }
-            Body::Rts { pid, addr } => self.deliver(
-                id,
-                msg.src_world,
-                msg.env,
-                MessageBody::Rts {
-                    pid: *pid,
-                    addr: *addr,
-                },
-            ),
+            Body::Rts(offer) => self.deliver(id, msg.src_world, msg.env, MessageBody::Rts(offer)),
         }
     }
 

@@ -11,7 +11,7 @@ use crate::comm::{Comm, Comms, Groups};
 use crate::core::{Core, Out};
 use crate::error::Result;
 use crate::packet::{self, Envelope};
-use crate::request::{RequestId, SendPhase};
+use crate::request::{OutBuf, RequestId, SendPhase};
 use reflex_base::transport::{Transport, WouldBlock};
 use std::time::Duration;
 
@@ -28,6 +28,12 @@ pub struct Tuning {
     pub yield_polls: u32,
     /// Longest single doorbell sleep.
     pub sleep: Duration,
+    /// Gather non-contiguous sends straight into the cells (else pack into a temporary first).
+    pub direct_send: bool,
+    /// Scatter non-contiguous receives straight from the cells (else unpack at completion).
+    pub direct_recv: bool,
+    /// Smallest average block of a non-contiguous message read in place over iovecs.
+    pub iov_min: usize,
 }
 
 impl Default for Tuning {
@@ -38,6 +44,9 @@ impl Default for Tuning {
             spin_polls: 1000,
             yield_polls: 100,
             sleep: Duration::from_millis(1),
+            direct_send: true,
+            direct_recv: true,
+            iov_min: 1024,
         }
     }
 }
@@ -76,7 +85,7 @@ impl<T: Transport> Engine<T> {
         let mut engine = Self {
             world_of_index,
             fabric,
-            core: Core::new(me, nranks, single_copy),
+            core: Core::new(me, nranks, single_copy, tuning.iov_min),
             comms: Comms::default(),
             groups: Groups::default(),
             tuning,
@@ -126,6 +135,11 @@ impl<T: Transport> Engine<T> {
     /// Tuning in effect.
     pub fn tuning(&self) -> Tuning {
         self.tuning
+    }
+
+    /// Bytes copied so far, by kind (tests check which path a message took).
+    pub fn copy_stats(&self) -> crate::msgbuf::CopyStats {
+        self.core.stats
     }
 
     /// Advances every operation once; returns how many events happened.
@@ -230,21 +244,20 @@ impl<T: Transport> Engine<T> {
             me: self.core.me,
             index: self.route[dest],
         };
-        let requests = &mut self.core.requests;
+        let mut ctx = EmitCtx {
+            requests: &mut self.core.requests,
+            stats: &mut self.core.stats,
+            eager_limit: self.tuning.eager_limit,
+            chunk: self.tuning.chunk,
+            pid: self.core.pid,
+        };
         let outcome = match item {
             Out::Control(bytes, len) => {
                 let len = len as usize;
                 return wire.send(dest, len, |b| b.copy_from_slice(&bytes[..len]));
             }
-            Out::Send(id) => emit_first_packet(
-                &mut wire,
-                dest,
-                requests,
-                id,
-                self.tuning.eager_limit,
-                self.core.pid,
-            )?,
-            Out::Data(id) => emit_chunks(&mut wire, dest, requests, id, self.tuning.chunk)?,
+            Out::Send(id) => emit_first_packet(&mut wire, dest, &mut ctx, id)?,
+            Out::Data(id) => emit_chunks(&mut wire, dest, &mut ctx, id)?,
         };
         if let Some(id) = outcome {
             self.core.complete_send(id);
@@ -276,27 +289,40 @@ impl<T: Transport> Wire<'_, T> {
         }
         self.fabric.try_send(self.index, len, fill)
     }
+
+    /// Largest packet towards any destination (messages to oneself have no limit).
+    fn max_packet(&self) -> usize {
+        self.fabric.max_packet()
+    }
+}
+
+/// What emitting a send needs besides the wire.
+struct EmitCtx<'a> {
+    requests: &'a mut crate::request::Requests,
+    stats: &'a mut crate::msgbuf::CopyStats,
+    eager_limit: usize,
+    chunk: usize,
+    pid: u32,
 }
 
 /// Sends the eager packet or the RTS of send `id`; returns the request if it is now complete.
 fn emit_first_packet<T: Transport>(
     wire: &mut Wire<'_, T>,
     dest: usize,
-    requests: &mut crate::request::Requests,
+    ctx: &mut EmitCtx<'_>,
     id: RequestId,
-    eager_limit: usize,
-    pid: u32,
 ) -> std::result::Result<Option<RequestId>, WouldBlock> {
-    let Some(send) = requests.send_mut(id) else {
+    let Some(send) = ctx.requests.send_mut(id) else {
         return Ok(None);
     };
     let mut env: Envelope = send.env;
     env.sreq = id.0;
-    let bytes = send.buf.bytes();
-    if bytes.len() <= eager_limit {
-        wire.send(dest, packet::EAGER_HEADER + bytes.len(), |b| {
+    let len = send.buf.len();
+    if len <= ctx.eager_limit {
+        let stats = &mut *ctx.stats;
+        wire.send(dest, packet::EAGER_HEADER + len, |b| {
             packet::encode_eager_header(b, &env);
-            b[packet::EAGER_HEADER..].copy_from_slice(bytes);
+            send.buf.pack(0, &mut b[packet::EAGER_HEADER..], stats);
         })?;
         if env.flags & packet::FLAG_SYNC != 0 {
             send.phase = SendPhase::AwaitAck;
@@ -304,35 +330,72 @@ fn emit_first_packet<T: Transport>(
         }
         return Ok(Some(id));
     }
-    let addr = bytes.as_ptr() as u64;
-    wire.send(dest, packet::RTS_LEN, |b| {
-        packet::encode_rts(b, &env, pid, addr)
-    })?;
+    send_rts(wire, dest, &send.buf, env, ctx.pid)?;
     send.phase = SendPhase::AwaitReply;
     Ok(None)
+}
+
+/// Sends the RTS of a large message: the buffer's address, plus the datatype description when it
+/// is not contiguous (or, when the description does not fit a packet, a demand to be streamed).
+fn send_rts<T: Transport>(
+    wire: &mut Wire<'_, T>,
+    dest: usize,
+    buf: &OutBuf,
+    mut env: Envelope,
+    pid: u32,
+) -> std::result::Result<(), WouldBlock> {
+    if let Some(bytes) = buf.contiguous() {
+        let addr = bytes.as_ptr() as u64;
+        return wire.send(dest, packet::RTS_LEN, |b| {
+            packet::encode_rts(b, &env, pid, addr)
+        });
+    }
+    let OutBuf::Typed(t) = buf else {
+        return Ok(());
+    };
+    let program = t.dt.program();
+    let described = program
+        .as_ref()
+        .map(|p| (p, packet::RTS_LEN + crate::datatype::wire::encoded_len(p)))
+        .filter(|(_, len)| *len <= wire.max_packet());
+    match described {
+        Some((p, len)) => {
+            let lo = t.dt.span(t.count).map_or(0, |(lo, _)| lo);
+            let addr = (t.buf.addr() as u64).wrapping_sub(lo as i64 as u64);
+            wire.send(dest, len, |b| {
+                packet::encode_rts_typed(b, &env, (pid, addr), p, t.count, t.dt.extent())
+            })
+        }
+        None => {
+            env.flags |= packet::FLAG_STREAM_ONLY;
+            wire.send(dest, packet::RTS_LEN, |b| {
+                packet::encode_rts(b, &env, pid, 0)
+            })
+        }
+    }
 }
 
 /// Streams the DATA chunks of send `id` until done (returns it) or the transport is full.
 fn emit_chunks<T: Transport>(
     wire: &mut Wire<'_, T>,
     dest: usize,
-    requests: &mut crate::request::Requests,
+    ctx: &mut EmitCtx<'_>,
     id: RequestId,
-    chunk: usize,
 ) -> std::result::Result<Option<RequestId>, WouldBlock> {
-    let Some(send) = requests.send_mut(id) else {
+    let Some(send) = ctx.requests.send_mut(id) else {
         return Ok(None);
     };
     let SendPhase::Streaming { mut next } = send.phase else {
         return Ok(None);
     };
-    let bytes = send.buf.bytes();
+    let total = send.buf.len();
     let rreq = send.peer_req;
-    while next < bytes.len() {
-        let n = chunk.min(bytes.len() - next);
+    while next < total {
+        let n = ctx.chunk.min(total - next);
+        let stats = &mut *ctx.stats;
         let result = wire.send(dest, packet::DATA_HEADER + n, |b| {
             packet::encode_data_header(b, rreq, next as u64);
-            b[packet::DATA_HEADER..].copy_from_slice(&bytes[next..next + n]);
+            send.buf.pack(next, &mut b[packet::DATA_HEADER..], stats);
         });
         if result.is_err() {
             send.phase = SendPhase::Streaming { next };

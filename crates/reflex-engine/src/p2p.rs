@@ -9,6 +9,7 @@ use crate::core::{Out, Unexpected};
 use crate::datatype::Datatype;
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
+use crate::msgbuf::Typed;
 use crate::packet::{self, Envelope};
 use crate::request::{
     InBuf, Op, OutBuf, Persistent, Request, RequestId, SendMode, SendOp, SendPhase, Status,
@@ -65,19 +66,84 @@ fn null_status() -> Status {
     Status::from_proc_null()
 }
 
-/// Checks that `count` elements of `dt` fit the `available` bytes wrapped by the caller.
-fn span(count: usize, dt: &Datatype, available: usize) -> Result<usize> {
-    let len = dt.contiguous_span(count)?;
-    if len > available {
+/// Checks that the caller wrapped the memory `count` elements of `dt` touch.
+fn check_span(count: usize, dt: &Datatype, available: usize) -> Result<usize> {
+    let len = dt.packed_len(count)?;
+    let (_, span) = dt.span(count)?;
+    if span > available {
         return Err(MpiError::new(
             ErrorClass::Buffer,
-            format!("{count} elements need {len} bytes but the buffer wraps {available}"),
+            format!("{count} elements span {span} bytes but the buffer wraps {available}"),
         ));
     }
     Ok(len)
 }
 
+/// Most runs the per-receive overlap check of interleaved elements enumerates.
+const RECV_OVERLAP_CHECK_RUNS: u64 = 1 << 16;
+
+/// Rejects a receive whose elements would write some byte twice (MPI-3.1 §3.2.2 makes it
+/// erroneous; Reflex reports it rather than leave the result to the order of the copies).
+fn check_no_overlap(count: usize, dt: &Datatype) -> Result<()> {
+    let Some(layout) = dt.layout() else {
+        return Ok(());
+    };
+    let p = layout.program();
+    let b = dt.bounds();
+    let interleaved = count > 1 && dt.extent().unsigned_abs() < (b.true_ub - b.true_lb) as usize;
+    let overlap = !p.disjoint
+        || (interleaved
+            && p.runs.saturating_mul(count as u64) <= RECV_OVERLAP_CHECK_RUNS
+            && p.exact_disjoint(count, dt.extent()) == Some(false));
+    if overlap {
+        return Err(MpiError::new(
+            ErrorClass::Type,
+            "the receive datatype's blocks overlap (a byte would be written twice)",
+        ));
+    }
+    Ok(())
+}
+
 impl<T: Transport> Engine<T> {
+    /// What a send of `count` elements of `dt` from `buf` reads: the dense buffer itself, the
+    /// typed buffer (gathered on the fly), or a packed copy when direct sending is off.
+    pub(crate) fn out_buf(&mut self, buf: SendBuf, count: usize, dt: &Datatype) -> Result<OutBuf> {
+        let len = check_span(count, dt, buf.len())?;
+        if dt.is_dense() {
+            return Ok(OutBuf::User(buf.slice(0, len)));
+        }
+        let typed = OutBuf::Typed(Typed {
+            buf,
+            dt: dt.clone(),
+            count,
+        });
+        if self.tuning.direct_send {
+            return Ok(typed);
+        }
+        Ok(OutBuf::Owned(typed.to_owned_packed(&mut self.core.stats)))
+    }
+
+    /// What a receive of `count` elements of `dt` into `buf` writes.
+    pub(crate) fn in_buf(&self, buf: RecvBuf, count: usize, dt: &Datatype) -> Result<InBuf> {
+        let len = check_span(count, dt, buf.len())?;
+        if dt.is_dense() {
+            return Ok(InBuf::User(buf.slice(0, len)));
+        }
+        check_no_overlap(count, dt)?;
+        let to = Typed {
+            buf,
+            dt: dt.clone(),
+            count,
+        };
+        if self.tuning.direct_recv {
+            return Ok(InBuf::Typed(to));
+        }
+        Ok(InBuf::Staged {
+            tmp: vec![0; len],
+            to,
+        })
+    }
+
     /// Starts a send of `count` elements of `dt` from `buf` to `dest` (`MPI_Isend` family).
     #[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
     pub fn isend(
@@ -90,23 +156,23 @@ impl<T: Transport> Engine<T> {
         comm: CommId,
         mode: SendMode,
     ) -> Result<RequestId> {
-        let len = span(count, &dt, buf.len())?;
+        let out = self.out_buf(buf, count, &dt)?;
         // An eager message that goes out at once is complete at once: no send state to keep.
         if matches!(mode, SendMode::Standard | SendMode::Ready)
-            && self.try_send_eager_now(buf, count, &dt, dest, tag, comm)?
+            && self.try_send_eager_now(&out, dest, tag, comm)?
         {
             return Ok(self
                 .core
                 .requests
                 .insert(Request::completed(Status::empty())));
         }
-        self.start_user_send(buf.slice(0, len), dest, tag, comm, mode, None)
+        self.start_user_send(out, dest, tag, comm, mode, None)
     }
 
     /// Starts a send of all of `buf`, into request `into` (persistent) or a new one.
     fn start_user_send(
         &mut self,
-        buf: SendBuf,
+        buf: OutBuf,
         dest: i32,
         tag: i32,
         comm: CommId,
@@ -132,7 +198,7 @@ impl<T: Transport> Engine<T> {
             flags,
         };
         let dest_world = c.world_of(dest as usize);
-        self.start_send(OutBuf::User(buf), dest_world, env, mode, into)
+        self.start_send(buf, dest_world, env, mode, into)
     }
 
     /// Creates (or fills `into`) and submits a send; a buffered send copies and completes at once.
@@ -146,7 +212,7 @@ impl<T: Transport> Engine<T> {
     ) -> Result<RequestId> {
         if mode == SendMode::Buffered {
             let bsend_reserved = self.core.bsend.reserve(env.len as usize)?;
-            let copy = OutBuf::Owned(buf.bytes().to_vec());
+            let copy = OutBuf::Owned(buf.to_owned_packed(&mut self.core.stats));
             let op = SendOp {
                 buf: copy,
                 env,
@@ -191,12 +257,13 @@ impl<T: Transport> Engine<T> {
         comm: CommId,
         mode: SendMode,
     ) -> Result<()> {
+        let out = self.out_buf(buf, count, &dt)?;
         if matches!(mode, SendMode::Standard | SendMode::Ready)
-            && self.try_send_eager_now(buf, count, &dt, dest, tag, comm)?
+            && self.try_send_eager_now(&out, dest, tag, comm)?
         {
             return Ok(());
         }
-        let id = self.isend(buf, count, dt, dest, tag, comm, mode)?;
+        let id = self.start_user_send(out, dest, tag, comm, mode, None)?;
         self.wait(id).map(|_| ())
     }
 
@@ -206,14 +273,12 @@ impl<T: Transport> Engine<T> {
     #[inline]
     fn try_send_eager_now(
         &mut self,
-        buf: SendBuf,
-        count: usize,
-        dt: &Datatype,
+        buf: &OutBuf,
         dest: i32,
         tag: i32,
         comm: CommId,
     ) -> Result<bool> {
-        let len = span(count, dt, buf.len())?;
+        let len = buf.len();
         if len > self.tuning.eager_limit || dest == PROC_NULL {
             return Ok(false);
         }
@@ -231,12 +296,12 @@ impl<T: Transport> Engine<T> {
             sreq: 0,
             flags: 0,
         };
-        let bytes = &buf.as_slice()[..len];
+        let stats = &mut self.core.stats;
         let sent = self
             .fabric
             .try_send(self.route[dest_world], packet::EAGER_HEADER + len, |b| {
                 packet::encode_eager_header(b, &env);
-                b[packet::EAGER_HEADER..].copy_from_slice(bytes);
+                buf.pack(0, &mut b[packet::EAGER_HEADER..], stats);
             });
         Ok(sent.is_ok())
     }
@@ -251,13 +316,13 @@ impl<T: Transport> Engine<T> {
         tag: i32,
         comm: CommId,
     ) -> Result<RequestId> {
-        let len = span(count, &dt, buf.len())?;
-        self.start_user_recv(buf.slice(0, len), source, tag, comm, None)
+        let inb = self.in_buf(buf, count, &dt)?;
+        self.start_user_recv(inb, source, tag, comm, None)
     }
 
     fn start_user_recv(
         &mut self,
-        buf: RecvBuf,
+        buf: InBuf,
         source: i32,
         tag: i32,
         comm: CommId,
@@ -269,7 +334,7 @@ impl<T: Transport> Engine<T> {
             return Ok(self.install_completed(into, null_status()));
         }
         let ctx = c.ctx;
-        let id = self.core.new_recv(InBuf::User(buf), source, tag, into);
+        let id = self.core.new_recv(buf, source, tag, into);
         self.core.post_recv(id, ctx, source, tag);
         Ok(id)
     }
@@ -284,14 +349,15 @@ impl<T: Transport> Engine<T> {
         tag: i32,
         comm: CommId,
     ) -> Result<Status> {
-        let len = span(count, &dt, buf.len())?;
         let c = self.comms.get(comm)?;
         c.check_source(source)?;
         let ctx = c.ctx;
         if source != PROC_NULL
+            && dt.is_dense()
             && self.core.posted.is_empty()
             && self.find_unexpected(ctx, source, tag).is_none()
         {
+            let len = check_span(count, &dt, buf.len())?;
             if let Some(status) = self.recv_direct(buf.slice(0, len), ctx, source, tag)? {
                 return Ok(status);
             }
@@ -365,7 +431,7 @@ impl<T: Transport> Engine<T> {
         dt: Datatype,
         message: Message,
     ) -> Result<RequestId> {
-        let len = span(count, &dt, buf.len())?;
+        let inb = self.in_buf(buf, count, &dt)?;
         let id = match message {
             Message::NoProc => {
                 return Ok(self.core.requests.insert(Request::completed(null_status())))
@@ -378,12 +444,9 @@ impl<T: Transport> Engine<T> {
                 format!("message handle {id} was already received or never existed"),
             )
         })?;
-        let rid = self.core.new_recv(
-            InBuf::User(buf.slice(0, len)),
-            msg.env.src as i32,
-            msg.env.tag,
-            None,
-        );
+        let rid = self
+            .core
+            .new_recv(inb, msg.env.src as i32, msg.env.tag, None);
         self.core.deliver_unexpected(rid, msg);
         Ok(rid)
     }
@@ -435,10 +498,12 @@ impl<T: Transport> Engine<T> {
         comm: CommId,
         mode: SendMode,
     ) -> Result<RequestId> {
-        let len = span(count, &dt, buf.len())?;
+        check_span(count, &dt, buf.len())?;
         self.comms.get(comm)?.check_rank(dest, "destination")?;
         let template = Persistent::Send {
-            buf: buf.slice(0, len),
+            buf,
+            count,
+            dt,
             dest,
             tag,
             comm: comm.0,
@@ -457,11 +522,14 @@ impl<T: Transport> Engine<T> {
         tag: i32,
         comm: CommId,
     ) -> Result<RequestId> {
-        let len = span(count, &dt, buf.len())?;
+        check_span(count, &dt, buf.len())?;
+        check_no_overlap(count, &dt)?;
         let c = self.comms.get(comm)?;
         c.check_source(source)?;
         let template = Persistent::Recv {
-            buf: buf.slice(0, len),
+            buf,
+            count,
+            dt,
             source,
             tag,
             comm: comm.0,
@@ -479,7 +547,7 @@ impl<T: Transport> Engine<T> {
     /// `MPI_Start`: activates a persistent request.
     pub fn start(&mut self, id: RequestId) -> Result<()> {
         let req = self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
-        let Some(template) = req.persistent else {
+        let Some(template) = req.persistent.clone() else {
             return Err(MpiError::new(
                 ErrorClass::Request,
                 "MPI_Start needs a persistent request",
@@ -494,17 +562,27 @@ impl<T: Transport> Engine<T> {
         match template {
             Persistent::Send {
                 buf,
+                count,
+                dt,
                 dest,
                 tag,
                 comm,
                 mode,
-            } => self.start_user_send(buf, dest, tag, CommId(comm), mode, Some(id))?,
+            } => {
+                let out = self.out_buf(buf, count, &dt)?;
+                self.start_user_send(out, dest, tag, CommId(comm), mode, Some(id))?
+            }
             Persistent::Recv {
                 buf,
+                count,
+                dt,
                 source,
                 tag,
                 comm,
-            } => self.start_user_recv(buf, source, tag, CommId(comm), Some(id))?,
+            } => {
+                let inb = self.in_buf(buf, count, &dt)?;
+                self.start_user_recv(inb, source, tag, CommId(comm), Some(id))?
+            }
         };
         Ok(())
     }

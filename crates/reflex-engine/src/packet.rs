@@ -10,7 +10,8 @@
 //! ```text
 //! match header (EAGER, RTS), 32 bytes:
 //!  0 kind u8 | 1 flags u8 | 2 pad u16 | 4 ctx u32 | 8 src u32 | 12 tag i32 | 16 len u64 | 24 sreq u32 | 28 pid u32
-//!  RTS appends: 32 addr u64                      EAGER appends: the payload (len bytes)
+//!  RTS appends: 32 addr u64 [| 40 the sender's datatype, see datatype::wire, when non-contiguous]
+//!  EAGER appends: the payload (len bytes)
 //! CTS:  0 kind | 4 sreq u32 | 8 rreq u32                     (12 bytes)
 //! DATA: 0 kind | 4 rreq u32 | 8 offset u64 | 16 payload      (16 + n bytes)
 //! FIN, SYNC_ACK: 0 kind | 4 sreq u32                         (8 bytes)
@@ -27,6 +28,10 @@ const KIND_SYNC_ACK: u8 = 6;
 
 /// The sender wants to know when the message is matched (`MPI_Ssend`).
 pub const FLAG_SYNC: u8 = 1;
+
+/// The sender's data cannot be read in place (a datatype too complex to describe in the RTS):
+/// the receiver must ask for it to be streamed.
+pub const FLAG_STREAM_ONLY: u8 = 2;
 
 /// Bytes before an eager payload.
 pub const EAGER_HEADER: usize = 32;
@@ -74,6 +79,8 @@ pub enum Packet<'a> {
         pid: u32,
         /// Address of the sender's buffer in its process.
         addr: u64,
+        /// The sender's datatype description (empty when its data is contiguous at `addr`).
+        layout: &'a [u8],
     },
     /// Receiver matched an RTS and asks for the data to be streamed.
     Cts {
@@ -159,6 +166,7 @@ pub fn decode(b: &[u8]) -> Result<Packet<'_>> {
                 env: envelope_at(b),
                 pid: u32_at(b, 28),
                 addr: u64_at(b, 32),
+                layout: &b[RTS_LEN..],
             })
         }
         KIND_CTS => {
@@ -213,6 +221,20 @@ pub fn encode_eager_header(b: &mut [u8], env: &Envelope) {
 pub fn encode_rts(b: &mut [u8], env: &Envelope, pid: u32, addr: u64) {
     put_envelope(b, KIND_RTS, env, pid);
     b[32..40].copy_from_slice(&addr.to_le_bytes());
+}
+
+/// Writes an RTS for a non-contiguous buffer: `addr` is the application's address and the
+/// sender's `count` elements of `program` follow (`b.len() == RTS_LEN + wire::encoded_len`).
+pub fn encode_rts_typed(
+    b: &mut [u8],
+    env: &Envelope,
+    (pid, addr): (u32, u64),
+    program: &crate::datatype::Program,
+    count: usize,
+    extent: isize,
+) {
+    encode_rts(b, env, pid, addr);
+    crate::datatype::wire::encode(&mut b[RTS_LEN..], program, count, extent);
 }
 
 /// Writes a CTS packet into `b[..CTS_LEN]`.
@@ -279,7 +301,8 @@ mod tests {
             Packet::Rts {
                 env: env(),
                 pid: 77,
-                addr: 0xdead_beef
+                addr: 0xdead_beef,
+                layout: &[]
             }
         );
         encode_cts(&mut b, 1, 2);

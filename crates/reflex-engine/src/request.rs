@@ -5,7 +5,9 @@
 //! frees it. Persistent requests keep their arguments and go back to the inactive state instead of
 //! being released. Slots are reused through a free list, so steady-state traffic allocates nothing.
 
+use crate::datatype::Datatype;
 use crate::error::MpiError;
+pub(crate) use crate::msgbuf::{InBuf, OutBuf};
 use crate::packet::Envelope;
 use reflex_base::buf::{RecvBuf, SendBuf};
 
@@ -53,45 +55,6 @@ impl Status {
         Self {
             source: PROC_NULL,
             ..Self::empty()
-        }
-    }
-}
-
-/// Bytes a send reads: the application's buffer, or one the engine owns (buffered sends, collectives).
-#[derive(Debug)]
-pub(crate) enum OutBuf {
-    User(SendBuf),
-    Owned(Vec<u8>),
-}
-
-impl OutBuf {
-    pub(crate) fn bytes(&self) -> &[u8] {
-        match self {
-            OutBuf::User(b) => b.as_slice(),
-            OutBuf::Owned(v) => v,
-        }
-    }
-}
-
-/// Bytes a receive writes: the application's buffer or one the engine owns.
-#[derive(Debug)]
-pub(crate) enum InBuf {
-    User(RecvBuf),
-    Owned(Vec<u8>),
-}
-
-impl InBuf {
-    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
-        match self {
-            InBuf::User(b) => b.as_mut_slice(),
-            InBuf::Owned(v) => v,
-        }
-    }
-
-    pub(crate) fn capacity(&self) -> usize {
-        match self {
-            InBuf::User(b) => b.len(),
-            InBuf::Owned(v) => v.len(),
         }
     }
 }
@@ -155,10 +118,12 @@ pub(crate) struct RecvOp {
 }
 
 /// Arguments a persistent request re-uses on every `MPI_Start`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum Persistent {
     Send {
         buf: SendBuf,
+        count: usize,
+        dt: Datatype,
         dest: i32,
         tag: i32,
         comm: u32,
@@ -166,6 +131,8 @@ pub(crate) enum Persistent {
     },
     Recv {
         buf: RecvBuf,
+        count: usize,
+        dt: Datatype,
         source: i32,
         tag: i32,
         comm: u32,

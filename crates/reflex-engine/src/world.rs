@@ -101,5 +101,8 @@ fn tuning_of(config: &Config, nranks: usize) -> Tuning {
         },
         yield_polls: config.yield_polls,
         sleep: Duration::from_micros(u64::from(config.sleep_us)),
+        direct_send: config.direct_send.is_on(),
+        direct_recv: config.direct_recv.is_on(),
+        iov_min: config.iov_min_block.get(),
     }
 }

@@ -40,7 +40,7 @@ fn sum(e: &mut E, comm: CommId, v: i32) -> i32 {
         std::mem::take(&mut all).into_boxed_slice(),
     ));
     let int = Datatype::Basic(Basic::plain(ValueKind::Signed, 4));
-    e.allgather(Some((send, 1, int)), recv, 1, int, comm)
+    e.allgather(Some((send, 1, int.clone())), recv, 1, int, comm)
         .unwrap();
     recv.as_slice()
         .chunks_exact(4)

@@ -56,6 +56,7 @@ fn small_tuning() -> Tuning {
         spin_polls: 10,
         yield_polls: 10,
         sleep: std::time::Duration::from_micros(100),
+        ..Tuning::default()
     }
 }
 

@@ -109,7 +109,8 @@ fn transfer(
             return Ok(total);
         }
         // SAFETY: the local iovecs describe memory the caller lent us for this direction (`read`
-        // takes `&mut` slices, `write` shared ones), alive for the call; the kernel checks the
+        // takes `&mut` slices, `read_into` a `&mut RecvBuf` whose contract makes it writable and
+        // checks every piece lies inside it, `write` shared slices), alive for the call; the kernel checks the
         // remote ranges against the other process and never touches our memory through them.
         let rc = unsafe {
             match dir {
@@ -149,6 +150,32 @@ pub fn read(pid: u32, remote: &[(usize, usize)], local: &mut [&mut [u8]]) -> io:
         .iter_mut()
         .map(|s| (s.as_mut_ptr() as usize, s.len()))
         .collect();
+    transfer(pid, Direction::Read, &local, remote).map_err(|f| f.explain("read from", pid))
+}
+
+/// Copies from the ranges `remote` of process `pid` into the pieces `local` of `dst` (each an
+/// `(offset, len)` inside `dst`, in order: the scattered blocks of a derived datatype), until either
+/// side is exhausted; returns the number of bytes copied. A piece outside `dst` is refused.
+pub fn read_into(
+    pid: u32,
+    remote: &[(usize, usize)],
+    dst: &mut reflex_base::buf::RecvBuf,
+    local: &[(usize, usize)],
+) -> io::Result<usize> {
+    let base = dst.addr();
+    let local = local
+        .iter()
+        .map(|&(offset, len)| match offset.checked_add(len) {
+            Some(end) if end <= dst.len() => Ok((base + offset, len)),
+            _ => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "piece {offset}+{len} lies outside a buffer of {} bytes",
+                    dst.len()
+                ),
+            )),
+        })
+        .collect::<io::Result<Vec<_>>>()?;
     transfer(pid, Direction::Read, &local, remote).map_err(|f| f.explain("read from", pid))
 }
 
@@ -235,6 +262,23 @@ mod tests {
             0
         );
         assert_eq!(dst, src[..3000]);
+    }
+
+    #[test]
+    fn reads_into_scattered_pieces_of_a_buffer() {
+        let src: Vec<u8> = (0..32).collect();
+        let mut dst = vec![0xeeu8; 40];
+        // SAFETY: `dst` outlives `buf` and is not touched while `buf` is in use.
+        let mut buf = unsafe { reflex_base::buf::RecvBuf::from_raw(dst.as_mut_ptr(), dst.len()) };
+        let remote = [(src.as_ptr() as usize, 32)];
+        let pieces = [(30, 10), (0, 6), (10, 16)];
+        assert_eq!(read_into(me(), &remote, &mut buf, &pieces).unwrap(), 32);
+        assert_eq!(&dst[30..40], &src[..10]);
+        assert_eq!(&dst[0..6], &src[10..16]);
+        assert_eq!(&dst[10..26], &src[16..32]);
+        assert_eq!(dst[6..10], [0xee; 4]);
+        let err = read_into(me(), &remote, &mut buf, &[(35, 6)]).unwrap_err();
+        assert!(err.to_string().contains("outside"), "{err}");
     }
 
     #[test]

@@ -9,13 +9,15 @@
 //!
 //! Map: [`basic`] (predefined types) → [`layout`] (constructors, bounds, signature) →
 //! [`program`] (compilation to runs and loops) → [`cursor`] (resumable walk, pack/unpack) →
-//! [`typed`] (pack/unpack between application buffers and packed bytes).
+//! [`typed`] (pack/unpack between application buffers and packed bytes) and [`wire`] (a program
+//! described in a rendezvous packet).
 
 pub mod basic;
 pub mod cursor;
 pub mod layout;
 pub mod program;
 pub mod typed;
+pub mod wire;
 
 pub use basic::{Basic, PairValue, ValueKind};
 pub use layout::{Block, Bounds, Layout, Shape};

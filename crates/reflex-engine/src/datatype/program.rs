@@ -96,6 +96,18 @@ impl Program {
         Self::from_tree(basic_items(b))
     }
 
+    /// A program received from another process (see [`super::wire`]): already validated.
+    pub(crate) fn from_parts(instrs: Vec<Instr>, depth: usize, runs: u64, size: usize) -> Self {
+        Self {
+            tree: Vec::new(),
+            instrs,
+            depth,
+            runs,
+            size,
+            disjoint: true,
+        }
+    }
+
     fn from_tree(tree: Vec<Item>) -> Self {
         let mut instrs = Vec::new();
         let depth = flatten(&tree, &mut instrs);

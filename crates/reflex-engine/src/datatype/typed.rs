@@ -14,7 +14,8 @@ use reflex_base::buf::{RecvBuf, SendBuf};
 /// elements of `dt` (wrapping arithmetic: it lies after the start when the span begins below it,
 /// "before" it when the data starts above the address).
 fn origin(dt: &Datatype, count: usize) -> usize {
-    dt.span(count).map_or(0, |(lo, _)| lo.wrapping_neg() as usize)
+    dt.span(count)
+        .map_or(0, |(lo, _)| lo.wrapping_neg() as usize)
 }
 
 /// Copies the packed bytes `[offset, offset + dst.len())` of `count` elements of `dt` in `src` into
@@ -23,7 +24,9 @@ pub fn pack(dt: &Datatype, count: usize, src: &SendBuf, offset: usize, dst: &mut
     let bytes = src.as_slice();
     if dt.is_dense() {
         let n = dst.len().min(bytes.len().saturating_sub(offset));
-        dst[..n].copy_from_slice(&bytes[offset..offset + n]);
+        if n > 0 {
+            dst[..n].copy_from_slice(&bytes[offset..offset + n]);
+        }
         return n;
     }
     let Some(program) = dt.program() else {
@@ -44,7 +47,9 @@ pub fn unpack(dt: &Datatype, count: usize, dst: &mut RecvBuf, offset: usize, src
     let bytes = dst.as_mut_slice();
     if dt.is_dense() {
         let n = src.len().min(bytes.len().saturating_sub(offset));
-        bytes[offset..offset + n].copy_from_slice(&src[..n]);
+        if n > 0 {
+            bytes[offset..offset + n].copy_from_slice(&src[..n]);
+        }
         return n;
     }
     let Some(program) = dt.program() else {
