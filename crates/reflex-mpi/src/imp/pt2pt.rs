@@ -17,7 +17,7 @@ fn send_mode(
     comm: CommId,
     mode: SendMode,
 ) -> Result<()> {
-    let buf = send_buf(buf, count, dt)?;
+    let buf = send_buf(buf, count, &dt)?;
     w.world.engine.send(buf, count, dt, dest, tag, comm, mode)
 }
 
@@ -33,7 +33,7 @@ fn request_mode(
     request: *mut MPI_Request,
     (mode, persistent): (SendMode, bool),
 ) -> Result<()> {
-    let buf = send_buf(buf, count, dt)?;
+    let buf = send_buf(buf, count, &dt)?;
     let engine = &mut w.world.engine;
     let id = if persistent {
         engine.send_init(buf, count, dt, dest, tag, comm, mode)?
@@ -95,7 +95,7 @@ pub fn recv(
     comm: CommId,
     status: *mut MPI_Status,
 ) -> Result<()> {
-    let rbuf = recv_buf(buf, count, dt)?;
+    let rbuf = recv_buf(buf, count, &dt)?;
     let st = w.world.engine.recv(rbuf, count, dt, source, tag, comm)?;
     write_status(status, &st);
     st.error.map_or(Ok(()), |e| Err(*e))
@@ -113,7 +113,7 @@ pub fn irecv(
     comm: CommId,
     request: *mut MPI_Request,
 ) -> Result<()> {
-    let rbuf = recv_buf(buf, count, dt)?;
+    let rbuf = recv_buf(buf, count, &dt)?;
     let id = w.world.engine.irecv(rbuf, count, dt, source, tag, comm)?;
     write(request, handles::request_handle(id));
     Ok(())
@@ -131,7 +131,7 @@ pub fn recv_init(
     comm: CommId,
     request: *mut MPI_Request,
 ) -> Result<()> {
-    let rbuf = recv_buf(buf, count, dt)?;
+    let rbuf = recv_buf(buf, count, &dt)?;
     let id = w
         .world
         .engine
@@ -159,7 +159,7 @@ pub fn sendrecv(
 ) -> Result<()> {
     let e = &mut w.world.engine;
     let r = e.irecv(
-        recv_buf(recvbuf, recvcount, recvtype)?,
+        recv_buf(recvbuf, recvcount, &recvtype)?,
         recvcount,
         recvtype,
         source,
@@ -167,7 +167,7 @@ pub fn sendrecv(
         comm,
     )?;
     let s = e.isend(
-        send_buf(sendbuf, sendcount, sendtype)?,
+        send_buf(sendbuf, sendcount, &sendtype)?,
         sendcount,
         sendtype,
         dest,
@@ -195,9 +195,10 @@ pub fn sendrecv_replace(
     comm: CommId,
     status: *mut MPI_Status,
 ) -> Result<()> {
-    let copy: Vec<u8> = send_buf(buf, count, dt)?.as_slice().to_vec();
+    let copy: Vec<u8> = send_buf(buf, count, &dt)?.as_slice().to_vec();
     let e = &mut w.world.engine;
-    let r = e.irecv(recv_buf(buf, count, dt)?, count, dt, source, recvtag, comm)?;
+    let rbuf = recv_buf(buf, count, &dt)?;
+    let r = e.irecv(rbuf, count, dt.clone(), source, recvtag, comm)?;
     // SAFETY: `copy` outlives the send: we wait for the send before it is dropped.
     let sbuf = unsafe { reflex_base::buf::SendBuf::from_raw(copy.as_ptr(), copy.len()) };
     let s = e.isend(sbuf, count, dt, dest, sendtag, comm, SendMode::Standard)?;
@@ -301,7 +302,7 @@ pub fn mrecv(
     let st = w
         .world
         .engine
-        .mrecv(recv_buf(buf, count, dt)?, count, dt, m)?;
+        .mrecv(recv_buf(buf, count, &dt)?, count, dt, m)?;
     write_status(status, &st);
     st.error.map_or(Ok(()), |e| Err(*e))
 }
@@ -319,7 +320,7 @@ pub fn imrecv(
     let id = w
         .world
         .engine
-        .imrecv(recv_buf(buf, count, dt)?, count, dt, m)?;
+        .imrecv(recv_buf(buf, count, &dt)?, count, dt, m)?;
     write(request, handles::request_handle(id));
     Ok(())
 }

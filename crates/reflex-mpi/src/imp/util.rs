@@ -5,20 +5,24 @@ use reflex_base::buf::{RecvBuf, SendBuf};
 use reflex_engine::{Datatype, ErrorClass, MpiError, Result, Status};
 use std::ffi::{c_char, c_int, c_void};
 
-/// `count` elements of `dt` at `p`, to be read.
-pub fn send_buf(p: *const c_void, count: usize, dt: Datatype) -> Result<SendBuf> {
-    let len = dt.contiguous_span(count)?;
-    // SAFETY: MPI requires the caller's send buffer to hold `count` elements of `dt` (`len` bytes)
-    // and to stay untouched until the operation completes; the kinds check rejected NULL with data.
-    Ok(unsafe { SendBuf::from_raw(p.cast(), len) })
+/// `count` elements of `dt` at `p`, to be read: the buffer wraps exactly the bytes the elements
+/// touch, which start below `p` when the type has negative displacements ([`Datatype::span`]).
+pub fn send_buf(p: *const c_void, count: usize, dt: &Datatype) -> Result<SendBuf> {
+    let (lo, len) = dt.span(count)?;
+    let start = p.cast::<u8>().wrapping_offset(lo);
+    // SAFETY: MPI requires the caller's send buffer to hold `count` elements of `dt`, i.e. the
+    // `len` bytes from `p + lo`, and to stay untouched until the operation completes; the kinds
+    // check rejected NULL with data.
+    Ok(unsafe { SendBuf::from_raw(start, len) })
 }
 
-/// `count` elements of `dt` at `p`, to be written.
-pub fn recv_buf(p: *mut c_void, count: usize, dt: Datatype) -> Result<RecvBuf> {
-    let len = dt.contiguous_span(count)?;
-    // SAFETY: MPI requires the caller's receive buffer to hold `count` elements of `dt` and to be
-    // left alone until the operation completes.
-    Ok(unsafe { RecvBuf::from_raw(p.cast(), len) })
+/// `count` elements of `dt` at `p`, to be written (the bytes they touch, as for [`send_buf`]).
+pub fn recv_buf(p: *mut c_void, count: usize, dt: &Datatype) -> Result<RecvBuf> {
+    let (lo, len) = dt.span(count)?;
+    let start = p.cast::<u8>().wrapping_offset(lo);
+    // SAFETY: MPI requires the caller's receive buffer to hold `count` elements of `dt` (the `len`
+    // bytes from `p + lo`) and to be left alone until the operation completes.
+    Ok(unsafe { RecvBuf::from_raw(start, len) })
 }
 
 /// True for `MPI_IN_PLACE`.
