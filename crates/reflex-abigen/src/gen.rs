@@ -67,7 +67,9 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
     };
     Some(match p.kind.as_str() {
         "COMM" => format!("let {n} = crate::kinds::comm(w, {n})?;"),
-        "DATATYPE" => format!("let {n} = crate::kinds::datatype({n})?;"),
+        // Communication needs a committed type; constructors and queries take any valid one.
+        "DATATYPE" => format!("let {n} = crate::kinds::datatype(w, {n})?;"),
+        "DATATYPE_ANY" => format!("let {n} = crate::kinds::datatype_any(w, {n})?;"),
         "GROUP" => format!("let {n} = crate::kinds::group({n})?;"),
         "OP" => format!("let {n} = crate::kinds::op({n})?;"),
         "COUNT" => format!("let {n} = crate::kinds::count({n}, \"{n}\")?;"),
@@ -80,7 +82,17 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
         "ROOT" => return with_comm("root"),
         "BUF_IN" | "BUF_OUT" | "BUF_INPLACE_IN" | "BUF_INOUT" => {
             let c = count.clone()?;
-            format!("crate::kinds::buffer({n}, {c}, \"{n}\")?;")
+            // A buffer described by a datatype (the parameter right after its count) may be
+            // MPI_BOTTOM when that type is derived (absolute addresses); the check sees the
+            // handle, which is converted later.
+            let c_at = f.params.iter().position(|q| q.name == c)?;
+            match f.params.get(c_at + 1) {
+                Some(t) if t.kind.starts_with("DATATYPE") && !t.kind.ends_with("ARRAY") => format!(
+                    "crate::kinds::typed_buffer({n}, {c}, {t}, \"{n}\")?;",
+                    t = t.name
+                ),
+                _ => format!("crate::kinds::buffer({n}, {c}, \"{n}\")?;"),
+            }
         }
         // Arrays may be NULL when their length is 0; statuses may be MPI_STATUS(ES)_IGNORE.
         k if k.ends_with("_OUT")

@@ -1,10 +1,12 @@
-//! The predefined datatypes of MPICH's ABI: handle value → kind, size and extent.
+//! The predefined datatypes of MPICH's ABI: handle value → name, kind, size and extent.
 //!
-//! MPICH encodes a basic type's size in bits 8..16 of its handle; the table below spells every
-//! type out anyway (kind matters for reductions, and the pair types are padded structs whose
-//! handles carry no size).
+//! MPICH encodes a basic type's size in bits 8..16 of its handle and gives each predefined type a
+//! distinct index in bits 0..8; the table below spells every type out anyway (kind matters for
+//! reductions, and the pair types are padded structs whose handles carry no size). Lookup is the
+//! hot path of every communication call: [`builtin`] indexes a table by the low byte (the pair
+//! types `0x8c00000N` by `N`) and compares the full handle, no search and no lock.
 
-use reflex_engine::{Basic, Datatype, PairValue, ValueKind};
+use reflex_engine::{Basic, PairValue, ValueKind};
 
 const fn b(kind: ValueKind, size: u32) -> Basic {
     Basic::plain(kind, size)
@@ -20,81 +22,140 @@ const fn pair(value: PairValue, size: u32, extent: u32) -> Basic {
 
 use ValueKind::{Byte, Char, Complex, Float, LbMarker, Logical, Signed, UbMarker, Unsigned};
 
-/// Every predefined datatype handle with its description.
-pub const BUILTIN: &[(i32, Basic)] = &[
-    (0x4c000101, b(Char, 1)),                                    // MPI_CHAR
-    (0x4c000118, b(Signed, 1)),                                  // MPI_SIGNED_CHAR
-    (0x4c000102, b(Unsigned, 1)),                                // MPI_UNSIGNED_CHAR
-    (0x4c00010d, b(Byte, 1)),                                    // MPI_BYTE
-    (0x4c00040e, b(Char, 4)),                                    // MPI_WCHAR
-    (0x4c000203, b(Signed, 2)),                                  // MPI_SHORT
-    (0x4c000204, b(Unsigned, 2)),                                // MPI_UNSIGNED_SHORT
-    (0x4c000405, b(Signed, 4)),                                  // MPI_INT
-    (0x4c000406, b(Unsigned, 4)),                                // MPI_UNSIGNED
-    (0x4c000807, b(Signed, 8)),                                  // MPI_LONG
-    (0x4c000808, b(Unsigned, 8)),                                // MPI_UNSIGNED_LONG
-    (0x4c00040a, b(Float, 4)),                                   // MPI_FLOAT
-    (0x4c00080b, b(Float, 8)),                                   // MPI_DOUBLE
-    (0x4c00100c, b(Float, 16)),                                  // MPI_LONG_DOUBLE
-    (0x4c000809, b(Signed, 8)),                                  // MPI_LONG_LONG_INT
-    (0x4c000819, b(Unsigned, 8)),                                // MPI_UNSIGNED_LONG_LONG
-    (0x4c00010f, b(Byte, 1)),                                    // MPI_PACKED
-    (0x4c000010, b(LbMarker, 0)),                                // MPI_LB
-    (0x4c000011, b(UbMarker, 0)),                                // MPI_UB
-    (0x4c000816, pair(PairValue::Int, 8, 8)),                    // MPI_2INT
-    (0x8c000000u32 as i32, pair(PairValue::Float, 8, 8)),        // MPI_FLOAT_INT
-    (0x8c000001u32 as i32, pair(PairValue::Double, 12, 16)),     // MPI_DOUBLE_INT
-    (0x8c000002u32 as i32, pair(PairValue::Long, 12, 16)),       // MPI_LONG_INT
-    (0x8c000003u32 as i32, pair(PairValue::Short, 6, 8)),        // MPI_SHORT_INT
-    (0x8c000004u32 as i32, pair(PairValue::LongDouble, 20, 32)), // MPI_LONG_DOUBLE_INT
-    (0x4c00081e, b(Complex, 8)),                                 // MPI_COMPLEX
-    (0x4c001022, b(Complex, 16)),                                // MPI_DOUBLE_COMPLEX
-    (0x4c00041d, b(Logical, 4)),                                 // MPI_LOGICAL
-    (0x4c00041c, b(Float, 4)),                                   // MPI_REAL
-    (0x4c00081f, b(Float, 8)),                                   // MPI_DOUBLE_PRECISION
-    (0x4c00041b, b(Signed, 4)),                                  // MPI_INTEGER
-    (0x4c000820, pair(PairValue::Int, 8, 8)),                    // MPI_2INTEGER
-    (0x4c000821, pair(PairValue::Float, 8, 8)),                  // MPI_2REAL
-    (0x4c001023, pair(PairValue::Double, 16, 16)),               // MPI_2DOUBLE_PRECISION
-    (0x4c00011a, b(Char, 1)),                                    // MPI_CHARACTER
-    (0x4c000427, b(Float, 4)),                                   // MPI_REAL4
-    (0x4c000829, b(Float, 8)),                                   // MPI_REAL8
-    (0x4c00102b, b(Float, 16)),                                  // MPI_REAL16
-    (0x4c000828, b(Complex, 8)),                                 // MPI_COMPLEX8
-    (0x4c00102a, b(Complex, 16)),                                // MPI_COMPLEX16
-    (0x4c00202c, b(Complex, 32)),                                // MPI_COMPLEX32
-    (0x4c00012d, b(Signed, 1)),                                  // MPI_INTEGER1
-    (0x4c00022f, b(Signed, 2)),                                  // MPI_INTEGER2
-    (0x4c000430, b(Signed, 4)),                                  // MPI_INTEGER4
-    (0x4c000831, b(Signed, 8)),                                  // MPI_INTEGER8
-    (0x4c000137, b(Signed, 1)),                                  // MPI_INT8_T
-    (0x4c000238, b(Signed, 2)),                                  // MPI_INT16_T
-    (0x4c000439, b(Signed, 4)),                                  // MPI_INT32_T
-    (0x4c00083a, b(Signed, 8)),                                  // MPI_INT64_T
-    (0x4c00013b, b(Unsigned, 1)),                                // MPI_UINT8_T
-    (0x4c00023c, b(Unsigned, 2)),                                // MPI_UINT16_T
-    (0x4c00043d, b(Unsigned, 4)),                                // MPI_UINT32_T
-    (0x4c00083e, b(Unsigned, 8)),                                // MPI_UINT64_T
-    (0x4c00013f, b(Logical, 1)),                                 // MPI_C_BOOL
-    (0x4c000840, b(Complex, 8)),                                 // MPI_C_FLOAT_COMPLEX
-    (0x4c001041, b(Complex, 16)),                                // MPI_C_DOUBLE_COMPLEX
-    (0x4c002042, b(Complex, 32)),                                // MPI_C_LONG_DOUBLE_COMPLEX
-    (0x4c000246, b(Float, 2)),                                   // MPIX_C_FLOAT16
-    (0x4c000843, b(Signed, 8)),                                  // MPI_AINT
-    (0x4c000844, b(Signed, 8)),                                  // MPI_OFFSET
-    (0x4c000845, b(Signed, 8)),                                  // MPI_COUNT
-    (0x4c000133, b(Logical, 1)),                                 // MPI_CXX_BOOL
-    (0x4c000834, b(Complex, 8)),                                 // MPI_CXX_FLOAT_COMPLEX
-    (0x4c001035, b(Complex, 16)),                                // MPI_CXX_DOUBLE_COMPLEX
-    (0x4c002036, b(Complex, 32)),                                // MPI_CXX_LONG_DOUBLE_COMPLEX
+/// Every predefined datatype handle with its name (`MPI_Type_get_name`) and description.
+pub const BUILTIN: &[(i32, &str, Basic)] = &[
+    (0x4c000101, "MPI_CHAR", b(Char, 1)),
+    (0x4c000118, "MPI_SIGNED_CHAR", b(Signed, 1)),
+    (0x4c000102, "MPI_UNSIGNED_CHAR", b(Unsigned, 1)),
+    (0x4c00010d, "MPI_BYTE", b(Byte, 1)),
+    (0x4c00040e, "MPI_WCHAR", b(Char, 4)),
+    (0x4c000203, "MPI_SHORT", b(Signed, 2)),
+    (0x4c000204, "MPI_UNSIGNED_SHORT", b(Unsigned, 2)),
+    (0x4c000405, "MPI_INT", b(Signed, 4)),
+    (0x4c000406, "MPI_UNSIGNED", b(Unsigned, 4)),
+    (0x4c000807, "MPI_LONG", b(Signed, 8)),
+    (0x4c000808, "MPI_UNSIGNED_LONG", b(Unsigned, 8)),
+    (0x4c00040a, "MPI_FLOAT", b(Float, 4)),
+    (0x4c00080b, "MPI_DOUBLE", b(Float, 8)),
+    (0x4c00100c, "MPI_LONG_DOUBLE", b(Float, 16)),
+    (0x4c000809, "MPI_LONG_LONG_INT", b(Signed, 8)),
+    (0x4c000819, "MPI_UNSIGNED_LONG_LONG", b(Unsigned, 8)),
+    (0x4c00010f, "MPI_PACKED", b(Byte, 1)),
+    (0x4c000010, "MPI_LB", b(LbMarker, 0)),
+    (0x4c000011, "MPI_UB", b(UbMarker, 0)),
+    (0x4c000816, "MPI_2INT", pair(PairValue::Int, 8, 8)),
+    (
+        0x8c000000u32 as i32,
+        "MPI_FLOAT_INT",
+        pair(PairValue::Float, 8, 8),
+    ),
+    (
+        0x8c000001u32 as i32,
+        "MPI_DOUBLE_INT",
+        pair(PairValue::Double, 12, 16),
+    ),
+    (
+        0x8c000002u32 as i32,
+        "MPI_LONG_INT",
+        pair(PairValue::Long, 12, 16),
+    ),
+    (
+        0x8c000003u32 as i32,
+        "MPI_SHORT_INT",
+        pair(PairValue::Short, 6, 8),
+    ),
+    (
+        0x8c000004u32 as i32,
+        "MPI_LONG_DOUBLE_INT",
+        pair(PairValue::LongDouble, 20, 32),
+    ),
+    (0x4c00081e, "MPI_COMPLEX", b(Complex, 8)),
+    (0x4c001022, "MPI_DOUBLE_COMPLEX", b(Complex, 16)),
+    (0x4c00041d, "MPI_LOGICAL", b(Logical, 4)),
+    (0x4c00041c, "MPI_REAL", b(Float, 4)),
+    (0x4c00081f, "MPI_DOUBLE_PRECISION", b(Float, 8)),
+    (0x4c00041b, "MPI_INTEGER", b(Signed, 4)),
+    (0x4c000820, "MPI_2INTEGER", pair(PairValue::Int, 8, 8)),
+    (0x4c000821, "MPI_2REAL", pair(PairValue::Float, 8, 8)),
+    (
+        0x4c001023,
+        "MPI_2DOUBLE_PRECISION",
+        pair(PairValue::Double, 16, 16),
+    ),
+    (0x4c00011a, "MPI_CHARACTER", b(Char, 1)),
+    (0x4c000427, "MPI_REAL4", b(Float, 4)),
+    (0x4c000829, "MPI_REAL8", b(Float, 8)),
+    (0x4c00102b, "MPI_REAL16", b(Float, 16)),
+    (0x4c000828, "MPI_COMPLEX8", b(Complex, 8)),
+    (0x4c00102a, "MPI_COMPLEX16", b(Complex, 16)),
+    (0x4c00202c, "MPI_COMPLEX32", b(Complex, 32)),
+    (0x4c00012d, "MPI_INTEGER1", b(Signed, 1)),
+    (0x4c00022f, "MPI_INTEGER2", b(Signed, 2)),
+    (0x4c000430, "MPI_INTEGER4", b(Signed, 4)),
+    (0x4c000831, "MPI_INTEGER8", b(Signed, 8)),
+    (0x4c000137, "MPI_INT8_T", b(Signed, 1)),
+    (0x4c000238, "MPI_INT16_T", b(Signed, 2)),
+    (0x4c000439, "MPI_INT32_T", b(Signed, 4)),
+    (0x4c00083a, "MPI_INT64_T", b(Signed, 8)),
+    (0x4c00013b, "MPI_UINT8_T", b(Unsigned, 1)),
+    (0x4c00023c, "MPI_UINT16_T", b(Unsigned, 2)),
+    (0x4c00043d, "MPI_UINT32_T", b(Unsigned, 4)),
+    (0x4c00083e, "MPI_UINT64_T", b(Unsigned, 8)),
+    (0x4c00013f, "MPI_C_BOOL", b(Logical, 1)),
+    (0x4c000840, "MPI_C_FLOAT_COMPLEX", b(Complex, 8)),
+    (0x4c001041, "MPI_C_DOUBLE_COMPLEX", b(Complex, 16)),
+    (0x4c002042, "MPI_C_LONG_DOUBLE_COMPLEX", b(Complex, 32)),
+    (0x4c000246, "MPIX_C_FLOAT16", b(Float, 2)),
+    (0x4c000843, "MPI_AINT", b(Signed, 8)),
+    (0x4c000844, "MPI_OFFSET", b(Signed, 8)),
+    (0x4c000845, "MPI_COUNT", b(Signed, 8)),
+    (0x4c000133, "MPI_CXX_BOOL", b(Logical, 1)),
+    (0x4c000834, "MPI_CXX_FLOAT_COMPLEX", b(Complex, 8)),
+    (0x4c001035, "MPI_CXX_DOUBLE_COMPLEX", b(Complex, 16)),
+    (0x4c002036, "MPI_CXX_LONG_DOUBLE_COMPLEX", b(Complex, 32)),
 ];
 
+/// Handles `0x4c0000NN` by `NN` (the index MPICH gives each predefined type).
+const BY_INDEX: [Option<u8>; 0x80] = index_table(0x4c);
+/// The pair types `0x8c00000N` by `N`.
+const PAIRS: [Option<u8>; 0x80] = index_table(0x8c);
+
+const fn index_table(family: u32) -> [Option<u8>; 0x80] {
+    let mut out = [None; 0x80];
+    let mut i = 0;
+    while i < BUILTIN.len() {
+        let h = BUILTIN[i].0 as u32;
+        if h >> 24 == family {
+            assert!(
+                h & 0xff < 0x80,
+                "predefined datatype index out of the table"
+            );
+            out[(h & 0xff) as usize] = Some(i as u8);
+        }
+        i += 1;
+    }
+    out
+}
+
+fn entry(handle: i32) -> Option<&'static (i32, &'static str, Basic)> {
+    let table = match (handle as u32) >> 24 {
+        0x4c => &BY_INDEX,
+        0x8c => &PAIRS,
+        _ => return None,
+    };
+    let e = &BUILTIN[(*table.get((handle & 0xff) as usize)?)? as usize];
+    (e.0 == handle).then_some(e)
+}
+
 /// The predefined datatype a handle names.
-pub fn builtin(handle: i32) -> Option<Datatype> {
-    BUILTIN
-        .iter()
-        .find(|(h, _)| *h == handle)
-        .map(|(_, basic)| Datatype::Basic(*basic))
+#[inline]
+pub fn builtin(handle: i32) -> Option<Basic> {
+    entry(handle).map(|e| e.2)
+}
+
+/// The MPI name of a predefined datatype (`"MPI_INT"`).
+pub fn name(handle: i32) -> Option<&'static str> {
+    entry(handle).map(|e| e.1)
 }
 
 #[cfg(test)]
@@ -103,12 +164,34 @@ mod tests {
 
     #[test]
     fn sizes_agree_with_the_size_bits_of_sized_handles() {
-        for (h, basic) in BUILTIN {
+        for (h, _, basic) in BUILTIN {
             let h = *h as u32;
             if h & 0xff00_0000 == 0x4c00_0000 && !matches!(basic.kind, ValueKind::Pair { .. }) {
                 assert_eq!((h >> 8) & 0xff, basic.size, "handle {h:#x}");
             }
         }
         assert!(builtin(0x0c00_0000).is_none());
+    }
+
+    #[test]
+    fn every_handle_is_found_by_index_and_nothing_else_is() {
+        for (i, (h, name, basic)) in BUILTIN.iter().enumerate() {
+            assert_eq!(builtin(*h), Some(*basic), "{name}");
+            assert_eq!(super::name(*h), Some(*name));
+            // indexes are distinct within each family
+            assert!(BUILTIN[..i]
+                .iter()
+                .all(|(g, _, _)| g & 0xff != h & 0xff || g >> 24 != h >> 24));
+        }
+        assert_eq!(name(0x4c000405), Some("MPI_INT"));
+        for bad in [
+            0x4c000000,
+            0x4c000105,
+            0x8c000005u32 as i32,
+            0xcc000001u32 as i32,
+            0x4c010405,
+        ] {
+            assert!(builtin(bad).is_none(), "{bad:#x}");
+        }
     }
 }

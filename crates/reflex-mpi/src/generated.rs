@@ -484,9 +484,9 @@ pub unsafe extern "C" fn MPI_Wtime() -> f64 {
 pub unsafe extern "C" fn PMPI_Bsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Bsend", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let tag = crate::kinds::tag(tag)?;
             crate::imp::bsend(w, buf, count, datatype, dest, tag, comm)
@@ -512,9 +512,9 @@ pub unsafe extern "C" fn MPI_Bsend(buf: *const c_void, count: c_int, datatype: f
 pub unsafe extern "C" fn PMPI_Bsend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Bsend_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let tag = crate::kinds::tag(tag)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -607,7 +607,7 @@ pub unsafe extern "C" fn MPI_Cancel(request: *mut ffi::MPI_Request) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_count(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut c_int) -> c_int {
     crate::call::world("MPI_Get_count", None, |w| {
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
             crate::kinds::out_ptr(count, "count")?;
             crate::imp::get_count(w, status, datatype, count)
         })
@@ -632,9 +632,9 @@ pub unsafe extern "C" fn MPI_Get_count(status: *const ffi::MPI_Status, datatype:
 pub unsafe extern "C" fn PMPI_Ibsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ibsend", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let tag = crate::kinds::tag(tag)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -687,9 +687,9 @@ pub unsafe extern "C" fn MPI_Improbe(source: c_int, tag: c_int, comm: ffi::MPI_C
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Imrecv", None, |w| {
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::imrecv(w, buf, count, datatype, message, request)
         })
@@ -740,9 +740,9 @@ pub unsafe extern "C" fn MPI_Iprobe(source: c_int, tag: c_int, comm: ffi::MPI_Co
 pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Irecv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let source = crate::kinds::source(w, comm, source)?;
             let tag = crate::kinds::recv_tag(tag)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -769,9 +769,9 @@ pub unsafe extern "C" fn MPI_Irecv(buf: *mut c_void, count: c_int, datatype: ffi
 pub unsafe extern "C" fn PMPI_Irsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Irsend", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let tag = crate::kinds::tag(tag)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -798,9 +798,9 @@ pub unsafe extern "C" fn MPI_Irsend(buf: *const c_void, count: c_int, datatype: 
 pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Isend", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let tag = crate::kinds::tag(tag)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -827,9 +827,9 @@ pub unsafe extern "C" fn MPI_Isend(buf: *const c_void, count: c_int, datatype: f
 pub unsafe extern "C" fn PMPI_Issend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Issend", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let tag = crate::kinds::tag(tag)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -881,9 +881,9 @@ pub unsafe extern "C" fn MPI_Mprobe(source: c_int, tag: c_int, comm: ffi::MPI_Co
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
     crate::call::world("MPI_Mrecv", None, |w| {
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             crate::imp::mrecv(w, buf, count, datatype, message, status)
         })
 }
@@ -932,9 +932,9 @@ pub unsafe extern "C" fn MPI_Probe(source: c_int, tag: c_int, comm: ffi::MPI_Com
 pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
     crate::call::world("MPI_Recv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let source = crate::kinds::source(w, comm, source)?;
             let tag = crate::kinds::recv_tag(tag)?;
             crate::imp::recv(w, buf, count, datatype, source, tag, comm, status)
@@ -960,9 +960,9 @@ pub unsafe extern "C" fn MPI_Recv(buf: *mut c_void, count: c_int, datatype: ffi:
 pub unsafe extern "C" fn PMPI_Recv_init(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Recv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let source = crate::kinds::source(w, comm, source)?;
             let tag = crate::kinds::recv_tag(tag)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -1034,9 +1034,9 @@ pub unsafe extern "C" fn MPI_Request_get_status(request: ffi::MPI_Request, flag:
 pub unsafe extern "C" fn PMPI_Rsend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Rsend", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let tag = crate::kinds::tag(tag)?;
             crate::imp::rsend(w, buf, count, datatype, dest, tag, comm)
@@ -1062,9 +1062,9 @@ pub unsafe extern "C" fn MPI_Rsend(buf: *const c_void, count: c_int, datatype: f
 pub unsafe extern "C" fn PMPI_Rsend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Rsend_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let tag = crate::kinds::tag(tag)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -1091,9 +1091,9 @@ pub unsafe extern "C" fn MPI_Rsend_init(buf: *const c_void, count: c_int, dataty
 pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Send", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let tag = crate::kinds::tag(tag)?;
             crate::imp::send(w, buf, count, datatype, dest, tag, comm)
@@ -1119,9 +1119,9 @@ pub unsafe extern "C" fn MPI_Send(buf: *const c_void, count: c_int, datatype: ff
 pub unsafe extern "C" fn PMPI_Send_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Send_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let tag = crate::kinds::tag(tag)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -1148,14 +1148,14 @@ pub unsafe extern "C" fn MPI_Send_init(buf: *const c_void, count: c_int, datatyp
 pub unsafe extern "C" fn PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
     crate::call::world("MPI_Sendrecv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(sendbuf, sendcount, "sendbuf")?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(sendtype)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let sendtag = crate::kinds::tag(sendtag)?;
-            crate::kinds::buffer(recvbuf, recvcount, "recvbuf")?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(recvtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
             let source = crate::kinds::source(w, comm, source)?;
             let recvtag = crate::kinds::recv_tag(recvtag)?;
             crate::imp::sendrecv(w, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status)
@@ -1181,9 +1181,9 @@ pub unsafe extern "C" fn MPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, 
 pub unsafe extern "C" fn PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
     crate::call::world("MPI_Sendrecv_replace", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let sendtag = crate::kinds::tag(sendtag)?;
             let source = crate::kinds::source(w, comm, source)?;
@@ -1211,9 +1211,9 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(buf: *mut c_void, count: c_int, da
 pub unsafe extern "C" fn PMPI_Ssend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Ssend", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let tag = crate::kinds::tag(tag)?;
             crate::imp::ssend(w, buf, count, datatype, dest, tag, comm)
@@ -1239,9 +1239,9 @@ pub unsafe extern "C" fn MPI_Ssend(buf: *const c_void, count: c_int, datatype: f
 pub unsafe extern "C" fn PMPI_Ssend_init(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ssend_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buf, count, "buf")?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let dest = crate::kinds::rank(w, comm, dest)?;
             let tag = crate::kinds::tag(tag)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -1587,7 +1587,7 @@ pub unsafe extern "C" fn MPI_Get_address(location: *const c_void, address: *mut 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_elements(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut c_int) -> c_int {
     crate::call::world("MPI_Get_elements", None, |w| {
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
             crate::kinds::out_ptr(count, "count")?;
             crate::imp::get_elements(w, status, datatype, count)
         })
@@ -1611,7 +1611,7 @@ pub unsafe extern "C" fn MPI_Get_elements(status: *const ffi::MPI_Status, dataty
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_elements_x(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut ffi::MPI_Count) -> c_int {
     crate::call::world("MPI_Get_elements_x", None, |w| {
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
             crate::kinds::out_ptr(count, "count")?;
             crate::imp::get_elements_x(w, status, datatype, count)
         })
@@ -1634,7 +1634,15 @@ pub unsafe extern "C" fn MPI_Get_elements_x(status: *const ffi::MPI_Status, data
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack(inbuf: *const c_void, incount: c_int, datatype: ffi::MPI_Datatype, outbuf: *mut c_void, outsize: c_int, position: *mut c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Pack")
+    crate::call::world("MPI_Pack", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(inbuf, incount, datatype, "inbuf")?;
+            let incount = crate::kinds::count(incount, "incount")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::buffer(outbuf, outsize, "outbuf")?;
+            let outsize = crate::kinds::count(outsize, "outsize")?;
+            crate::imp::pack(w, inbuf, incount, datatype, outbuf, outsize, position, comm)
+        })
 }
 
 /// `MPI_Pack`: forwards to `PMPI_Pack` (profiling tools interpose this symbol).
@@ -1654,7 +1662,14 @@ pub unsafe extern "C" fn MPI_Pack(inbuf: *const c_void, incount: c_int, datatype
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_external(datarep: *const c_char, inbuf: *const c_void, incount: c_int, datatype: ffi::MPI_Datatype, outbuf: *mut c_void, outsize: ffi::MPI_Aint, position: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Pack_external")
+    crate::call::world("MPI_Pack_external", None, |w| {
+            crate::kinds::typed_buffer(inbuf, incount, datatype, "inbuf")?;
+            let incount = crate::kinds::count(incount, "incount")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::buffer(outbuf, outsize, "outbuf")?;
+            let outsize = crate::kinds::count(outsize, "outsize")?;
+            crate::imp::pack_external(w, datarep, inbuf, incount, datatype, outbuf, outsize, position)
+        })
 }
 
 /// `MPI_Pack_external`: forwards to `PMPI_Pack_external` (profiling tools interpose this symbol).
@@ -1674,7 +1689,12 @@ pub unsafe extern "C" fn MPI_Pack_external(datarep: *const c_char, inbuf: *const
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_external_size(datarep: *const c_char, incount: c_int, datatype: ffi::MPI_Datatype, size: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Pack_external_size")
+    crate::call::world("MPI_Pack_external_size", None, |w| {
+            let incount = crate::kinds::count(incount, "incount")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(size, "size")?;
+            crate::imp::pack_external_size(w, datarep, incount, datatype, size)
+        })
 }
 
 /// `MPI_Pack_external_size`: forwards to `PMPI_Pack_external_size` (profiling tools interpose this symbol).
@@ -1697,7 +1717,7 @@ pub unsafe extern "C" fn PMPI_Pack_size(incount: c_int, datatype: ffi::MPI_Datat
     crate::call::world("MPI_Pack_size", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             let incount = crate::kinds::count(incount, "incount")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             crate::kinds::out_ptr(size, "size")?;
             crate::imp::pack_size(w, incount, datatype, comm, size)
         })
@@ -1720,7 +1740,9 @@ pub unsafe extern "C" fn MPI_Pack_size(incount: c_int, datatype: ffi::MPI_Dataty
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_commit(datatype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_commit")
+    crate::call::world("MPI_Type_commit", None, |w| {
+            crate::imp::type_commit(w, datatype)
+        })
 }
 
 /// `MPI_Type_commit`: forwards to `PMPI_Type_commit` (profiling tools interpose this symbol).
@@ -1740,7 +1762,12 @@ pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut ffi::MPI_Datatype) -> c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_contiguous(count: c_int, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_contiguous")
+    crate::call::world("MPI_Type_contiguous", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_contiguous(w, count, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_contiguous`: forwards to `PMPI_Type_contiguous` (profiling tools interpose this symbol).
@@ -1760,7 +1787,11 @@ pub unsafe extern "C" fn MPI_Type_contiguous(count: c_int, oldtype: ffi::MPI_Dat
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_darray(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_darray")
+    crate::call::world("MPI_Type_create_darray", None, |w| {
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_darray(w, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_create_darray`: forwards to `PMPI_Type_create_darray` (profiling tools interpose this symbol).
@@ -1780,7 +1811,12 @@ pub unsafe extern "C" fn MPI_Type_create_darray(size: c_int, rank: c_int, ndims:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hindexed(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const ffi::MPI_Aint, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_hindexed")
+    crate::call::world("MPI_Type_create_hindexed", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_hindexed(w, count, array_of_blocklengths, array_of_displacements, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_create_hindexed`: forwards to `PMPI_Type_create_hindexed` (profiling tools interpose this symbol).
@@ -1800,7 +1836,13 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed(count: c_int, array_of_blockle
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hindexed_block(count: c_int, blocklength: c_int, array_of_displacements: *const ffi::MPI_Aint, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_hindexed_block")
+    crate::call::world("MPI_Type_create_hindexed_block", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let blocklength = crate::kinds::count(blocklength, "blocklength")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_hindexed_block(w, count, blocklength, array_of_displacements, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_create_hindexed_block`: forwards to `PMPI_Type_create_hindexed_block` (profiling tools interpose this symbol).
@@ -1820,7 +1862,13 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_block(count: c_int, blocklengt
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hvector(count: c_int, blocklength: c_int, stride: ffi::MPI_Aint, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_hvector")
+    crate::call::world("MPI_Type_create_hvector", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let blocklength = crate::kinds::count(blocklength, "blocklength")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_hvector(w, count, blocklength, stride, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_create_hvector`: forwards to `PMPI_Type_create_hvector` (profiling tools interpose this symbol).
@@ -1840,7 +1888,13 @@ pub unsafe extern "C" fn MPI_Type_create_hvector(count: c_int, blocklength: c_in
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_indexed_block(count: c_int, blocklength: c_int, array_of_displacements: *const c_int, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_indexed_block")
+    crate::call::world("MPI_Type_create_indexed_block", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let blocklength = crate::kinds::count(blocklength, "blocklength")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_indexed_block(w, count, blocklength, array_of_displacements, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_create_indexed_block`: forwards to `PMPI_Type_create_indexed_block` (profiling tools interpose this symbol).
@@ -1860,7 +1914,11 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(count: c_int, blocklength
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_resized(oldtype: ffi::MPI_Datatype, lb: ffi::MPI_Aint, extent: ffi::MPI_Aint, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_resized")
+    crate::call::world("MPI_Type_create_resized", None, |w| {
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_resized(w, oldtype, lb, extent, newtype)
+        })
 }
 
 /// `MPI_Type_create_resized`: forwards to `PMPI_Type_create_resized` (profiling tools interpose this symbol).
@@ -1880,7 +1938,11 @@ pub unsafe extern "C" fn MPI_Type_create_resized(oldtype: ffi::MPI_Datatype, lb:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_struct(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const ffi::MPI_Aint, array_of_types: *const ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_struct")
+    crate::call::world("MPI_Type_create_struct", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_struct(w, count, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
+        })
 }
 
 /// `MPI_Type_create_struct`: forwards to `PMPI_Type_create_struct` (profiling tools interpose this symbol).
@@ -1900,7 +1962,11 @@ pub unsafe extern "C" fn MPI_Type_create_struct(count: c_int, array_of_blockleng
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_subarray(ndims: c_int, array_of_sizes: *const c_int, array_of_subsizes: *const c_int, array_of_starts: *const c_int, order: c_int, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_subarray")
+    crate::call::world("MPI_Type_create_subarray", None, |w| {
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_subarray(w, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_create_subarray`: forwards to `PMPI_Type_create_subarray` (profiling tools interpose this symbol).
@@ -1920,7 +1986,11 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(ndims: c_int, array_of_sizes: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_dup(oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_dup")
+    crate::call::world("MPI_Type_dup", None, |w| {
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_dup(w, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_dup`: forwards to `PMPI_Type_dup` (profiling tools interpose this symbol).
@@ -1940,7 +2010,9 @@ pub unsafe extern "C" fn MPI_Type_dup(oldtype: ffi::MPI_Datatype, newtype: *mut 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_free(datatype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_free")
+    crate::call::world("MPI_Type_free", None, |w| {
+            crate::imp::type_free(w, datatype)
+        })
 }
 
 /// `MPI_Type_free`: forwards to `PMPI_Type_free` (profiling tools interpose this symbol).
@@ -1960,7 +2032,13 @@ pub unsafe extern "C" fn MPI_Type_free(datatype: *mut ffi::MPI_Datatype) -> c_in
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_contents(datatype: ffi::MPI_Datatype, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_int, array_of_addresses: *mut ffi::MPI_Aint, array_of_datatypes: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_get_contents")
+    crate::call::world("MPI_Type_get_contents", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let max_integers = crate::kinds::count(max_integers, "max_integers")?;
+            let max_addresses = crate::kinds::count(max_addresses, "max_addresses")?;
+            let max_datatypes = crate::kinds::count(max_datatypes, "max_datatypes")?;
+            crate::imp::type_get_contents(w, datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes)
+        })
 }
 
 /// `MPI_Type_get_contents`: forwards to `PMPI_Type_get_contents` (profiling tools interpose this symbol).
@@ -1980,7 +2058,14 @@ pub unsafe extern "C" fn MPI_Type_get_contents(datatype: ffi::MPI_Datatype, max_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_envelope(datatype: ffi::MPI_Datatype, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Type_get_envelope")
+    crate::call::world("MPI_Type_get_envelope", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(num_integers, "num_integers")?;
+            crate::kinds::out_ptr(num_addresses, "num_addresses")?;
+            crate::kinds::out_ptr(num_datatypes, "num_datatypes")?;
+            crate::kinds::out_ptr(combiner, "combiner")?;
+            crate::imp::type_get_envelope(w, datatype, num_integers, num_addresses, num_datatypes, combiner)
+        })
 }
 
 /// `MPI_Type_get_envelope`: forwards to `PMPI_Type_get_envelope` (profiling tools interpose this symbol).
@@ -2001,7 +2086,7 @@ pub unsafe extern "C" fn MPI_Type_get_envelope(datatype: ffi::MPI_Datatype, num_
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_extent(datatype: ffi::MPI_Datatype, lb: *mut ffi::MPI_Aint, extent: *mut ffi::MPI_Aint) -> c_int {
     crate::call::world("MPI_Type_get_extent", None, |w| {
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
             crate::kinds::out_ptr(lb, "lb")?;
             crate::kinds::out_ptr(extent, "extent")?;
             crate::imp::type_get_extent(w, datatype, lb, extent)
@@ -2026,7 +2111,7 @@ pub unsafe extern "C" fn MPI_Type_get_extent(datatype: ffi::MPI_Datatype, lb: *m
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_extent_x(datatype: ffi::MPI_Datatype, lb: *mut ffi::MPI_Count, extent: *mut ffi::MPI_Count) -> c_int {
     crate::call::world("MPI_Type_get_extent_x", None, |w| {
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
             crate::kinds::out_ptr(lb, "lb")?;
             crate::kinds::out_ptr(extent, "extent")?;
             crate::imp::type_get_extent_x(w, datatype, lb, extent)
@@ -2050,7 +2135,11 @@ pub unsafe extern "C" fn MPI_Type_get_extent_x(datatype: ffi::MPI_Datatype, lb: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_name(datatype: ffi::MPI_Datatype, type_name: *mut c_char, resultlen: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Type_get_name")
+    crate::call::world("MPI_Type_get_name", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(resultlen, "resultlen")?;
+            crate::imp::type_get_name(w, datatype, type_name, resultlen)
+        })
 }
 
 /// `MPI_Type_get_name`: forwards to `PMPI_Type_get_name` (profiling tools interpose this symbol).
@@ -2070,7 +2159,12 @@ pub unsafe extern "C" fn MPI_Type_get_name(datatype: ffi::MPI_Datatype, type_nam
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_true_extent(datatype: ffi::MPI_Datatype, true_lb: *mut ffi::MPI_Aint, true_extent: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Type_get_true_extent")
+    crate::call::world("MPI_Type_get_true_extent", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(true_lb, "true_lb")?;
+            crate::kinds::out_ptr(true_extent, "true_extent")?;
+            crate::imp::type_get_true_extent(w, datatype, true_lb, true_extent)
+        })
 }
 
 /// `MPI_Type_get_true_extent`: forwards to `PMPI_Type_get_true_extent` (profiling tools interpose this symbol).
@@ -2090,7 +2184,12 @@ pub unsafe extern "C" fn MPI_Type_get_true_extent(datatype: ffi::MPI_Datatype, t
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_true_extent_x(datatype: ffi::MPI_Datatype, true_lb: *mut ffi::MPI_Count, true_extent: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Type_get_true_extent_x")
+    crate::call::world("MPI_Type_get_true_extent_x", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(true_lb, "true_lb")?;
+            crate::kinds::out_ptr(true_extent, "true_extent")?;
+            crate::imp::type_get_true_extent_x(w, datatype, true_lb, true_extent)
+        })
 }
 
 /// `MPI_Type_get_true_extent_x`: forwards to `PMPI_Type_get_true_extent_x` (profiling tools interpose this symbol).
@@ -2110,7 +2209,12 @@ pub unsafe extern "C" fn MPI_Type_get_true_extent_x(datatype: ffi::MPI_Datatype,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_indexed(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const c_int, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_indexed")
+    crate::call::world("MPI_Type_indexed", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_indexed(w, count, array_of_blocklengths, array_of_displacements, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_indexed`: forwards to `PMPI_Type_indexed` (profiling tools interpose this symbol).
@@ -2130,7 +2234,10 @@ pub unsafe extern "C" fn MPI_Type_indexed(count: c_int, array_of_blocklengths: *
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_set_name(datatype: ffi::MPI_Datatype, type_name: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Type_set_name")
+    crate::call::world("MPI_Type_set_name", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::imp::type_set_name(w, datatype, type_name)
+        })
 }
 
 /// `MPI_Type_set_name`: forwards to `PMPI_Type_set_name` (profiling tools interpose this symbol).
@@ -2151,7 +2258,7 @@ pub unsafe extern "C" fn MPI_Type_set_name(datatype: ffi::MPI_Datatype, type_nam
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_size(datatype: ffi::MPI_Datatype, size: *mut c_int) -> c_int {
     crate::call::world("MPI_Type_size", None, |w| {
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
             crate::kinds::out_ptr(size, "size")?;
             crate::imp::type_size(w, datatype, size)
         })
@@ -2175,7 +2282,7 @@ pub unsafe extern "C" fn MPI_Type_size(datatype: ffi::MPI_Datatype, size: *mut c
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_size_x(datatype: ffi::MPI_Datatype, size: *mut ffi::MPI_Count) -> c_int {
     crate::call::world("MPI_Type_size_x", None, |w| {
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
             crate::kinds::out_ptr(size, "size")?;
             crate::imp::type_size_x(w, datatype, size)
         })
@@ -2198,7 +2305,13 @@ pub unsafe extern "C" fn MPI_Type_size_x(datatype: ffi::MPI_Datatype, size: *mut
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_vector(count: c_int, blocklength: c_int, stride: c_int, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_vector")
+    crate::call::world("MPI_Type_vector", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let blocklength = crate::kinds::count(blocklength, "blocklength")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_vector(w, count, blocklength, stride, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_vector`: forwards to `PMPI_Type_vector` (profiling tools interpose this symbol).
@@ -2218,7 +2331,15 @@ pub unsafe extern "C" fn MPI_Type_vector(count: c_int, blocklength: c_int, strid
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Unpack(inbuf: *const c_void, insize: c_int, position: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Unpack")
+    crate::call::world("MPI_Unpack", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(inbuf, insize, "inbuf")?;
+            let insize = crate::kinds::count(insize, "insize")?;
+            crate::kinds::typed_buffer(outbuf, outcount, datatype, "outbuf")?;
+            let outcount = crate::kinds::count(outcount, "outcount")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::unpack(w, inbuf, insize, position, outbuf, outcount, datatype, comm)
+        })
 }
 
 /// `MPI_Unpack`: forwards to `PMPI_Unpack` (profiling tools interpose this symbol).
@@ -2238,7 +2359,14 @@ pub unsafe extern "C" fn MPI_Unpack(inbuf: *const c_void, insize: c_int, positio
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Unpack_external(datarep: *const c_char, inbuf: *const c_void, insize: ffi::MPI_Aint, position: *mut ffi::MPI_Aint, outbuf: *mut c_void, outcount: c_int, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Unpack_external")
+    crate::call::world("MPI_Unpack_external", None, |w| {
+            crate::kinds::buffer(inbuf, insize, "inbuf")?;
+            let insize = crate::kinds::count(insize, "insize")?;
+            crate::kinds::typed_buffer(outbuf, outcount, datatype, "outbuf")?;
+            let outcount = crate::kinds::count(outcount, "outcount")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::imp::unpack_external(w, datarep, inbuf, insize, position, outbuf, outcount, datatype)
+        })
 }
 
 /// `MPI_Unpack_external`: forwards to `PMPI_Unpack_external` (profiling tools interpose this symbol).
@@ -2260,12 +2388,12 @@ pub unsafe extern "C" fn MPI_Unpack_external(datarep: *const c_char, inbuf: *con
 pub unsafe extern "C" fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Allgather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(sendbuf, sendcount, "sendbuf")?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(sendtype)?;
-            crate::kinds::buffer(recvbuf, recvcount, "recvbuf")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(recvtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::allgather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
         })
 }
@@ -2309,10 +2437,10 @@ pub unsafe extern "C" fn MPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int
 pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Allreduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(sendbuf, count, "sendbuf")?;
-            crate::kinds::buffer(recvbuf, count, "recvbuf")?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let op = crate::kinds::op(op)?;
             crate::imp::allreduce(w, sendbuf, recvbuf, count, datatype, op, comm)
         })
@@ -2420,9 +2548,9 @@ pub unsafe extern "C" fn MPI_Barrier(comm: ffi::MPI_Comm) -> c_int {
 pub unsafe extern "C" fn PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Bcast", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(buffer, count, "buffer")?;
+            crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::bcast(w, buffer, count, datatype, root, comm)
         })
@@ -2467,12 +2595,12 @@ pub unsafe extern "C" fn MPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void
 pub unsafe extern "C" fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Gather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(sendbuf, sendcount, "sendbuf")?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(sendtype)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
             crate::kinds::out_ptr(recvbuf, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(recvtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::gather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
         })
@@ -2917,10 +3045,10 @@ pub unsafe extern "C" fn MPI_Op_free(op: *mut ffi::MPI_Op) -> c_int {
 pub unsafe extern "C" fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Reduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::buffer(sendbuf, count, "sendbuf")?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::out_ptr(recvbuf, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
             let op = crate::kinds::op(op)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::reduce(w, sendbuf, recvbuf, count, datatype, op, root, comm)
@@ -3984,7 +4112,10 @@ pub unsafe extern "C" fn MPI_Type_create_keyval(type_copy_attr_fn: *const c_void
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_delete_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int) -> c_int {
-    crate::call::unsupported("MPI_Type_delete_attr")
+    crate::call::world("MPI_Type_delete_attr", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::imp::type_delete_attr(w, datatype, type_keyval)
+        })
 }
 
 /// `MPI_Type_delete_attr`: forwards to `PMPI_Type_delete_attr` (profiling tools interpose this symbol).
@@ -4026,7 +4157,11 @@ pub unsafe extern "C" fn MPI_Type_free_keyval(type_keyval: *mut c_int) -> c_int 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Type_get_attr")
+    crate::call::world("MPI_Type_get_attr", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::type_get_attr(w, datatype, type_keyval, attribute_val, flag)
+        })
 }
 
 /// `MPI_Type_get_attr`: forwards to `PMPI_Type_get_attr` (profiling tools interpose this symbol).
@@ -4046,7 +4181,10 @@ pub unsafe extern "C" fn MPI_Type_get_attr(datatype: ffi::MPI_Datatype, type_key
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_set_attr(datatype: ffi::MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Type_set_attr")
+    crate::call::world("MPI_Type_set_attr", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::imp::type_set_attr(w, datatype, type_keyval, attribute_val)
+        })
 }
 
 /// `MPI_Type_set_attr`: forwards to `PMPI_Type_set_attr` (profiling tools interpose this symbol).
@@ -6270,7 +6408,7 @@ pub unsafe extern "C" fn MPI_Status_set_cancelled(status: *mut ffi::MPI_Status, 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_set_elements(status: *mut ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: c_int) -> c_int {
     crate::call::world("MPI_Status_set_elements", None, |w| {
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
             let count = crate::kinds::count(count, "count")?;
             crate::imp::status_set_elements(w, status, datatype, count)
         })
@@ -6294,7 +6432,7 @@ pub unsafe extern "C" fn MPI_Status_set_elements(status: *mut ffi::MPI_Status, d
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_set_elements_x(status: *mut ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: ffi::MPI_Count) -> c_int {
     crate::call::world("MPI_Status_set_elements_x", None, |w| {
-            let datatype = crate::kinds::datatype(datatype)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
             let count = crate::kinds::count(count, "count")?;
             crate::imp::status_set_elements_x(w, status, datatype, count)
         })
@@ -8352,7 +8490,10 @@ pub unsafe extern "C" fn MPI_Status_f2c(f_status: *const ffi::MPI_Fint, c_status
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_f90_complex")
+    crate::call::world("MPI_Type_create_f90_complex", None, |w| {
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_f90_complex(w, p, r, newtype)
+        })
 }
 
 /// `MPI_Type_create_f90_complex`: forwards to `PMPI_Type_create_f90_complex` (profiling tools interpose this symbol).
@@ -8372,7 +8513,10 @@ pub unsafe extern "C" fn MPI_Type_create_f90_complex(p: c_int, r: c_int, newtype
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_f90_integer(r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_f90_integer")
+    crate::call::world("MPI_Type_create_f90_integer", None, |w| {
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_f90_integer(w, r, newtype)
+        })
 }
 
 /// `MPI_Type_create_f90_integer`: forwards to `PMPI_Type_create_f90_integer` (profiling tools interpose this symbol).
@@ -8392,7 +8536,10 @@ pub unsafe extern "C" fn MPI_Type_create_f90_integer(r: c_int, newtype: *mut ffi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_f90_real")
+    crate::call::world("MPI_Type_create_f90_real", None, |w| {
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_f90_real(w, p, r, newtype)
+        })
 }
 
 /// `MPI_Type_create_f90_real`: forwards to `PMPI_Type_create_f90_real` (profiling tools interpose this symbol).
@@ -8412,7 +8559,10 @@ pub unsafe extern "C" fn MPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, datatype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_match_size")
+    crate::call::world("MPI_Type_match_size", None, |w| {
+            crate::kinds::out_ptr(datatype, "datatype")?;
+            crate::imp::type_match_size(w, typeclass, size, datatype)
+        })
 }
 
 /// `MPI_Type_match_size`: forwards to `PMPI_Type_match_size` (profiling tools interpose this symbol).
@@ -8432,7 +8582,10 @@ pub unsafe extern "C" fn MPI_Type_match_size(typeclass: c_int, size: c_int, data
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Address(location: *mut c_void, address: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Address")
+    crate::call::world("MPI_Address", None, |w| {
+            crate::kinds::out_ptr(address, "address")?;
+            crate::imp::address(w, location, address)
+        })
 }
 
 /// `MPI_Address`: forwards to `PMPI_Address` (profiling tools interpose this symbol).
@@ -8522,7 +8675,11 @@ pub unsafe extern "C" fn MPI_Errhandler_set(comm: ffi::MPI_Comm, errhandler: ffi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_extent(datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Type_extent")
+    crate::call::world("MPI_Type_extent", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(extent, "extent")?;
+            crate::imp::type_extent(w, datatype, extent)
+        })
 }
 
 /// `MPI_Type_extent`: forwards to `PMPI_Type_extent` (profiling tools interpose this symbol).
@@ -8542,7 +8699,12 @@ pub unsafe extern "C" fn MPI_Type_extent(datatype: ffi::MPI_Datatype, extent: *m
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_hindexed(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut ffi::MPI_Aint, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_hindexed")
+    crate::call::world("MPI_Type_hindexed", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_hindexed(w, count, array_of_blocklengths, array_of_displacements, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_hindexed`: forwards to `PMPI_Type_hindexed` (profiling tools interpose this symbol).
@@ -8562,7 +8724,13 @@ pub unsafe extern "C" fn MPI_Type_hindexed(count: c_int, array_of_blocklengths: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_hvector(count: c_int, blocklength: c_int, stride: ffi::MPI_Aint, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_hvector")
+    crate::call::world("MPI_Type_hvector", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let blocklength = crate::kinds::count(blocklength, "blocklength")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_hvector(w, count, blocklength, stride, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_hvector`: forwards to `PMPI_Type_hvector` (profiling tools interpose this symbol).
@@ -8582,7 +8750,11 @@ pub unsafe extern "C" fn MPI_Type_hvector(count: c_int, blocklength: c_int, stri
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_lb(datatype: ffi::MPI_Datatype, displacement: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Type_lb")
+    crate::call::world("MPI_Type_lb", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(displacement, "displacement")?;
+            crate::imp::type_lb(w, datatype, displacement)
+        })
 }
 
 /// `MPI_Type_lb`: forwards to `PMPI_Type_lb` (profiling tools interpose this symbol).
@@ -8602,7 +8774,11 @@ pub unsafe extern "C" fn MPI_Type_lb(datatype: ffi::MPI_Datatype, displacement: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_struct(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut ffi::MPI_Aint, array_of_types: *mut ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_struct")
+    crate::call::world("MPI_Type_struct", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_struct(w, count, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
+        })
 }
 
 /// `MPI_Type_struct`: forwards to `PMPI_Type_struct` (profiling tools interpose this symbol).
@@ -8622,7 +8798,11 @@ pub unsafe extern "C" fn MPI_Type_struct(count: c_int, array_of_blocklengths: *m
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_ub(datatype: ffi::MPI_Datatype, displacement: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Type_ub")
+    crate::call::world("MPI_Type_ub", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(displacement, "displacement")?;
+            crate::imp::type_ub(w, datatype, displacement)
+        })
 }
 
 /// `MPI_Type_ub`: forwards to `PMPI_Type_ub` (profiling tools interpose this symbol).

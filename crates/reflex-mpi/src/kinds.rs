@@ -8,6 +8,7 @@
 use crate::ffi::*;
 use crate::handles;
 use crate::state::Mpi;
+pub use crate::typetable::TypeArg;
 use reflex_engine::{CommId, Datatype, ErrorClass, GroupId, MpiError, ReduceOp, Result};
 use std::ffi::c_int;
 
@@ -32,16 +33,19 @@ pub fn comm(w: &Mpi, h: MPI_Comm) -> Result<CommId> {
     Ok(id)
 }
 
-/// A datatype handle (predefined types in this version).
-pub fn datatype(h: MPI_Datatype) -> Result<Datatype> {
-    if h == handles::DATATYPE_NULL {
-        return Err(MpiError::new(
-            ErrorClass::Type,
-            "MPI_DATATYPE_NULL is not a valid datatype here",
-        ));
+/// A datatype communication may use: predefined, or a committed user type (`MPI_ERR_TYPE`
+/// otherwise, naming the handle). Predefined types are found without touching the table.
+#[inline]
+pub fn datatype(w: &Mpi, h: MPI_Datatype) -> Result<Datatype> {
+    match crate::datatypes::builtin(h) {
+        Some(b) => Ok(Datatype::Basic(b)),
+        None => w.objects.types.committed(h),
     }
-    crate::datatypes::builtin(h)
-        .ok_or_else(|| MpiError::new(ErrorClass::Type, format!("{h:#x} is not a datatype handle")))
+}
+
+/// Any valid datatype, committed or not (constructors, queries, names, attributes).
+pub fn datatype_any(w: &Mpi, h: MPI_Datatype) -> Result<TypeArg> {
+    w.objects.types.any(h)
 }
 
 /// A group handle.
@@ -146,14 +150,29 @@ pub fn root(w: &Mpi, comm: CommId, r: c_int) -> Result<c_int> {
 }
 
 /// A data buffer: NULL is accepted only with a zero count.
-pub fn buffer<T>(p: *const T, count: c_int, name: &str) -> Result<()> {
-    if p.is_null() && count > 0 {
+pub fn buffer<T, N>(p: *const T, count: N, name: &str) -> Result<()>
+where
+    N: Copy + Default + PartialOrd + std::fmt::Display,
+{
+    if p.is_null() && count > N::default() {
         return Err(MpiError::new(
             ErrorClass::Buffer,
             format!("{name} is NULL but the count is {count}"),
         ));
     }
     Ok(())
+}
+
+/// A data buffer of `count` elements of datatype handle `dt`: NULL (`MPI_BOTTOM`) is also
+/// accepted with a derived type, whose displacements may be absolute addresses.
+pub fn typed_buffer<T, N>(p: *const T, count: N, dt: MPI_Datatype, name: &str) -> Result<()>
+where
+    N: Copy + Default + PartialOrd + std::fmt::Display,
+{
+    if crate::datatypes::builtin(dt).is_none() && dt != handles::DATATYPE_NULL {
+        return Ok(());
+    }
+    buffer(p, count, name)
 }
 
 /// An output pointer that must not be NULL.

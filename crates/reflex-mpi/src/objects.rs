@@ -1,9 +1,11 @@
 //! The C layer's own object tables (the state of the completeness chapters that the engine
-//! does not need): info objects, keyvals and attributes, and the info hints of communicators.
+//! does not need): info objects, keyvals and attributes, the info hints of communicators, and the
+//! datatype handle table.
 //! One [`Objects`] lives in [`crate::state::Mpi`].
 
 use crate::attr::{Attributes, Obj};
 use crate::info::{Dict, Infos};
+use crate::typetable::TypeTable;
 use reflex_engine::CommId;
 use std::collections::HashMap;
 
@@ -16,6 +18,8 @@ pub struct Objects {
     pub attrs: Attributes,
     /// The hints given to `MPI_Comm_set_info` / `MPI_Comm_dup_with_info`, per communicator.
     pub comm_hints: HashMap<CommId, Dict>,
+    /// User datatypes (and names given to predefined ones).
+    pub types: TypeTable,
 }
 
 impl Objects {

@@ -1,6 +1,6 @@
-//! Attribute caching on communicators (MPI-3.1 section 6.7, and the MPI-1 names `MPI_Keyval_*`,
-//! `MPI_Attr_*`): keyvals, set/get/delete, and the copy and delete callbacks run at
-//! `MPI_Comm_dup`, `MPI_Comm_free` and `MPI_Finalize`.
+//! Attribute caching (MPI-3.1 section 6.7, and the MPI-1 names `MPI_Keyval_*`, `MPI_Attr_*`):
+//! keyvals, set/get/delete on any object kind, and the copy and delete callbacks run at
+//! `MPI_Comm_dup`/`MPI_Type_dup`, `MPI_Comm_free`/`MPI_Type_free` and `MPI_Finalize`.
 //!
 //! The callbacks are application code and may call MPI (a delete callback often frees what the
 //! attribute points to and calls `MPI_Comm_get_attr`): every call below first copies what it
@@ -144,8 +144,7 @@ pub fn comm_free_keyval(w: &mut Mpi, comm_keyval: *mut c_int) -> Result<()> {
     free_keyval(w, comm_keyval, ObjKind::Comm)
 }
 
-/// `MPI_Type_create_keyval` (datatype attributes themselves wait for datatype objects: the
-/// generated shims hand the implementation a layout, not the handle that names the object).
+/// `MPI_Type_create_keyval` (the attributes themselves: `type_query.rs`).
 pub fn type_create_keyval(
     w: &mut Mpi,
     type_copy_attr_fn: *const c_void,
@@ -168,24 +167,76 @@ pub fn type_free_keyval(w: &mut Mpi, type_keyval: *mut c_int) -> Result<()> {
     free_keyval(w, type_keyval, ObjKind::Datatype)
 }
 
-/// `MPI_Comm_set_attr`: a value already set is deleted first (its callback runs).
+/// Sets attribute `keyval` on `obj` (C handle `handle`, kind `kind`): a value already set is
+/// deleted first (its callback runs).
+pub fn set_attr(
+    w: &mut Mpi,
+    obj: Obj,
+    handle: c_int,
+    kind: ObjKind,
+    keyval: c_int,
+    value: *mut c_void,
+) -> Result<()> {
+    if predefined_slot(keyval).is_some() {
+        return Err(predefined_error(keyval));
+    }
+    let index = w.objects.attrs.lookup(keyval, kind)?;
+    if let Some(old) = w.objects.attrs.get(obj, index) {
+        let kv = w.objects.attrs.keyval(index);
+        call_delete(kv, handle, keyval, old)?;
+    }
+    w.objects.attrs.set(obj, index, value);
+    Ok(())
+}
+
+/// Reads attribute `keyval` of `obj` into `*attribute_val`, setting `flag`.
+pub fn get_attr(
+    w: &mut Mpi,
+    obj: Obj,
+    kind: ObjKind,
+    keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> Result<()> {
+    if attribute_val.is_null() {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            "output argument attribute_val is NULL",
+        ));
+    }
+    let index = w.objects.attrs.lookup(keyval, kind)?;
+    let value = w.objects.attrs.get(obj, index);
+    if let Some(v) = value {
+        write(attribute_val.cast::<*mut c_void>(), v);
+    }
+    write(flag, c_int::from(value.is_some()));
+    Ok(())
+}
+
+/// Deletes attribute `keyval` of `obj` (deleting one that is not set does nothing, as in MPICH).
+pub fn delete_attr(
+    w: &mut Mpi,
+    obj: Obj,
+    handle: c_int,
+    kind: ObjKind,
+    keyval: c_int,
+) -> Result<()> {
+    if predefined_slot(keyval).is_some() {
+        return Err(predefined_error(keyval));
+    }
+    let index = w.objects.attrs.lookup(keyval, kind)?;
+    delete_one(w, obj, handle, index)
+}
+
+/// `MPI_Comm_set_attr`.
 pub fn comm_set_attr(
     w: &mut Mpi,
     comm: CommId,
     comm_keyval: c_int,
     attribute_val: *mut c_void,
 ) -> Result<()> {
-    if predefined_slot(comm_keyval).is_some() {
-        return Err(predefined_error(comm_keyval));
-    }
-    let index = w.objects.attrs.lookup(comm_keyval, ObjKind::Comm)?;
-    let obj = Obj::Comm(comm);
-    if let Some(old) = w.objects.attrs.get(obj, index) {
-        let kv = w.objects.attrs.keyval(index);
-        call_delete(kv, handles::comm_handle(comm), comm_keyval, old)?;
-    }
-    w.objects.attrs.set(obj, index, attribute_val);
-    Ok(())
+    let (obj, handle) = (Obj::Comm(comm), handles::comm_handle(comm));
+    set_attr(w, obj, handle, ObjKind::Comm, comm_keyval, attribute_val)
 }
 
 /// `MPI_Comm_get_attr`: user attributes and the predefined ones (`MPI_TAG_UB` ...).
@@ -196,31 +247,17 @@ pub fn comm_get_attr(
     attribute_val: *mut c_void,
     flag: *mut c_int,
 ) -> Result<()> {
-    if attribute_val.is_null() {
-        return Err(MpiError::new(
-            ErrorClass::Arg,
-            "output argument attribute_val is NULL",
-        ));
-    }
-    if let Some(slot) = predefined_slot(comm_keyval) {
+    if let Some(slot) = predefined_slot(comm_keyval).filter(|_| !attribute_val.is_null()) {
         return get_predefined(w, slot, attribute_val, flag);
     }
-    let index = w.objects.attrs.lookup(comm_keyval, ObjKind::Comm)?;
-    let value = w.objects.attrs.get(Obj::Comm(comm), index);
-    if let Some(v) = value {
-        write(attribute_val.cast::<*mut c_void>(), v);
-    }
-    write(flag, c_int::from(value.is_some()));
-    Ok(())
+    let obj = Obj::Comm(comm);
+    get_attr(w, obj, ObjKind::Comm, comm_keyval, attribute_val, flag)
 }
 
-/// `MPI_Comm_delete_attr` (deleting an attribute that is not set does nothing, as in MPICH).
+/// `MPI_Comm_delete_attr`.
 pub fn comm_delete_attr(w: &mut Mpi, comm: CommId, comm_keyval: c_int) -> Result<()> {
-    if predefined_slot(comm_keyval).is_some() {
-        return Err(predefined_error(comm_keyval));
-    }
-    let index = w.objects.attrs.lookup(comm_keyval, ObjKind::Comm)?;
-    delete_one(w, Obj::Comm(comm), handles::comm_handle(comm), index)
+    let (obj, handle) = (Obj::Comm(comm), handles::comm_handle(comm));
+    delete_attr(w, obj, handle, ObjKind::Comm, comm_keyval)
 }
 
 /// `MPI_Keyval_create` (MPI-1 name; the callbacks have the same C signatures).

@@ -1,14 +1,21 @@
 //! Collective calls (the foundation's set: barrier, broadcast, reduce, allreduce, gather,
-//! allgather). `MPI_IN_PLACE` is accepted where the standard allows it.
+//! allgather). `MPI_IN_PLACE` is accepted where the standard allows it. Buffers of any datatype
+//! go through [`Staged`]: used in place when dense, else packed around the collective.
 
-use super::util::{is_in_place, recv_buf, send_buf};
+use super::staged::{Staged, Use};
+use super::util::is_in_place;
 use crate::state::Mpi;
+use reflex_base::buf::RecvBuf;
 use reflex_engine::{CommId, Datatype, ReduceOp, Result};
 use std::ffi::{c_int, c_void};
 
 /// `MPI_Barrier`.
 pub fn barrier(w: &mut Mpi, comm: CommId) -> Result<()> {
     w.world.engine.barrier(comm)
+}
+
+fn is_root(w: &Mpi, comm: CommId, root: c_int) -> Result<bool> {
+    Ok(w.world.engine.comm(comm)?.rank as c_int == root)
 }
 
 /// `MPI_Bcast`.
@@ -20,12 +27,28 @@ pub fn bcast(
     root: c_int,
     comm: CommId,
 ) -> Result<()> {
-    let buf = recv_buf(buffer, count, dt)?;
-    w.world.engine.bcast(buf, count, dt, root, comm)
+    let root_here = is_root(w, comm, root)?;
+    let buf = Staged::new(buffer, count, &dt, Use::Move, root_here)?;
+    let (recv, n, wire) = (buf.recv()?, buf.wire_count, buf.wire.clone());
+    w.world.engine.bcast(recv, n, wire, root, comm)?;
+    if root_here {
+        return Ok(());
+    }
+    buf.finish()
 }
 
-fn is_root(w: &Mpi, comm: CommId, root: c_int) -> Result<bool> {
-    Ok(w.world.engine.comm(comm)?.rank as c_int == root)
+/// The send side of a reduction or gather: `None` for `MPI_IN_PLACE` where it is allowed.
+fn send_side(
+    sendbuf: *const c_void,
+    in_place_ok: bool,
+    count: usize,
+    dt: &Datatype,
+    usage: Use,
+) -> Result<Option<Staged>> {
+    if is_in_place(sendbuf) && in_place_ok {
+        return Ok(None);
+    }
+    Staged::new(sendbuf, count, dt, usage, true).map(Some)
 }
 
 /// `MPI_Reduce`.
@@ -41,17 +64,27 @@ pub fn reduce(
     comm: CommId,
 ) -> Result<()> {
     let root_here = is_root(w, comm, root)?;
-    let send = if is_in_place(sendbuf) && root_here {
-        None
-    } else {
-        Some(send_buf(sendbuf, count, dt)?)
+    let send = send_side(sendbuf, root_here, count, &dt, Use::Reduce)?;
+    let recv = match root_here {
+        true => Some(Staged::new(
+            recvbuf,
+            count,
+            &dt,
+            Use::Reduce,
+            send.is_none(),
+        )?),
+        false => None,
     };
-    let recv = if root_here {
-        recv_buf(recvbuf, count, dt)?
-    } else {
-        reflex_base::buf::RecvBuf::empty()
+    // Both sides reduce the same wire type; the send side names it when the root's is absent.
+    let wire_of = send.as_ref().or(recv.as_ref()).expect("one side exists");
+    let (n, wire) = (wire_of.wire_count, wire_of.wire.clone());
+    let sbuf = send.as_ref().map(Staged::send).transpose()?;
+    let rbuf = match &recv {
+        Some(r) => r.recv()?,
+        None => RecvBuf::empty(),
     };
-    w.world.engine.reduce(send, recv, count, dt, op, root, comm)
+    w.world.engine.reduce(sbuf, rbuf, n, wire, op, root, comm)?;
+    recv.map_or(Ok(()), Staged::finish)
 }
 
 /// `MPI_Allreduce`.
@@ -64,13 +97,23 @@ pub fn allreduce(
     op: ReduceOp,
     comm: CommId,
 ) -> Result<()> {
-    let send = if is_in_place(sendbuf) {
-        None
-    } else {
-        Some(send_buf(sendbuf, count, dt)?)
-    };
-    let recv = recv_buf(recvbuf, count, dt)?;
-    w.world.engine.allreduce(send, recv, count, dt, op, comm)
+    let send = send_side(sendbuf, true, count, &dt, Use::Reduce)?;
+    let recv = Staged::new(recvbuf, count, &dt, Use::Reduce, send.is_none())?;
+    let sbuf = send.as_ref().map(Staged::send).transpose()?;
+    let (n, wire) = (recv.wire_count, recv.wire.clone());
+    w.world
+        .engine
+        .allreduce(sbuf, recv.recv()?, n, wire, op, comm)?;
+    recv.finish()
+}
+
+/// The engine's send argument of a gather.
+type GatherSend = Option<(reflex_base::buf::SendBuf, usize, Datatype)>;
+
+fn gather_send(send: &Option<Staged>) -> Result<GatherSend> {
+    send.as_ref()
+        .map(|s| Ok((s.send()?, s.wire_count, s.wire.clone())))
+        .transpose()
 }
 
 /// `MPI_Gather`.
@@ -88,19 +131,24 @@ pub fn gather(
 ) -> Result<()> {
     let root_here = is_root(w, comm, root)?;
     let size = w.world.engine.comm(comm)?.size();
-    let send = if is_in_place(sendbuf) && root_here {
-        None
-    } else {
-        Some((send_buf(sendbuf, sendcount, sendtype)?, sendcount, sendtype))
-    };
-    let recv = if root_here {
-        recv_buf(recvbuf, recvcount * size, recvtype)?
-    } else {
-        reflex_base::buf::RecvBuf::empty()
-    };
+    let send = send_side(sendbuf, root_here, sendcount, &sendtype, Use::Move)?;
+    if !root_here {
+        let s = gather_send(&send)?;
+        let (rdt, rcount) = match &send {
+            Some(s) => (s.wire.clone(), s.wire_count),
+            None => (recvtype, recvcount),
+        };
+        let empty = RecvBuf::empty();
+        return w.world.engine.gather(s, empty, rcount, rdt, root, comm);
+    }
+    let total = recvcount.saturating_mul(size);
+    let recv = Staged::new(recvbuf, total, &recvtype, Use::Move, send.is_none())?;
+    let per_rank = recv.wire_count / size.max(1);
+    let (rbuf, wire) = (recv.recv()?, recv.wire.clone());
     w.world
         .engine
-        .gather(send, recv, recvcount, recvtype, root, comm)
+        .gather(gather_send(&send)?, rbuf, per_rank, wire, root, comm)?;
+    recv.finish()
 }
 
 /// `MPI_Allgather`.
@@ -116,13 +164,13 @@ pub fn allgather(
     comm: CommId,
 ) -> Result<()> {
     let size = w.world.engine.comm(comm)?.size();
-    let send = if is_in_place(sendbuf) {
-        None
-    } else {
-        Some((send_buf(sendbuf, sendcount, sendtype)?, sendcount, sendtype))
-    };
-    let recv = recv_buf(recvbuf, recvcount * size, recvtype)?;
+    let send = send_side(sendbuf, true, sendcount, &sendtype, Use::Move)?;
+    let total = recvcount.saturating_mul(size);
+    let recv = Staged::new(recvbuf, total, &recvtype, Use::Move, send.is_none())?;
+    let per_rank = recv.wire_count / size.max(1);
+    let (rbuf, wire) = (recv.recv()?, recv.wire.clone());
     w.world
         .engine
-        .allgather(send, recv, recvcount, recvtype, comm)
+        .allgather(gather_send(&send)?, rbuf, per_rank, wire, comm)?;
+    recv.finish()
 }

@@ -63,3 +63,8 @@ pub fn get_address(_w: &mut Mpi, location: *const c_void, address: *mut MPI_Aint
     write(address, location as MPI_Aint);
     Ok(())
 }
+
+/// `MPI_Address` (MPI-1 name of `MPI_Get_address`).
+pub fn address(w: &mut Mpi, location: *mut c_void, address: *mut MPI_Aint) -> Result<()> {
+    get_address(w, location, address)
+}

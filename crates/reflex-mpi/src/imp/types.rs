@@ -1,64 +1,104 @@
-//! Datatype queries for the predefined types, and setting status fields (generalized requests and
-//! layered libraries use these). Derived datatypes have their own issue.
+//! Datatype size and bounds queries (MPI-3.1 §4.1.5, §4.1.7, §4.1.8, and the MPI-1 names
+//! `MPI_Type_extent`/`_lb`/`_ub`), and setting status fields (generalized requests and layered
+//! libraries use these). Every query accepts an uncommitted type.
 
 use super::util::{c_status, status_bytes, write};
 use crate::ffi::*;
+use crate::kinds::TypeArg;
 use crate::state::Mpi;
-use reflex_engine::{CommId, Datatype, ErrorClass, MpiError, Result, Status};
+use reflex_engine::{Datatype, ErrorClass, MpiError, Result, Status};
 use std::ffi::c_int;
 
+/// An `int` result, or `MPI_UNDEFINED` when it does not fit (MPI-3.1 §4.1.5).
+fn int_or_undefined(n: usize) -> c_int {
+    c_int::try_from(n).unwrap_or(UNDEFINED)
+}
+
 /// `MPI_Type_size`.
-pub fn type_size(_w: &mut Mpi, dt: Datatype, size: *mut c_int) -> Result<()> {
-    write(size, dt.size() as c_int);
+pub fn type_size(_w: &mut Mpi, dt: TypeArg, size: *mut c_int) -> Result<()> {
+    write(size, int_or_undefined(dt.dt.size()));
     Ok(())
 }
 
 /// `MPI_Type_size_x`.
-pub fn type_size_x(_w: &mut Mpi, dt: Datatype, size: *mut MPI_Count) -> Result<()> {
-    write(size, dt.size() as MPI_Count);
+pub fn type_size_x(_w: &mut Mpi, dt: TypeArg, size: *mut MPI_Count) -> Result<()> {
+    write(size, dt.dt.size() as MPI_Count);
     Ok(())
+}
+
+/// `(lb, extent)` and `(true lb, true extent)` of a datatype.
+fn extents(dt: &Datatype) -> ((isize, isize), (isize, isize)) {
+    let b = dt.bounds();
+    ((b.lb, b.extent()), (b.true_lb, b.true_ub - b.true_lb))
 }
 
 /// `MPI_Type_get_extent`.
 pub fn type_get_extent(
     _w: &mut Mpi,
-    dt: Datatype,
+    dt: TypeArg,
     lb: *mut MPI_Aint,
     extent: *mut MPI_Aint,
 ) -> Result<()> {
-    write(lb, 0);
-    write(extent, dt.extent() as MPI_Aint);
+    let ((l, e), _) = extents(&dt.dt);
+    write(lb, l);
+    write(extent, e);
     Ok(())
 }
 
 /// `MPI_Type_get_extent_x`.
 pub fn type_get_extent_x(
     _w: &mut Mpi,
-    dt: Datatype,
+    dt: TypeArg,
     lb: *mut MPI_Count,
     extent: *mut MPI_Count,
 ) -> Result<()> {
-    write(lb, 0);
-    write(extent, dt.extent() as MPI_Count);
+    let ((l, e), _) = extents(&dt.dt);
+    write(lb, l as MPI_Count);
+    write(extent, e as MPI_Count);
     Ok(())
 }
 
-/// `MPI_Pack_size`: an upper bound of the packed size (contiguous bytes for basic types).
-pub fn pack_size(
+/// `MPI_Type_get_true_extent`.
+pub fn type_get_true_extent(
     _w: &mut Mpi,
-    incount: usize,
-    dt: Datatype,
-    _comm: CommId,
-    size: *mut c_int,
+    dt: TypeArg,
+    true_lb: *mut MPI_Aint,
+    true_extent: *mut MPI_Aint,
 ) -> Result<()> {
-    let bytes = dt.contiguous_span(incount)?;
-    let bytes = c_int::try_from(bytes).map_err(|_| {
-        MpiError::new(
-            ErrorClass::Count,
-            format!("packed size {bytes} does not fit an int"),
-        )
-    })?;
-    write(size, bytes);
+    let (_, (l, e)) = extents(&dt.dt);
+    write(true_lb, l);
+    write(true_extent, e);
+    Ok(())
+}
+
+/// `MPI_Type_get_true_extent_x`.
+pub fn type_get_true_extent_x(
+    _w: &mut Mpi,
+    dt: TypeArg,
+    true_lb: *mut MPI_Count,
+    true_extent: *mut MPI_Count,
+) -> Result<()> {
+    let (_, (l, e)) = extents(&dt.dt);
+    write(true_lb, l as MPI_Count);
+    write(true_extent, e as MPI_Count);
+    Ok(())
+}
+
+/// `MPI_Type_extent` (MPI-1 name).
+pub fn type_extent(_w: &mut Mpi, dt: TypeArg, extent: *mut MPI_Aint) -> Result<()> {
+    write(extent, dt.dt.extent());
+    Ok(())
+}
+
+/// `MPI_Type_lb` (MPI-1 name).
+pub fn type_lb(_w: &mut Mpi, dt: TypeArg, displacement: *mut MPI_Aint) -> Result<()> {
+    write(displacement, dt.dt.bounds().lb);
+    Ok(())
+}
+
+/// `MPI_Type_ub` (MPI-1 name).
+pub fn type_ub(_w: &mut Mpi, dt: TypeArg, displacement: *mut MPI_Aint) -> Result<()> {
+    write(displacement, dt.dt.bounds().ub);
     Ok(())
 }
 
@@ -89,26 +129,26 @@ fn set_bytes(st: &mut MPI_Status, bytes: u64) {
     set_count(st, bytes, cancelled);
 }
 
-/// `MPI_Status_set_elements`.
+/// `MPI_Status_set_elements`: `count` elements of `dt` received, i.e. `count × size` bytes of
+/// packed data (MPICH's reading of it; `MPI_Get_count` then returns `count`).
 pub fn status_set_elements(
     _w: &mut Mpi,
     status: *mut MPI_Status,
-    dt: Datatype,
+    dt: TypeArg,
     count: usize,
 ) -> Result<()> {
-    let bytes = dt.contiguous_span(count)? as u64;
+    let bytes = dt.dt.packed_len(count)? as u64;
     modify_status(status, |st| set_bytes(st, bytes))
 }
 
 /// `MPI_Status_set_elements_x`.
 pub fn status_set_elements_x(
-    _w: &mut Mpi,
+    w: &mut Mpi,
     status: *mut MPI_Status,
-    dt: Datatype,
+    dt: TypeArg,
     count: usize,
 ) -> Result<()> {
-    let bytes = dt.contiguous_span(count)? as u64;
-    modify_status(status, |st| set_bytes(st, bytes))
+    status_set_elements(w, status, dt, count)
 }
 
 /// `MPI_Status_set_cancelled`.

@@ -5,8 +5,9 @@
 use super::util::{c_status, status_bytes, write, write_status};
 use crate::ffi::*;
 use crate::handles;
+use crate::kinds::TypeArg;
 use crate::state::Mpi;
-use reflex_engine::{Completion, Datatype, ErrorClass, MpiError, RequestId, Result, Status};
+use reflex_engine::{Completion, ErrorClass, MpiError, RequestId, Result, Status};
 use std::ffi::c_int;
 
 /// `MPI_ERR_IN_STATUS`.
@@ -374,44 +375,46 @@ pub fn test_cancelled(_w: &mut Mpi, status: *const MPI_Status, flag: *mut c_int)
     Ok(())
 }
 
-/// `MPI_Get_count`.
+/// A count for a C `int`, `MPI_UNDEFINED` when there is none or it does not fit.
+fn int_count<N: TryInto<c_int>>(n: Option<N>) -> c_int {
+    n.and_then(|n| n.try_into().ok()).unwrap_or(UNDEFINED)
+}
+
+/// `MPI_Get_count`: whole elements of `dt` in the received packed bytes.
 pub fn get_count(
     _w: &mut Mpi,
     status: *const MPI_Status,
-    dt: Datatype,
+    dt: TypeArg,
     count: *mut c_int,
 ) -> Result<()> {
     let bytes = status_bytes(&read_status(status)?);
-    let n = dt
-        .count_of(bytes as usize)
-        .map_or(UNDEFINED, |n| n as c_int);
-    write(count, n);
+    write(count, int_count(dt.dt.count_of(bytes as usize)));
     Ok(())
 }
 
-/// `MPI_Get_elements` (basic types: the same as the count).
+/// `MPI_Get_elements`: predefined elements in the received bytes (`MPI_UNDEFINED` when they end
+/// inside one).
 pub fn get_elements(
-    w: &mut Mpi,
+    _w: &mut Mpi,
     status: *const MPI_Status,
-    dt: Datatype,
+    dt: TypeArg,
     count: *mut c_int,
 ) -> Result<()> {
-    get_count(w, status, dt, count)
+    let bytes = status_bytes(&read_status(status)?);
+    write(count, int_count(dt.dt.elements_of(bytes as usize)));
+    Ok(())
 }
 
 /// `MPI_Get_elements_x`.
 pub fn get_elements_x(
     _w: &mut Mpi,
     status: *const MPI_Status,
-    dt: Datatype,
+    dt: TypeArg,
     count: *mut MPI_Count,
 ) -> Result<()> {
     let bytes = status_bytes(&read_status(status)?);
-    write(
-        count,
-        dt.count_of(bytes as usize)
-            .map_or(UNDEFINED as MPI_Count, |n| n as MPI_Count),
-    );
+    let n = dt.dt.elements_of(bytes as usize);
+    write(count, n.map_or(UNDEFINED as MPI_Count, |n| n as MPI_Count));
     Ok(())
 }
 
