@@ -102,6 +102,13 @@ impl<'p> Cursor<'p> {
     /// up to its end); returns the bytes produced.
     #[inline]
     pub fn runs(&mut self, limit: usize, mut f: impl FnMut(isize, usize)) -> usize {
+        self.feed(limit, &mut f)
+    }
+
+    /// Hands the runs behind the next `limit` bytes to `sink` (equally spaced runs as one batch);
+    /// returns the bytes produced.
+    #[inline]
+    pub fn feed(&mut self, limit: usize, sink: &mut impl Sink) -> usize {
         let mut done = 0;
         while done < limit {
             let Some(top) = self.frames.len().checked_sub(1) else {
@@ -118,11 +125,7 @@ impl<'p> Cursor<'p> {
             ) {
                 let n = ((limit - done) / len).min(frame.left);
                 if n > 0 {
-                    let mut at = frame.base.wrapping_add(disp);
-                    for _ in 0..n {
-                        f(at, len);
-                        at = at.wrapping_add(frame.stride);
-                    }
+                    sink.strided(frame.base.wrapping_add(disp), frame.stride, n, len);
                     done += n * len;
                     let f = &mut self.frames[top];
                     f.left -= n - 1;
@@ -136,7 +139,7 @@ impl<'p> Cursor<'p> {
             match self.instrs[self.pc] {
                 Instr::Copy { disp, len } => {
                     let take = (len - self.skip).min(limit - done);
-                    f(frame.base.wrapping_add(disp + self.skip as isize), take);
+                    sink.run(frame.base.wrapping_add(disp + self.skip as isize), take);
                     done += take;
                     self.skip += take;
                     if self.skip == len {
@@ -177,6 +180,81 @@ impl<'p> Cursor<'p> {
     }
 }
 
+/// What consumes the runs of a cursor.
+pub trait Sink {
+    /// One run of `len` bytes at displacement `disp`.
+    fn run(&mut self, disp: isize, len: usize);
+
+    /// `n` runs of `len` bytes, the first at `disp`, `stride` apart: the regular-stride fast path,
+    /// which a sink may implement with a tighter loop.
+    #[inline]
+    fn strided(&mut self, disp: isize, stride: isize, n: usize, len: usize) {
+        let mut at = disp;
+        for _ in 0..n {
+            self.run(at, len);
+            at = at.wrapping_add(stride);
+        }
+    }
+}
+
+impl<F: FnMut(isize, usize)> Sink for F {
+    #[inline]
+    fn run(&mut self, disp: isize, len: usize) {
+        self(disp, len)
+    }
+}
+
+/// Copies runs between the application's buffer and packed bytes: gathers from `from` (the
+/// application's buffer) into `to` (packed) when `GATHER`, else scatters packed `from` into `to`.
+struct Mover<'a, const GATHER: bool> {
+    from: &'a [u8],
+    to: &'a mut [u8],
+    /// Next packed byte.
+    at: usize,
+    origin: usize,
+}
+
+impl<const GATHER: bool> Mover<'_, GATHER> {
+    /// Copies one run at buffer index `index`; `L > 0` is its length known at compile time.
+    #[inline(always)]
+    fn one<const L: usize>(&mut self, index: usize, len: usize) {
+        let n = if L == 0 { len } else { L };
+        if GATHER {
+            self.to[self.at..self.at + n].copy_from_slice(&self.from[index..index + n]);
+        } else {
+            self.to[index..index + n].copy_from_slice(&self.from[self.at..self.at + n]);
+        }
+        self.at += n;
+    }
+
+    #[inline(always)]
+    fn batch<const L: usize>(&mut self, disp: isize, stride: isize, n: usize, len: usize) {
+        let mut index = self.origin.wrapping_add_signed(disp);
+        for _ in 0..n {
+            self.one::<L>(index, len);
+            index = index.wrapping_add_signed(stride);
+        }
+    }
+}
+
+impl<const GATHER: bool> Sink for Mover<'_, GATHER> {
+    #[inline]
+    fn run(&mut self, disp: isize, len: usize) {
+        self.one::<0>(self.origin.wrapping_add_signed(disp), len);
+    }
+
+    #[inline]
+    fn strided(&mut self, disp: isize, stride: isize, n: usize, len: usize) {
+        // Fixed sizes turn each copy into a load and a store instead of a call to `memcpy`.
+        match len {
+            4 => self.batch::<4>(disp, stride, n, len),
+            8 => self.batch::<8>(disp, stride, n, len),
+            16 => self.batch::<16>(disp, stride, n, len),
+            _ => self.batch::<0>(disp, stride, n, len),
+        }
+    }
+}
+
 /// Where `count` elements of a program lie in a buffer: the buffer starts `origin` bytes before
 /// the address the application passed (the lowest byte any element touches).
 #[derive(Debug, Clone, Copy)]
@@ -202,23 +280,26 @@ impl Placement<'_> {
     /// many there were.
     pub fn pack(&self, src: &[u8], offset: usize, dst: &mut [u8]) -> usize {
         let mut cursor = Cursor::new(self.program, self.count, self.extent, offset);
-        let mut out = 0;
-        cursor.runs(dst.len(), |disp, len| {
-            let at = self.index(disp);
-            dst[out..out + len].copy_from_slice(&src[at..at + len]);
-            out += len;
-        })
+        let limit = dst.len();
+        let mut mover = Mover::<true> {
+            from: src,
+            to: dst,
+            at: 0,
+            origin: self.origin,
+        };
+        cursor.feed(limit, &mut mover)
     }
 
     /// Scatters `src`, the packed bytes from `offset` on, into `dst`; returns how many fitted.
     pub fn unpack(&self, dst: &mut [u8], offset: usize, src: &[u8]) -> usize {
         let mut cursor = Cursor::new(self.program, self.count, self.extent, offset);
-        let mut used = 0;
-        cursor.runs(src.len(), |disp, len| {
-            let at = self.index(disp);
-            dst[at..at + len].copy_from_slice(&src[used..used + len]);
-            used += len;
-        })
+        let mut mover = Mover::<false> {
+            from: src,
+            to: dst,
+            at: 0,
+            origin: self.origin,
+        };
+        cursor.feed(src.len(), &mut mover)
     }
 
     /// The `(buffer index, len)` runs behind packed bytes `[offset, offset + limit)`.
