@@ -172,7 +172,7 @@ static void dt_sum(void *in, void *inout, int *len, MPI_Datatype *t)
 static void test_reduce(int P, int me)
 {
     MPI_Op op;
-    MPI_Op_create(dt_sum, 1, &op);
+    CALL(MPI_Op_create(dt_sum, 1, &op));
     MPI_Type_contiguous(4, MPI_DOUBLE, &c4);
     MPI_Type_commit(&c4);
     MPI_Type_vector(3, 1, 2, MPI_INT, &v3);
