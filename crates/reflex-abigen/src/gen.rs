@@ -71,7 +71,7 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
         "DATATYPE" => format!("let {n} = crate::kinds::datatype(w, {n})?;"),
         "DATATYPE_ANY" => format!("let {n} = crate::kinds::datatype_any(w, {n})?;"),
         "GROUP" => format!("let {n} = crate::kinds::group({n})?;"),
-        "OP" => format!("let {n} = crate::kinds::op({n})?;"),
+        "OP" => format!("let {n} = crate::kinds::op(w, {n})?;"),
         "COUNT" => format!("let {n} = crate::kinds::count({n}, \"{n}\")?;"),
         "TAG" => format!("let {n} = crate::kinds::tag({n})?;"),
         "RECV_TAG" => format!("let {n} = crate::kinds::recv_tag({n})?;"),

@@ -2440,8 +2440,8 @@ pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
-            let op = crate::kinds::op(op)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
             crate::imp::allreduce(w, sendbuf, recvbuf, count, datatype, op, comm)
         })
 }
@@ -2983,7 +2983,11 @@ pub unsafe extern "C" fn MPI_Iscatterv(sendbuf: *const c_void, sendcounts: *cons
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_commutative(op: ffi::MPI_Op, commute: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Op_commutative")
+    crate::call::world("MPI_Op_commutative", None, |w| {
+            let op = crate::kinds::op(w, op)?;
+            crate::kinds::out_ptr(commute, "commute")?;
+            crate::imp::op_commutative(w, op, commute)
+        })
 }
 
 /// `MPI_Op_commutative`: forwards to `PMPI_Op_commutative` (profiling tools interpose this symbol).
@@ -3003,7 +3007,10 @@ pub unsafe extern "C" fn MPI_Op_commutative(op: ffi::MPI_Op, commute: *mut c_int
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_create(user_fn: *const c_void, commute: c_int, op: *mut ffi::MPI_Op) -> c_int {
-    crate::call::unsupported("MPI_Op_create")
+    crate::call::world("MPI_Op_create", None, |w| {
+            crate::kinds::out_ptr(op, "op")?;
+            crate::imp::op_create(w, user_fn, commute, op)
+        })
 }
 
 /// `MPI_Op_create`: forwards to `PMPI_Op_create` (profiling tools interpose this symbol).
@@ -3023,7 +3030,9 @@ pub unsafe extern "C" fn MPI_Op_create(user_fn: *const c_void, commute: c_int, o
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_free(op: *mut ffi::MPI_Op) -> c_int {
-    crate::call::unsupported("MPI_Op_free")
+    crate::call::world("MPI_Op_free", None, |w| {
+            crate::imp::op_free(w, op)
+        })
 }
 
 /// `MPI_Op_free`: forwards to `PMPI_Op_free` (profiling tools interpose this symbol).
@@ -3048,8 +3057,8 @@ pub unsafe extern "C" fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_voi
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::out_ptr(recvbuf, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
-            let op = crate::kinds::op(op)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::reduce(w, sendbuf, recvbuf, count, datatype, op, root, comm)
         })
@@ -3072,7 +3081,14 @@ pub unsafe extern "C" fn MPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op) -> c_int {
-    crate::call::unsupported("MPI_Reduce_local")
+    crate::call::world("MPI_Reduce_local", None, |w| {
+            crate::kinds::typed_buffer(inbuf, count, datatype, "inbuf")?;
+            crate::kinds::typed_buffer(inoutbuf, count, datatype, "inoutbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::imp::reduce_local(w, inbuf, inoutbuf, count, datatype, op)
+        })
 }
 
 /// `MPI_Reduce_local`: forwards to `PMPI_Reduce_local` (profiling tools interpose this symbol).

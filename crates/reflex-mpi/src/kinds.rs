@@ -9,7 +9,7 @@ use crate::ffi::*;
 use crate::handles;
 use crate::state::Mpi;
 pub use crate::typetable::TypeArg;
-use reflex_engine::{CommId, Datatype, ErrorClass, GroupId, MpiError, ReduceOp, Result};
+use reflex_engine::{CommId, Datatype, ErrorClass, GroupId, MpiError, Result};
 use std::ffi::c_int;
 
 /// Largest tag (`MPI_TAG_UB`): MPICH's value, so programs tuned for it behave the same.
@@ -60,22 +60,15 @@ pub fn group(h: MPI_Group) -> Result<GroupId> {
         .ok_or_else(|| MpiError::new(ErrorClass::Group, format!("{h:#x} is not a group handle")))
 }
 
-/// A predefined reduction operation.
-pub fn op(h: MPI_Op) -> Result<ReduceOp> {
-    use ReduceOp::*;
-    const OPS: [ReduceOp; 14] = [
-        Max, Min, Sum, Prod, Land, Band, Lor, Bor, Lxor, Bxor, Minloc, Maxloc, Replace, NoOp,
-    ];
-    let index = (h as u32).wrapping_sub(0x5800_0001) as usize;
-    if h == handles::OP_NULL {
-        return Err(MpiError::new(
-            ErrorClass::Op,
-            "MPI_OP_NULL is not a valid operation here",
-        ));
-    }
-    OPS.get(index)
-        .copied()
-        .ok_or_else(|| MpiError::new(ErrorClass::Op, format!("{h:#x} is not an operation handle")))
+/// A reduction operation: predefined, or one created by `MPI_Op_create`.
+pub fn op(w: &Mpi, h: MPI_Op) -> Result<crate::ops::OpArg> {
+    w.objects.ops.lookup(h)
+}
+
+/// Checks that a datatype taken as [`TypeArg`] may be used for communication (predefined or
+/// committed), for the calls that also need its handle.
+pub fn committed(w: &Mpi, t: &TypeArg) -> Result<()> {
+    datatype(w, t.handle).map(drop)
 }
 
 /// A non-negative count.

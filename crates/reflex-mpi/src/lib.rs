@@ -21,6 +21,7 @@ pub mod imp;
 pub mod info;
 pub mod kinds;
 pub mod objects;
+pub mod ops;
 pub mod state;
 pub mod typegrid;
 pub mod typetable;

@@ -1,10 +1,11 @@
 //! The C layer's own object tables (the state of the completeness chapters that the engine
-//! does not need): info objects, keyvals and attributes, the info hints of communicators, and the
-//! datatype handle table.
+//! does not need): info objects, keyvals and attributes, the info hints of communicators, the
+//! datatype handle table and user-defined operations.
 //! One [`Objects`] lives in [`crate::state::Mpi`].
 
 use crate::attr::{Attributes, Obj};
 use crate::info::{Dict, Infos};
+use crate::ops::OpTable;
 use crate::typetable::TypeTable;
 use reflex_engine::CommId;
 use std::collections::HashMap;
@@ -20,6 +21,8 @@ pub struct Objects {
     pub comm_hints: HashMap<CommId, Dict>,
     /// User datatypes (and names given to predefined ones).
     pub types: TypeTable,
+    /// User-defined reduction operations.
+    pub ops: OpTable,
 }
 
 impl Objects {

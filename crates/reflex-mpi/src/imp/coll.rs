@@ -3,10 +3,13 @@
 //! go through [`Staged`]: used in place when dense, else packed around the collective.
 
 use super::staged::{Staged, Use};
+use super::userop::user_reduce;
 use super::util::is_in_place;
+use crate::kinds::TypeArg;
+use crate::ops::OpArg;
 use crate::state::Mpi;
 use reflex_base::buf::RecvBuf;
-use reflex_engine::{CommId, Datatype, ReduceOp, Result};
+use reflex_engine::{CommId, Datatype, Result};
 use std::ffi::{c_int, c_void};
 
 /// `MPI_Barrier`.
@@ -58,11 +61,19 @@ pub fn reduce(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: usize,
-    dt: Datatype,
-    op: ReduceOp,
+    datatype: TypeArg,
+    op: OpArg,
     root: c_int,
     comm: CommId,
 ) -> Result<()> {
+    crate::kinds::committed(w, &datatype)?;
+    let op = match op {
+        OpArg::Predefined(op) => op,
+        OpArg::User(_, u) => {
+            return user_reduce(w, sendbuf, recvbuf, count, &datatype, u, root, comm)
+        }
+    };
+    let dt = datatype.dt;
     let root_here = is_root(w, comm, root)?;
     let send = send_side(sendbuf, root_here, count, &dt, Use::Reduce)?;
     let recv = match root_here {
@@ -75,16 +86,12 @@ pub fn reduce(
         )?),
         false => None,
     };
-    // Both sides reduce the same wire type; the send side names it when the root's is absent.
-    let wire_of = send.as_ref().or(recv.as_ref()).expect("one side exists");
-    let (n, wire) = (wire_of.wire_count, wire_of.wire.clone());
     let sbuf = send.as_ref().map(Staged::send).transpose()?;
     let rbuf = match &recv {
         Some(r) => r.recv()?,
         None => RecvBuf::empty(),
     };
-    w.world.engine.reduce(sbuf, rbuf, n, wire, op, root, comm)?;
-    recv.map_or(Ok(()), Staged::finish)
+    w.world.engine.reduce(sbuf, rbuf, count, dt, op, root, comm)
 }
 
 /// `MPI_Allreduce`.
@@ -93,18 +100,25 @@ pub fn allreduce(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: usize,
-    dt: Datatype,
-    op: ReduceOp,
+    datatype: TypeArg,
+    op: OpArg,
     comm: CommId,
 ) -> Result<()> {
+    crate::kinds::committed(w, &datatype)?;
+    let op = match op {
+        OpArg::Predefined(op) => op,
+        OpArg::User(_, u) => {
+            user_reduce(w, sendbuf, recvbuf, count, &datatype, u, 0, comm)?;
+            return bcast(w, recvbuf, count, datatype.dt, 0, comm);
+        }
+    };
+    let dt = datatype.dt;
     let send = send_side(sendbuf, true, count, &dt, Use::Reduce)?;
     let recv = Staged::new(recvbuf, count, &dt, Use::Reduce, send.is_none())?;
     let sbuf = send.as_ref().map(Staged::send).transpose()?;
-    let (n, wire) = (recv.wire_count, recv.wire.clone());
     w.world
         .engine
-        .allreduce(sbuf, recv.recv()?, n, wire, op, comm)?;
-    recv.finish()
+        .allreduce(sbuf, recv.recv()?, count, dt, op, comm)
 }
 
 /// The engine's send argument of a gather.

@@ -4,11 +4,10 @@
 //! The engine's collectives work on dense buffers of one wire type. A predefined type, or a
 //! derived type whose data fills its extent with no gaps, is used in place. Any other derived
 //! type is packed into a temporary buffer (its data in typemap order) before the collective and
-//! unpacked from it afterwards, the collective then moving bytes (`MPI_BYTE`) or, for reductions,
-//! `count × elements` of the one predefined type the derived type is made of; a type mixing
-//! predefined types cannot be reduced by a predefined operation (`MPI_ERR_OP`, as MPICH says).
-//! Value-index pairs with padding (`MPI_DOUBLE_INT`) are laid out at their extent in the copy,
-//! which is what the reduction expects.
+//! unpacked from it afterwards, the collective then moving bytes (`MPI_BYTE`). Predefined
+//! reduction operations are defined on predefined types only (MPI-3.1 §5.9.2): a derived type
+//! with one is `MPI_ERR_OP` on every rank, as in MPICH and Open MPI (user-defined operations,
+//! which do take derived types, are folded by `userop.rs`).
 
 use super::pack::{pack_native, unpack_native};
 use reflex_base::buf::{RecvBuf, SendBuf};
@@ -60,53 +59,26 @@ impl Staged {
         if let Datatype::Basic(_) = dt {
             return Ok(direct(dt.clone(), count));
         }
+        if usage == Use::Reduce {
+            return Err(MpiError::new(
+                ErrorClass::Op,
+                "predefined reduction operations apply to predefined datatypes only (MPI-3.1 \
+                 5.9.2); use an operation from MPI_Op_create for a derived datatype",
+            ));
+        }
         let packed = dt.packed_len(count)?;
-        let wire = Datatype::Basic(match usage {
-            Use::Move => BYTE,
-            Use::Reduce => dt.uniform().ok_or_else(|| {
-                MpiError::new(
-                    ErrorClass::Op,
-                    "a predefined reduction operation needs a datatype made of one predefined \
-                     type; this one mixes several",
-                )
-            })?,
-        });
-        let wire_count = packed / wire.size().max(1);
-        if dt.is_dense() && wire.is_dense() {
-            return Ok(direct(wire, wire_count));
+        let wire = Datatype::Basic(BYTE);
+        if dt.is_dense() {
+            return Ok(direct(wire, packed));
         }
-        let mut staged = direct(wire, wire_count);
-        let mut copy = vec![0u8; staged.wire.contiguous_span(wire_count)?];
+        let mut copy = vec![0u8; packed];
         if load {
-            let mut packed_bytes = vec![0u8; packed];
-            pack_native(p, count, dt, &mut packed_bytes)?;
-            staged.place(&packed_bytes, &mut copy);
+            pack_native(p, count, dt, &mut copy)?;
         }
-        staged.copy = Some(copy);
-        Ok(staged)
-    }
-
-    /// Lays packed bytes out in the wire layout (the same bytes unless the wire type has padding).
-    fn place(&self, packed: &[u8], copy: &mut [u8]) {
-        if self.wire.is_dense() {
-            copy.copy_from_slice(packed);
-            return;
-        }
-        // SAFETY: `copy` is a live, exclusively borrowed slice for the duration of this call.
-        let mut dst = unsafe { RecvBuf::from_raw(copy.as_mut_ptr(), copy.len()) };
-        reflex_engine::datatype::typed::unpack(&self.wire, self.wire_count, &mut dst, 0, packed);
-    }
-
-    /// The packed bytes of the wire layout in `copy`.
-    fn gather_packed(&self, copy: &[u8]) -> Vec<u8> {
-        if self.wire.is_dense() {
-            return copy.to_vec();
-        }
-        let mut packed = vec![0u8; self.wire.size() * self.wire_count];
-        // SAFETY: `copy` is a live slice for the duration of this call, only read.
-        let src = unsafe { SendBuf::from_raw(copy.as_ptr(), copy.len()) };
-        reflex_engine::datatype::typed::pack(&self.wire, self.wire_count, &src, 0, &mut packed);
-        packed
+        Ok(Staged {
+            copy: Some(copy),
+            ..direct(wire, packed)
+        })
     }
 
     fn bytes(&self) -> Result<(*mut u8, usize)> {
@@ -137,7 +109,6 @@ impl Staged {
         let Some(copy) = &self.copy else {
             return Ok(());
         };
-        let packed = self.gather_packed(copy);
-        unpack_native(self.user, self.count, &self.dt, &packed)
+        unpack_native(self.user, self.count, &self.dt, copy)
     }
 }
