@@ -9,11 +9,11 @@
 
 use crate::datatype::wire::RemoteLayout;
 use crate::error::{ErrorClass, MpiError};
-use crate::msgbuf::CopyStats;
+use crate::msgbuf::{CopyStats, Spares};
 use crate::packet::{self, Envelope, Packet};
 use crate::request::{
-    InBuf, Op, RecvOp, RecvPhase, Request, RequestId, Requests, SendPhase, Status, ANY_SOURCE,
-    ANY_TAG,
+    InBuf, Op, OutBuf, RecvOp, RecvPhase, Request, RequestId, Requests, SendOp, SendPhase, Status,
+    ANY_SOURCE, ANY_TAG,
 };
 use std::collections::VecDeque;
 
@@ -101,6 +101,8 @@ pub(crate) struct Core {
     pub(crate) stats: CopyStats,
     /// Smallest average block read in place over iovecs (else streamed).
     pub(crate) iov_min: usize,
+    /// Temporary packed buffers kept for reuse.
+    pub(crate) spares: Spares,
 }
 
 impl Core {
@@ -119,6 +121,7 @@ impl Core {
             bsend: Default::default(),
             stats: CopyStats::default(),
             iov_min,
+            spares: Spares::default(),
         }
     }
 
@@ -432,14 +435,25 @@ impl Core {
             .requests
             .get(id)
             .is_some_and(|r| r.persistent.is_some() && !r.detached);
-        if persistent {
-            if let Some(req) = self.requests.get_mut(id) {
-                req.op = Op::Null;
+        let op = if persistent {
+            self.requests.get_mut(id).map(|req| {
                 req.status = Status::empty();
                 req.active = false;
-            }
+                std::mem::replace(&mut req.op, Op::Null)
+            })
         } else {
-            self.requests.remove(id);
+            self.requests.remove(id).map(|req| req.op)
+        };
+        match op {
+            Some(Op::Send(SendOp {
+                buf: OutBuf::Owned(v),
+                ..
+            })) => self.spares.give(v),
+            Some(Op::Recv(RecvOp {
+                buf: InBuf::Owned(v) | InBuf::Staged { tmp: v, .. },
+                ..
+            })) => self.spares.give(v),
+            _ => {}
         }
     }
 

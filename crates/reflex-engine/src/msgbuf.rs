@@ -40,6 +40,52 @@ impl CopyStats {
     }
 }
 
+/// Large temporary buffers kept for reuse, so that staged transfers do not pay for fresh pages
+/// (page faults and zeroing) on every message.
+#[derive(Debug, Default)]
+pub(crate) struct Spares {
+    bufs: Vec<Vec<u8>>,
+    bytes: usize,
+}
+
+impl Spares {
+    /// Buffers smaller than this are not worth keeping.
+    const MIN: usize = 64 << 10;
+    /// Most bytes kept.
+    const MAX_BYTES: usize = 64 << 20;
+    /// Most buffers kept.
+    const MAX_COUNT: usize = 32;
+
+    /// A buffer of `len` bytes (contents unspecified).
+    pub(crate) fn take(&mut self, len: usize) -> Vec<u8> {
+        if len < Self::MIN {
+            return vec![0; len];
+        }
+        match self.bufs.iter().position(|b| b.capacity() >= len) {
+            Some(i) => {
+                let mut v = self.bufs.swap_remove(i);
+                self.bytes -= v.capacity();
+                // Shrinking is free; growing within the capacity zeroes only the difference.
+                v.resize(len, 0);
+                v
+            }
+            None => vec![0; len],
+        }
+    }
+
+    /// Returns a buffer for reuse (dropped when small or when enough are kept).
+    pub(crate) fn give(&mut self, v: Vec<u8>) {
+        let cap = v.capacity();
+        if cap >= Self::MIN
+            && self.bufs.len() < Self::MAX_COUNT
+            && self.bytes + cap <= Self::MAX_BYTES
+        {
+            self.bytes += cap;
+            self.bufs.push(v);
+        }
+    }
+}
+
 /// `count` elements of a non-dense datatype in an application buffer that wraps exactly the
 /// memory they touch ([`Datatype::span`]).
 #[derive(Debug, Clone)]
@@ -105,8 +151,8 @@ impl OutBuf {
     }
 
     /// An engine-owned packed copy of the whole stream (buffered sends, `REFLEX_DIRECT_SEND=off`).
-    pub(crate) fn to_owned_packed(&self, stats: &mut CopyStats) -> Vec<u8> {
-        let mut v = vec![0u8; self.len()];
+    pub(crate) fn to_owned_packed(&self, stats: &mut CopyStats, spares: &mut Spares) -> Vec<u8> {
+        let mut v = spares.take(self.len());
         self.pack(0, &mut v, stats);
         v
     }

@@ -120,11 +120,14 @@ impl<T: Transport> Engine<T> {
         if self.tuning.direct_send {
             return Ok(typed);
         }
-        Ok(OutBuf::Owned(typed.to_owned_packed(&mut self.core.stats)))
+        let core = &mut self.core;
+        Ok(OutBuf::Owned(
+            typed.to_owned_packed(&mut core.stats, &mut core.spares),
+        ))
     }
 
     /// What a receive of `count` elements of `dt` into `buf` writes.
-    pub(crate) fn in_buf(&self, buf: RecvBuf, count: usize, dt: &Datatype) -> Result<InBuf> {
+    pub(crate) fn in_buf(&mut self, buf: RecvBuf, count: usize, dt: &Datatype) -> Result<InBuf> {
         let len = check_span(count, dt, buf.len())?;
         if dt.is_dense() {
             return Ok(InBuf::User(buf.slice(0, len)));
@@ -139,7 +142,7 @@ impl<T: Transport> Engine<T> {
             return Ok(InBuf::Typed(to));
         }
         Ok(InBuf::Staged {
-            tmp: vec![0; len],
+            tmp: self.core.spares.take(len),
             to,
         })
     }
@@ -212,7 +215,8 @@ impl<T: Transport> Engine<T> {
     ) -> Result<RequestId> {
         if mode == SendMode::Buffered {
             let bsend_reserved = self.core.bsend.reserve(env.len as usize)?;
-            let copy = OutBuf::Owned(buf.to_owned_packed(&mut self.core.stats));
+            let core = &mut self.core;
+            let copy = OutBuf::Owned(buf.to_owned_packed(&mut core.stats, &mut core.spares));
             let op = SendOp {
                 buf: copy,
                 env,
