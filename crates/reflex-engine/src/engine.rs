@@ -46,7 +46,7 @@ impl Default for Tuning {
             sleep: Duration::from_millis(1),
             direct_send: true,
             direct_recv: true,
-            iov_min: 1024,
+            iov_min: 16 << 10,
         }
     }
 }

@@ -250,6 +250,8 @@ impl<const GATHER: bool> Sink for Mover<'_, GATHER> {
             4 => self.batch::<4>(disp, stride, n, len),
             8 => self.batch::<8>(disp, stride, n, len),
             16 => self.batch::<16>(disp, stride, n, len),
+            32 => self.batch::<32>(disp, stride, n, len),
+            64 => self.batch::<64>(disp, stride, n, len),
             _ => self.batch::<0>(disp, stride, n, len),
         }
     }
