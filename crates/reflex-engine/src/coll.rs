@@ -21,6 +21,7 @@ const TAG_BARRIER: i32 = 1;
 const TAG_BCAST: i32 = 2;
 const TAG_REDUCE: i32 = 3;
 const TAG_GATHER: i32 = 4;
+const TAG_ALLTOALL: i32 = 5;
 
 /// The parts of a communicator a collective needs, copied so the engine can be borrowed mutably.
 #[derive(Debug, Clone)]
@@ -302,6 +303,56 @@ impl<T: Transport> Engine<T> {
         };
         self.gather(mine, recv, rcount, rdt, 0, comm)?;
         self.bcast_bytes(&c, recv.slice(0, block * c.size), 0, TAG_BCAST)
+    }
+
+    /// `MPI_Alltoall` on dense blocks of `block` bytes: block `r` of `send` goes to rank `r`, and
+    /// rank `r`'s block lands at block `r` of `recv`. Every receive is posted before any send
+    /// (pairwise exchange, no ordering between peers needed). `send = None` is `MPI_IN_PLACE`.
+    pub fn alltoall(
+        &mut self,
+        send: Option<SendBuf>,
+        recv: RecvBuf,
+        block: usize,
+        comm: CommId,
+    ) -> Result<()> {
+        let c = self.coll_comm(comm)?;
+        let total = block
+            .checked_mul(c.size)
+            .filter(|&t| t <= recv.len())
+            .ok_or_else(|| {
+                MpiError::new(ErrorClass::Buffer, "alltoall receive buffer is too small")
+            })?;
+        // In place: what goes out is the receive buffer's current contents.
+        let staged: Option<Vec<u8>> = send.is_none().then(|| recv.as_slice()[..total].to_vec());
+        let outgoing = |r: usize| match (&send, &staged) {
+            (Some(s), _) => OutBuf::User(s.slice(r * block, block)),
+            (None, Some(v)) => OutBuf::Owned(v[r * block..(r + 1) * block].to_vec()),
+            (None, None) => OutBuf::Owned(Vec::new()),
+        };
+        if let Some(s) = &send {
+            let mut mine = recv.slice(c.rank * block, block);
+            let n = block.min(s.len().saturating_sub(c.rank * block));
+            mine.as_mut_slice()[..n].copy_from_slice(&s.slice(c.rank * block, n).as_slice()[..n]);
+        }
+        let peers: Vec<usize> = (1..c.size).map(|k| (c.rank + k) % c.size).collect();
+        let recvs: Vec<RequestId> = peers
+            .iter()
+            .map(|&r| {
+                let into = InBuf::User(recv.slice(r * block, block));
+                self.coll_irecv(&c, r, TAG_ALLTOALL, into)
+            })
+            .collect();
+        let mut sends = Vec::with_capacity(peers.len());
+        for &r in &peers {
+            sends.push(self.coll_isend(&c, r, TAG_ALLTOALL, outgoing(r))?);
+        }
+        for id in recvs {
+            self.coll_wait_recv(id)?;
+        }
+        for id in sends {
+            self.coll_wait_send(id)?;
+        }
+        Ok(())
     }
 
     /// Gathers one byte string from every rank of `comm` onto every rank (internal: split, dup).

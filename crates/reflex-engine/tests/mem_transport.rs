@@ -458,3 +458,32 @@ fn split_and_dup_build_working_communicators() {
         e.comm_free(half).unwrap();
     });
 }
+
+#[test]
+fn alltoall_exchanges_blocks_also_in_place() {
+    for n in 1..=5 {
+        run(n, 8, small_tuning(), move |e| {
+            let me = e.world_rank();
+            let block = 300; // above the small eager limit: rendezvous blocks too
+            let mine: Vec<u8> = (0..n * block)
+                .map(|i| (me * 31 + i / block) as u8)
+                .collect();
+            let expect: Vec<u8> = (0..n * block)
+                .map(|i| ((i / block) * 31 + me) as u8)
+                .collect();
+            let out = recv_buf(n * block);
+            e.alltoall(Some(send_buf(mine.clone())), out, block, COMM_WORLD)
+                .unwrap();
+            assert_eq!(out.as_slice(), &expect[..], "rank {me} of {n}");
+            let inplace = recv_buf(n * block);
+            let mut buf = inplace;
+            buf.as_mut_slice().copy_from_slice(&mine);
+            e.alltoall(None, inplace, block, COMM_WORLD).unwrap();
+            assert_eq!(
+                inplace.as_slice(),
+                &expect[..],
+                "in place, rank {me} of {n}"
+            );
+        });
+    }
+}

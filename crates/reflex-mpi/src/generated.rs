@@ -2463,7 +2463,16 @@ pub unsafe extern "C" fn MPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_v
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Alltoall")
+    crate::call::world("MPI_Alltoall", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::alltoall(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
+        })
 }
 
 /// `MPI_Alltoall`: forwards to `PMPI_Alltoall` (profiling tools interpose this symbol).

@@ -9,7 +9,7 @@ use crate::kinds::TypeArg;
 use crate::ops::OpArg;
 use crate::state::Mpi;
 use reflex_base::buf::RecvBuf;
-use reflex_engine::{CommId, Datatype, Result};
+use reflex_engine::{CommId, Datatype, ErrorClass, MpiError, Result};
 use std::ffi::{c_int, c_void};
 
 /// `MPI_Barrier`.
@@ -186,5 +186,47 @@ pub fn allgather(
     w.world
         .engine
         .allgather(gather_send(&send)?, rbuf, per_rank, wire, comm)?;
+    recv.finish()
+}
+
+/// Bytes per rank of a buffer holding `size` equal blocks.
+fn block_bytes(s: &Staged, size: usize) -> Result<usize> {
+    Ok(s.wire.contiguous_span(s.wire_count)? / size.max(1))
+}
+
+/// `MPI_Alltoall`.
+#[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
+pub fn alltoall(
+    w: &mut Mpi,
+    sendbuf: *const c_void,
+    sendcount: usize,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcount: usize,
+    recvtype: Datatype,
+    comm: CommId,
+) -> Result<()> {
+    let size = w.world.engine.comm(comm)?.size();
+    let send = send_side(
+        sendbuf,
+        true,
+        sendcount.saturating_mul(size),
+        &sendtype,
+        Use::Move,
+    )?;
+    let total = recvcount.saturating_mul(size);
+    let recv = Staged::new(recvbuf, total, &recvtype, Use::Move, send.is_none())?;
+    let block = block_bytes(&recv, size)?;
+    if let Some(s) = &send {
+        let sent = block_bytes(s, size)?;
+        if sent != block {
+            return Err(MpiError::new(
+                ErrorClass::Truncate,
+                format!("alltoall blocks differ: {sent} bytes sent per rank, {block} received"),
+            ));
+        }
+    }
+    let sbuf = send.as_ref().map(Staged::send).transpose()?;
+    w.world.engine.alltoall(sbuf, recv.recv()?, block, comm)?;
     recv.finish()
 }
