@@ -327,9 +327,9 @@ impl Core {
                 "self rendezvous lost its send request",
             ));
         };
-        let status = match (&send.op, self.requests.recv_mut(rid)) {
+        let status = match (&mut send.op, self.requests.recv_mut(rid)) {
             (Op::Send(op), Some(recv)) => {
-                let copied = crate::msgbuf::transfer(&op.buf, &mut recv.buf, &mut self.stats);
+                let copied = crate::msgbuf::transfer(&mut op.buf, &mut recv.buf, &mut self.stats);
                 recv_status(env.src as i32, env.tag, env.len as usize, copied)
             }
             _ => Status::empty(),

@@ -11,6 +11,7 @@
 //! [`CopyStats`] counts every byte the engine copies, by kind, so tests can check that each path
 //! copies exactly what it should.
 
+use crate::datatype::cursor::Resume;
 use crate::datatype::{typed, Datatype};
 use reflex_base::buf::{RecvBuf, SendBuf};
 
@@ -93,6 +94,20 @@ pub(crate) struct Typed<B> {
     pub(crate) buf: B,
     pub(crate) dt: Datatype,
     pub(crate) count: usize,
+    /// Where the last pack or unpack stopped (streamed messages continue from there).
+    pub(crate) at: Option<Resume>,
+}
+
+impl<B> Typed<B> {
+    /// `count` elements of `dt` in `buf`.
+    pub(crate) fn new(buf: B, dt: &Datatype, count: usize) -> Self {
+        Self {
+            buf,
+            dt: dt.clone(),
+            count,
+            at: None,
+        }
+    }
 }
 
 impl<B> Typed<B> {
@@ -133,10 +148,10 @@ impl OutBuf {
     }
 
     /// Copies packed bytes `[offset, offset + dst.len())` into `dst`; returns how many there were.
-    pub(crate) fn pack(&self, offset: usize, dst: &mut [u8], stats: &mut CopyStats) -> usize {
+    pub(crate) fn pack(&mut self, offset: usize, dst: &mut [u8], stats: &mut CopyStats) -> usize {
         let n = match self {
             OutBuf::Typed(t) => {
-                let n = typed::pack(&t.dt, t.count, &t.buf, offset, dst);
+                let n = typed::pack_resuming(&t.dt, t.count, &t.buf, offset, dst, &mut t.at);
                 stats.packed += n as u64;
                 return n;
             }
@@ -151,7 +166,11 @@ impl OutBuf {
     }
 
     /// An engine-owned packed copy of the whole stream (buffered sends, `REFLEX_DIRECT_SEND=off`).
-    pub(crate) fn to_owned_packed(&self, stats: &mut CopyStats, spares: &mut Spares) -> Vec<u8> {
+    pub(crate) fn packed_copy(
+        &mut self,
+        stats: &mut CopyStats,
+        spares: &mut Spares,
+    ) -> Vec<u8> {
         let mut v = spares.take(self.len());
         self.pack(0, &mut v, stats);
         v
@@ -195,7 +214,7 @@ impl InBuf {
         let (n, owned) = match self {
             InBuf::User(b) => (copy_into(b.as_mut_slice(), offset, src), false),
             InBuf::Typed(t) => (
-                typed::unpack(&t.dt, t.count, &mut t.buf, offset, src),
+                typed::unpack_resuming(&t.dt, t.count, &mut t.buf, offset, src, &mut t.at),
                 false,
             ),
             InBuf::Owned(v) | InBuf::Staged { tmp: v, .. } => (copy_into(v, offset, src), true),
@@ -234,7 +253,7 @@ fn copy_into(dst: &mut [u8], offset: usize, src: &[u8]) -> usize {
 
 /// Copies a whole message from `out` into `inb` within this process (a rendezvous with oneself);
 /// returns the bytes that fitted. Non-contiguous on both sides goes through a bounce buffer.
-pub(crate) fn transfer(out: &OutBuf, inb: &mut InBuf, stats: &mut CopyStats) -> usize {
+pub(crate) fn transfer(out: &mut OutBuf, inb: &mut InBuf, stats: &mut CopyStats) -> usize {
     if let Some(src) = out.contiguous() {
         return inb.unpack(0, src, stats);
     }

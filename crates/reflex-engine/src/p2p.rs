@@ -112,17 +112,13 @@ impl<T: Transport> Engine<T> {
         if dt.is_dense() {
             return Ok(OutBuf::User(buf.slice(0, len)));
         }
-        let typed = OutBuf::Typed(Typed {
-            buf,
-            dt: dt.clone(),
-            count,
-        });
+        let mut typed = OutBuf::Typed(Typed::new(buf, dt, count));
         if self.tuning.direct_send {
             return Ok(typed);
         }
         let core = &mut self.core;
         Ok(OutBuf::Owned(
-            typed.to_owned_packed(&mut core.stats, &mut core.spares),
+            typed.packed_copy(&mut core.stats, &mut core.spares),
         ))
     }
 
@@ -133,11 +129,7 @@ impl<T: Transport> Engine<T> {
             return Ok(InBuf::User(buf.slice(0, len)));
         }
         check_no_overlap(count, dt)?;
-        let to = Typed {
-            buf,
-            dt: dt.clone(),
-            count,
-        };
+        let to = Typed::new(buf, dt, count);
         if self.tuning.direct_recv {
             return Ok(InBuf::Typed(to));
         }
@@ -159,10 +151,10 @@ impl<T: Transport> Engine<T> {
         comm: CommId,
         mode: SendMode,
     ) -> Result<RequestId> {
-        let out = self.out_buf(buf, count, &dt)?;
+        let mut out = self.out_buf(buf, count, &dt)?;
         // An eager message that goes out at once is complete at once: no send state to keep.
         if matches!(mode, SendMode::Standard | SendMode::Ready)
-            && self.try_send_eager_now(&out, dest, tag, comm)?
+            && self.try_send_eager_now(&mut out, dest, tag, comm)?
         {
             return Ok(self
                 .core
@@ -207,7 +199,7 @@ impl<T: Transport> Engine<T> {
     /// Creates (or fills `into`) and submits a send; a buffered send copies and completes at once.
     pub(crate) fn start_send(
         &mut self,
-        buf: OutBuf,
+        mut buf: OutBuf,
         dest_world: usize,
         env: Envelope,
         mode: SendMode,
@@ -216,7 +208,7 @@ impl<T: Transport> Engine<T> {
         if mode == SendMode::Buffered {
             let bsend_reserved = self.core.bsend.reserve(env.len as usize)?;
             let core = &mut self.core;
-            let copy = OutBuf::Owned(buf.to_owned_packed(&mut core.stats, &mut core.spares));
+            let copy = OutBuf::Owned(buf.packed_copy(&mut core.stats, &mut core.spares));
             let op = SendOp {
                 buf: copy,
                 env,
@@ -261,9 +253,9 @@ impl<T: Transport> Engine<T> {
         comm: CommId,
         mode: SendMode,
     ) -> Result<()> {
-        let out = self.out_buf(buf, count, &dt)?;
+        let mut out = self.out_buf(buf, count, &dt)?;
         if matches!(mode, SendMode::Standard | SendMode::Ready)
-            && self.try_send_eager_now(&out, dest, tag, comm)?
+            && self.try_send_eager_now(&mut out, dest, tag, comm)?
         {
             return Ok(());
         }
@@ -277,7 +269,7 @@ impl<T: Transport> Engine<T> {
     #[inline]
     fn try_send_eager_now(
         &mut self,
-        buf: &OutBuf,
+        buf: &mut OutBuf,
         dest: i32,
         tag: i32,
         comm: CommId,

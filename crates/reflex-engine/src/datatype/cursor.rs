@@ -21,26 +21,44 @@ struct Frame {
     stride: isize,
     /// Displacement of the current iteration.
     base: isize,
+    /// Data bytes of one iteration.
+    body_size: usize,
+    /// The body is runs only.
+    flat: bool,
+}
+
+/// A cursor's position detached from its program, kept between packets of one message so that
+/// each chunk continues where the last one stopped instead of seeking from the start.
+#[derive(Debug, Clone, Default)]
+pub struct Resume {
+    frames: Vec<Frame>,
+    pc: usize,
+    skip: usize,
+    /// Packed offset of the position.
+    offset: usize,
 }
 
 /// A position in the packed stream of `count` elements of a program.
 #[derive(Debug)]
 pub struct Cursor<'p> {
-    instrs: &'p [Instr],
+    program: &'p Program,
     frames: Vec<Frame>,
     pc: usize,
     /// Bytes of the current `Copy` already produced.
     skip: usize,
+    /// Packed offset of the position.
+    offset: usize,
 }
 
 impl<'p> Cursor<'p> {
     /// A cursor at byte `offset` of the packed stream of `count` elements `extent` bytes apart.
     pub fn new(program: &'p Program, count: usize, extent: isize, offset: usize) -> Self {
         let mut cursor = Self {
-            instrs: &program.instrs,
+            program,
             frames: Vec::with_capacity(program.depth + 1),
             pc: 0,
             skip: 0,
+            offset,
         };
         let size = program.size;
         if size == 0 || count == 0 || offset / size >= count {
@@ -53,16 +71,69 @@ impl<'p> Cursor<'p> {
             left: count - element,
             stride: extent,
             base: extent.wrapping_mul(element as isize),
+            body_size: size,
+            flat: program.flat_top,
         });
         cursor.descend(offset % size);
         cursor
+    }
+
+    /// Continues from a saved position when it is at `offset`, else places a new cursor there.
+    pub fn resume(
+        program: &'p Program,
+        count: usize,
+        extent: isize,
+        offset: usize,
+        saved: Option<Resume>,
+    ) -> Self {
+        match saved {
+            Some(r) if r.offset == offset => Self {
+                program,
+                frames: r.frames,
+                pc: r.pc,
+                skip: r.skip,
+                offset,
+            },
+            _ => Self::new(program, count, extent, offset),
+        }
+    }
+
+    /// Detaches the position from the program.
+    pub fn save(self) -> Resume {
+        Resume {
+            frames: self.frames,
+            pc: self.pc,
+            skip: self.skip,
+            offset: self.offset,
+        }
+    }
+
+    fn loop_frame(&self, pc: usize, base: isize, skipped: usize) -> Frame {
+        let Instr::Loop {
+            count,
+            stride,
+            body,
+            body_size,
+        } = self.program.instrs[pc]
+        else {
+            unreachable!("loop_frame is called on loops");
+        };
+        Frame {
+            start: pc + 1,
+            end: pc + 1 + body,
+            left: count - skipped,
+            stride,
+            base: base.wrapping_add(stride.wrapping_mul(skipped as isize)),
+            body_size,
+            flat: self.program.flat[pc],
+        }
     }
 
     /// Moves from the start of the current element to `rest` bytes into it.
     fn descend(&mut self, mut rest: usize) {
         loop {
             let base = self.frames.last().map_or(0, |f| f.base);
-            match self.instrs[self.pc] {
+            match self.program.instrs[self.pc] {
                 Instr::Copy { len, .. } if rest < len => {
                     self.skip = rest;
                     return;
@@ -73,9 +144,9 @@ impl<'p> Cursor<'p> {
                 }
                 Instr::Loop {
                     count,
-                    stride,
                     body,
                     body_size,
+                    ..
                 } => {
                     let total = count * body_size;
                     if rest >= total {
@@ -85,13 +156,8 @@ impl<'p> Cursor<'p> {
                     }
                     let skipped = rest / body_size;
                     rest -= skipped * body_size;
-                    self.frames.push(Frame {
-                        start: self.pc + 1,
-                        end: self.pc + 1 + body,
-                        left: count - skipped,
-                        stride,
-                        base: base.wrapping_add(stride.wrapping_mul(skipped as isize)),
-                    });
+                    let frame = self.loop_frame(self.pc, base, skipped);
+                    self.frames.push(frame);
                     self.pc += 1;
                 }
             }
@@ -105,8 +171,8 @@ impl<'p> Cursor<'p> {
         self.feed(limit, &mut f)
     }
 
-    /// Hands the runs behind the next `limit` bytes to `sink` (equally spaced runs as one batch);
-    /// returns the bytes produced.
+    /// Hands the runs behind the next `limit` bytes to `sink`; returns the bytes produced. Whole
+    /// iterations of a loop whose body is runs only go in a batch (one run: [`Sink::strided`]).
     #[inline]
     pub fn feed(&mut self, limit: usize, sink: &mut impl Sink) -> usize {
         let mut done = 0;
@@ -119,14 +185,11 @@ impl<'p> Cursor<'p> {
                 self.next_iteration(top);
                 continue;
             }
-            if let (true, Instr::Copy { disp, len }) = (
-                self.pc == frame.start && frame.end == frame.start + 1 && self.skip == 0,
-                self.instrs[self.pc],
-            ) {
-                let n = ((limit - done) / len).min(frame.left);
+            if self.pc == frame.start && self.skip == 0 && frame.flat {
+                let n = ((limit - done) / frame.body_size).min(frame.left);
                 if n > 0 {
-                    sink.strided(frame.base.wrapping_add(disp), frame.stride, n, len);
-                    done += n * len;
+                    self.whole_iterations(&frame, n, sink);
+                    done += n * frame.body_size;
                     let f = &mut self.frames[top];
                     f.left -= n - 1;
                     f.base = f
@@ -136,7 +199,7 @@ impl<'p> Cursor<'p> {
                     continue;
                 }
             }
-            match self.instrs[self.pc] {
+            match self.program.instrs[self.pc] {
                 Instr::Copy { disp, len } => {
                     let take = (len - self.skip).min(limit - done);
                     sink.run(frame.base.wrapping_add(disp + self.skip as isize), take);
@@ -147,24 +210,33 @@ impl<'p> Cursor<'p> {
                         self.pc += 1;
                     }
                 }
-                Instr::Loop {
-                    count,
-                    stride,
-                    body,
-                    ..
-                } => {
-                    self.frames.push(Frame {
-                        start: self.pc + 1,
-                        end: self.pc + 1 + body,
-                        left: count,
-                        stride,
-                        base: frame.base,
-                    });
+                Instr::Loop { .. } => {
+                    let frame = self.loop_frame(self.pc, frame.base, 0);
+                    self.frames.push(frame);
                     self.pc += 1;
                 }
             }
         }
+        self.offset += done;
         done
+    }
+
+    /// Produces `n` whole iterations of a flat body.
+    #[inline]
+    fn whole_iterations(&self, frame: &Frame, n: usize, sink: &mut impl Sink) {
+        let body = &self.program.instrs[frame.start..frame.end];
+        if let [Instr::Copy { disp, len }] = *body {
+            return sink.strided(frame.base.wrapping_add(disp), frame.stride, n, len);
+        }
+        let mut base = frame.base;
+        for _ in 0..n {
+            for instr in body {
+                if let Instr::Copy { disp, len } = *instr {
+                    sink.run(base.wrapping_add(disp), len);
+                }
+            }
+            base = base.wrapping_add(frame.stride);
+        }
     }
 
     /// The body of frame `top` ended: start its next iteration or leave the loop.
@@ -240,7 +312,12 @@ impl<const GATHER: bool> Mover<'_, GATHER> {
 impl<const GATHER: bool> Sink for Mover<'_, GATHER> {
     #[inline]
     fn run(&mut self, disp: isize, len: usize) {
-        self.one::<0>(self.origin.wrapping_add_signed(disp), len);
+        let index = self.origin.wrapping_add_signed(disp);
+        match len {
+            4 => self.one::<4>(index, len),
+            8 => self.one::<8>(index, len),
+            _ => self.one::<0>(index, len),
+        }
     }
 
     #[inline]
@@ -279,29 +356,53 @@ impl Placement<'_> {
     }
 
     /// Gathers the packed bytes `[offset, offset + dst.len())` from `src` into `dst`; returns how
-    /// many there were.
-    pub fn pack(&self, src: &[u8], offset: usize, dst: &mut [u8]) -> usize {
-        let mut cursor = Cursor::new(self.program, self.count, self.extent, offset);
+    /// many there were. `saved` carries the position from one call to the next.
+    pub fn pack(
+        &self,
+        src: &[u8],
+        offset: usize,
+        dst: &mut [u8],
+        saved: &mut Option<Resume>,
+    ) -> usize {
         let limit = dst.len();
-        let mut mover = Mover::<true> {
+        let mover = Mover::<true> {
             from: src,
             to: dst,
             at: 0,
             origin: self.origin,
         };
-        cursor.feed(limit, &mut mover)
+        self.drive(offset, limit, mover, saved)
     }
 
     /// Scatters `src`, the packed bytes from `offset` on, into `dst`; returns how many fitted.
-    pub fn unpack(&self, dst: &mut [u8], offset: usize, src: &[u8]) -> usize {
-        let mut cursor = Cursor::new(self.program, self.count, self.extent, offset);
-        let mut mover = Mover::<false> {
+    pub fn unpack(
+        &self,
+        dst: &mut [u8],
+        offset: usize,
+        src: &[u8],
+        saved: &mut Option<Resume>,
+    ) -> usize {
+        let mover = Mover::<false> {
             from: src,
             to: dst,
             at: 0,
             origin: self.origin,
         };
-        cursor.feed(src.len(), &mut mover)
+        self.drive(offset, src.len(), mover, saved)
+    }
+
+    fn drive<const G: bool>(
+        &self,
+        offset: usize,
+        limit: usize,
+        mut mover: Mover<'_, G>,
+        saved: &mut Option<Resume>,
+    ) -> usize {
+        let mut cursor =
+            Cursor::resume(self.program, self.count, self.extent, offset, saved.take());
+        let n = cursor.feed(limit, &mut mover);
+        *saved = Some(cursor.save());
+        n
     }
 
     /// The `(buffer index, len)` runs behind packed bytes `[offset, offset + limit)`.
@@ -391,14 +492,19 @@ mod tests {
         };
         let src: Vec<u8> = (0..24).collect();
         let mut packed = [0u8; 16];
-        assert_eq!(place.pack(&src, 0, &mut packed), 16);
+        assert_eq!(place.pack(&src, 0, &mut packed, &mut None), 16);
         assert_eq!(
             packed,
             [0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 20, 21, 22, 23]
         );
         let mut back = vec![0xffu8; 24];
-        assert_eq!(place.unpack(&mut back, 0, &packed[..10]), 10);
-        assert_eq!(place.unpack(&mut back, 10, &packed[10..]), 6);
+        let mut saved = None;
+        assert_eq!(place.unpack(&mut back, 0, &packed[..10], &mut saved), 10);
+        assert_eq!(place.unpack(&mut back, 10, &packed[10..], &mut saved), 6);
+        // A saved position elsewhere than the requested offset is ignored (fresh seek).
+        let mut again = [0u8; 6];
+        assert_eq!(place.pack(&src, 10, &mut again, &mut saved), 6);
+        assert_eq!(again, packed[10..]);
         assert_eq!(&back[..4], &src[..4]);
         assert_eq!(&back[4..8], &[0xff; 4]);
         assert_eq!(&back[20..24], &src[20..24]);

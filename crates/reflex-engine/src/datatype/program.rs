@@ -63,6 +63,10 @@ pub struct Program {
     pub(crate) size: usize,
     /// No two runs of one element overlap (as far as the check could tell).
     pub(crate) disjoint: bool,
+    /// Per instruction: a loop whose body is runs only (walked by the flat-body fast path).
+    pub(crate) flat: Vec<bool>,
+    /// The element itself is runs only.
+    pub(crate) flat_top: bool,
 }
 
 impl Program {
@@ -98,6 +102,7 @@ impl Program {
 
     /// A program received from another process (see [`super::wire`]): already validated.
     pub(crate) fn from_parts(instrs: Vec<Instr>, depth: usize, runs: u64, size: usize) -> Self {
+        let (flat, flat_top) = flat_bodies(&instrs);
         Self {
             tree: Vec::new(),
             instrs,
@@ -105,6 +110,8 @@ impl Program {
             runs,
             size,
             disjoint: true,
+            flat,
+            flat_top,
         }
     }
 
@@ -113,6 +120,7 @@ impl Program {
         let depth = flatten(&tree, &mut instrs);
         let size = tree_size(&tree);
         let runs = tree_runs(&tree);
+        let (flat, flat_top) = flat_bodies(&instrs);
         let mut program = Self {
             tree,
             instrs,
@@ -120,6 +128,8 @@ impl Program {
             runs,
             size,
             disjoint: true,
+            flat,
+            flat_top,
         };
         program.disjoint = match level_span(&program.tree) {
             Some(_) => true,
@@ -156,6 +166,20 @@ impl Program {
                 .all(|w| w[0].0.saturating_add(w[0].1 as isize) <= w[1].0),
         )
     }
+}
+
+/// Which loops have bodies of runs only, and whether the whole program is runs only.
+fn flat_bodies(instrs: &[Instr]) -> (Vec<bool>, bool) {
+    let only_runs = |range: &[Instr]| range.iter().all(|i| matches!(i, Instr::Copy { .. }));
+    let flat = instrs
+        .iter()
+        .enumerate()
+        .map(|(pc, i)| match *i {
+            Instr::Loop { body, .. } => instrs.get(pc + 1..pc + 1 + body).is_some_and(only_runs),
+            Instr::Copy { .. } => false,
+        })
+        .collect();
+    (flat, only_runs(instrs))
 }
 
 fn basic_items(b: &Basic) -> Vec<Item> {

@@ -6,7 +6,8 @@
 //! packed stream between such a buffer and contiguous bytes, the primitive under every transfer
 //! (eager cells, streamed chunks, unexpected messages, `MPI_Pack`).
 
-use super::cursor::Placement;
+use super::cursor::{Placement, Resume};
+use super::program::Program;
 use super::Datatype;
 use reflex_base::buf::{RecvBuf, SendBuf};
 
@@ -21,6 +22,25 @@ fn origin(dt: &Datatype, count: usize) -> usize {
 /// Copies the packed bytes `[offset, offset + dst.len())` of `count` elements of `dt` in `src` into
 /// `dst`; returns how many there were (fewer at the end of the stream).
 pub fn pack(dt: &Datatype, count: usize, src: &SendBuf, offset: usize, dst: &mut [u8]) -> usize {
+    pack_resuming(dt, count, src, offset, dst, &mut None)
+}
+
+/// Copies `src`, the packed bytes from `offset` on, into `count` elements of `dt` in `dst`;
+/// returns how many fitted.
+pub fn unpack(dt: &Datatype, count: usize, dst: &mut RecvBuf, offset: usize, src: &[u8]) -> usize {
+    unpack_resuming(dt, count, dst, offset, src, &mut None)
+}
+
+/// [`pack`], continuing from the position `saved` by the previous call when it ends at `offset`
+/// (a message streamed chunk by chunk walks its datatype once, not once per chunk).
+pub fn pack_resuming(
+    dt: &Datatype,
+    count: usize,
+    src: &SendBuf,
+    offset: usize,
+    dst: &mut [u8],
+    saved: &mut Option<Resume>,
+) -> usize {
     let bytes = src.as_slice();
     if dt.is_dense() {
         let n = dst.len().min(bytes.len().saturating_sub(offset));
@@ -32,18 +52,18 @@ pub fn pack(dt: &Datatype, count: usize, src: &SendBuf, offset: usize, dst: &mut
     let Some(program) = dt.program() else {
         return 0;
     };
-    let place = Placement {
-        program: &program,
-        count,
-        extent: dt.extent(),
-        origin: origin(dt, count),
-    };
-    place.pack(bytes, offset, dst)
+    placement(dt, count, &program).pack(bytes, offset, dst, saved)
 }
 
-/// Copies `src`, the packed bytes from `offset` on, into `count` elements of `dt` in `dst`;
-/// returns how many fitted.
-pub fn unpack(dt: &Datatype, count: usize, dst: &mut RecvBuf, offset: usize, src: &[u8]) -> usize {
+/// [`unpack`], continuing from a saved position (see [`pack_resuming`]).
+pub fn unpack_resuming(
+    dt: &Datatype,
+    count: usize,
+    dst: &mut RecvBuf,
+    offset: usize,
+    src: &[u8],
+    saved: &mut Option<Resume>,
+) -> usize {
     let bytes = dst.as_mut_slice();
     if dt.is_dense() {
         let n = src.len().min(bytes.len().saturating_sub(offset));
@@ -55,13 +75,16 @@ pub fn unpack(dt: &Datatype, count: usize, dst: &mut RecvBuf, offset: usize, src
     let Some(program) = dt.program() else {
         return 0;
     };
-    let place = Placement {
-        program: &program,
+    placement(dt, count, &program).unpack(bytes, offset, src, saved)
+}
+
+fn placement<'p>(dt: &Datatype, count: usize, program: &'p Program) -> Placement<'p> {
+    Placement {
+        program,
         count,
         extent: dt.extent(),
         origin: origin(dt, count),
-    };
-    place.unpack(bytes, offset, src)
+    }
 }
 
 /// The `(offset in the buffer, len)` memory runs behind packed bytes `[offset, offset + limit)`.
@@ -83,11 +106,5 @@ pub fn runs(
     let Some(program) = dt.program() else {
         return 0;
     };
-    let place = Placement {
-        program: &program,
-        count,
-        extent: dt.extent(),
-        origin: origin(dt, count),
-    };
-    place.runs(offset, limit, out)
+    placement(dt, count, &program).runs(offset, limit, out)
 }
