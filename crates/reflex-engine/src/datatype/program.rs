@@ -120,16 +120,9 @@ impl Program {
         let depth = flatten(&tree, &mut instrs);
         let size = tree_size(&tree);
         let runs = tree_runs(&tree);
-        let (flat, flat_top) = flat_bodies(&instrs);
         let mut program = Self {
             tree,
-            instrs,
-            depth,
-            runs,
-            size,
-            disjoint: true,
-            flat,
-            flat_top,
+            ..Self::from_parts(instrs, depth, runs, size)
         };
         program.disjoint = match level_span(&program.tree) {
             Some(_) => true,
