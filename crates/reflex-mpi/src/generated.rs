@@ -10280,7 +10280,16 @@ pub unsafe extern "C" fn MPI_Accumulate_c(origin_addr: *const c_void, origin_cou
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgather_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Allgather_c")
+    crate::call::world("MPI_Allgather_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::allgather_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
+        })
 }
 
 /// `MPI_Allgather_c`: forwards to `PMPI_Allgather_c` (profiling tools interpose this symbol).
@@ -10360,7 +10369,15 @@ pub unsafe extern "C" fn MPI_Allgatherv_init_c(sendbuf: *const c_void, sendcount
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Allreduce_c")
+    crate::call::world("MPI_Allreduce_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::imp::allreduce_c(w, sendbuf, recvbuf, count, datatype, op, comm)
+        })
 }
 
 /// `MPI_Allreduce_c`: forwards to `PMPI_Allreduce_c` (profiling tools interpose this symbol).
@@ -10400,7 +10417,16 @@ pub unsafe extern "C" fn MPI_Allreduce_init_c(sendbuf: *const c_void, recvbuf: *
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoall_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Alltoall_c")
+    crate::call::world("MPI_Alltoall_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::alltoall_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
+        })
 }
 
 /// `MPI_Alltoall_c`: forwards to `PMPI_Alltoall_c` (profiling tools interpose this symbol).
@@ -10520,7 +10546,14 @@ pub unsafe extern "C" fn MPI_Alltoallw_init_c(sendbuf: *const c_void, sendcounts
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bcast_c(buffer: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Bcast_c")
+    crate::call::world("MPI_Bcast_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::imp::bcast_c(w, buffer, count, datatype, root, comm)
+        })
 }
 
 /// `MPI_Bcast_c`: forwards to `PMPI_Bcast_c` (profiling tools interpose this symbol).
@@ -10560,7 +10593,15 @@ pub unsafe extern "C" fn MPI_Bcast_init_c(buffer: *mut c_void, count: ffi::MPI_C
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Bsend_c")
+    crate::call::world("MPI_Bsend_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::imp::bsend_c(w, buf, count, datatype, dest, tag, comm)
+        })
 }
 
 /// `MPI_Bsend_c`: forwards to `PMPI_Bsend_c` (profiling tools interpose this symbol).
@@ -10580,7 +10621,16 @@ pub unsafe extern "C" fn MPI_Bsend_c(buf: *const c_void, count: ffi::MPI_Count, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bsend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Bsend_init_c")
+    crate::call::world("MPI_Bsend_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::bsend_init_c(w, buf, count, datatype, dest, tag, comm, request)
+        })
 }
 
 /// `MPI_Bsend_init_c`: forwards to `PMPI_Bsend_init_c` (profiling tools interpose this symbol).
@@ -11260,7 +11310,17 @@ pub unsafe extern "C" fn MPI_File_write_shared_c(fh: ffi::MPI_File, buf: *const 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gather_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Gather_c")
+    crate::call::world("MPI_Gather_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::imp::gather_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
+        })
 }
 
 /// `MPI_Gather_c`: forwards to `PMPI_Gather_c` (profiling tools interpose this symbol).
@@ -11380,7 +11440,11 @@ pub unsafe extern "C" fn MPI_Get_c(origin_addr: *mut c_void, origin_count: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_count_c(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Get_count_c")
+    crate::call::world("MPI_Get_count_c", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(count, "count")?;
+            crate::imp::get_count_c(w, status, datatype, count)
+        })
 }
 
 /// `MPI_Get_count_c`: forwards to `PMPI_Get_count_c` (profiling tools interpose this symbol).
@@ -11400,7 +11464,11 @@ pub unsafe extern "C" fn MPI_Get_count_c(status: *const ffi::MPI_Status, datatyp
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_elements_c(status: *const ffi::MPI_Status, datatype: ffi::MPI_Datatype, count: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Get_elements_c")
+    crate::call::world("MPI_Get_elements_c", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(count, "count")?;
+            crate::imp::get_elements_c(w, status, datatype, count)
+        })
 }
 
 /// `MPI_Get_elements_c`: forwards to `PMPI_Get_elements_c` (profiling tools interpose this symbol).
@@ -11560,7 +11628,16 @@ pub unsafe extern "C" fn MPI_Ibcast_c(buffer: *mut c_void, count: ffi::MPI_Count
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ibsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ibsend_c")
+    crate::call::world("MPI_Ibsend_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ibsend_c(w, buf, count, datatype, dest, tag, comm, request)
+        })
 }
 
 /// `MPI_Ibsend_c`: forwards to `PMPI_Ibsend_c` (profiling tools interpose this symbol).
@@ -11640,7 +11717,13 @@ pub unsafe extern "C" fn MPI_Igatherv_c(sendbuf: *const c_void, sendcount: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Imrecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Imrecv_c")
+    crate::call::world("MPI_Imrecv_c", None, |w| {
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::imrecv_c(w, buf, count, datatype, message, request)
+        })
 }
 
 /// `MPI_Imrecv_c`: forwards to `PMPI_Imrecv_c` (profiling tools interpose this symbol).
@@ -11760,7 +11843,16 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoallw_c(sendbuf: *const c_void, sendc
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Irecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Irecv_c")
+    crate::call::world("MPI_Irecv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let tag = crate::kinds::recv_tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::irecv_c(w, buf, count, datatype, source, tag, comm, request)
+        })
 }
 
 /// `MPI_Irecv_c`: forwards to `PMPI_Irecv_c` (profiling tools interpose this symbol).
@@ -11840,7 +11932,16 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_c(sendbuf: *const c_void, recvbuf: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Irsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Irsend_c")
+    crate::call::world("MPI_Irsend_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::irsend_c(w, buf, count, datatype, dest, tag, comm, request)
+        })
 }
 
 /// `MPI_Irsend_c`: forwards to `PMPI_Irsend_c` (profiling tools interpose this symbol).
@@ -11920,7 +12021,16 @@ pub unsafe extern "C" fn MPI_Iscatterv_c(sendbuf: *const c_void, sendcounts: *co
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Isend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Isend_c")
+    crate::call::world("MPI_Isend_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::isend_c(w, buf, count, datatype, dest, tag, comm, request)
+        })
 }
 
 /// `MPI_Isend_c`: forwards to `PMPI_Isend_c` (profiling tools interpose this symbol).
@@ -11980,7 +12090,16 @@ pub unsafe extern "C" fn MPI_Isendrecv_replace_c(buf: *mut c_void, count: ffi::M
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Issend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Issend_c")
+    crate::call::world("MPI_Issend_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::issend_c(w, buf, count, datatype, dest, tag, comm, request)
+        })
 }
 
 /// `MPI_Issend_c`: forwards to `PMPI_Issend_c` (profiling tools interpose this symbol).
@@ -12000,7 +12119,12 @@ pub unsafe extern "C" fn MPI_Issend_c(buf: *const c_void, count: ffi::MPI_Count,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Mrecv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, message: *mut ffi::MPI_Message, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_Mrecv_c")
+    crate::call::world("MPI_Mrecv_c", None, |w| {
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::mrecv_c(w, buf, count, datatype, message, status)
+        })
 }
 
 /// `MPI_Mrecv_c`: forwards to `PMPI_Mrecv_c` (profiling tools interpose this symbol).
@@ -12360,7 +12484,15 @@ pub unsafe extern "C" fn MPI_Raccumulate_c(origin_addr: *const c_void, origin_co
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Recv_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_Recv_c")
+    crate::call::world("MPI_Recv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let tag = crate::kinds::recv_tag(tag)?;
+            crate::imp::recv_c(w, buf, count, datatype, source, tag, comm, status)
+        })
 }
 
 /// `MPI_Recv_c`: forwards to `PMPI_Recv_c` (profiling tools interpose this symbol).
@@ -12380,7 +12512,16 @@ pub unsafe extern "C" fn MPI_Recv_c(buf: *mut c_void, count: ffi::MPI_Count, dat
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Recv_init_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Recv_init_c")
+    crate::call::world("MPI_Recv_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let tag = crate::kinds::recv_tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::recv_init_c(w, buf, count, datatype, source, tag, comm, request)
+        })
 }
 
 /// `MPI_Recv_init_c`: forwards to `PMPI_Recv_init_c` (profiling tools interpose this symbol).
@@ -12400,7 +12541,16 @@ pub unsafe extern "C" fn MPI_Recv_init_c(buf: *mut c_void, count: ffi::MPI_Count
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Reduce_c")
+    crate::call::world("MPI_Reduce_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::imp::reduce_c(w, sendbuf, recvbuf, count, datatype, op, root, comm)
+        })
 }
 
 /// `MPI_Reduce_c`: forwards to `PMPI_Reduce_c` (profiling tools interpose this symbol).
@@ -12440,7 +12590,14 @@ pub unsafe extern "C" fn MPI_Reduce_init_c(sendbuf: *const c_void, recvbuf: *mut
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_local_c(inbuf: *const c_void, inoutbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op) -> c_int {
-    crate::call::unsupported("MPI_Reduce_local_c")
+    crate::call::world("MPI_Reduce_local_c", None, |w| {
+            crate::kinds::typed_buffer(inbuf, count, datatype, "inbuf")?;
+            crate::kinds::typed_buffer(inoutbuf, count, datatype, "inoutbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::imp::reduce_local_c(w, inbuf, inoutbuf, count, datatype, op)
+        })
 }
 
 /// `MPI_Reduce_local_c`: forwards to `PMPI_Reduce_local_c` (profiling tools interpose this symbol).
@@ -12620,7 +12777,15 @@ pub unsafe extern "C" fn MPI_Rput_c(origin_addr: *const c_void, origin_count: ff
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rsend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Rsend_c")
+    crate::call::world("MPI_Rsend_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::imp::rsend_c(w, buf, count, datatype, dest, tag, comm)
+        })
 }
 
 /// `MPI_Rsend_c`: forwards to `PMPI_Rsend_c` (profiling tools interpose this symbol).
@@ -12640,7 +12805,16 @@ pub unsafe extern "C" fn MPI_Rsend_c(buf: *const c_void, count: ffi::MPI_Count, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rsend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rsend_init_c")
+    crate::call::world("MPI_Rsend_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::rsend_init_c(w, buf, count, datatype, dest, tag, comm, request)
+        })
 }
 
 /// `MPI_Rsend_init_c`: forwards to `PMPI_Rsend_init_c` (profiling tools interpose this symbol).
@@ -12780,7 +12954,15 @@ pub unsafe extern "C" fn MPI_Scatterv_init_c(sendbuf: *const c_void, sendcounts:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Send_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Send_c")
+    crate::call::world("MPI_Send_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::imp::send_c(w, buf, count, datatype, dest, tag, comm)
+        })
 }
 
 /// `MPI_Send_c`: forwards to `PMPI_Send_c` (profiling tools interpose this symbol).
@@ -12800,7 +12982,16 @@ pub unsafe extern "C" fn MPI_Send_c(buf: *const c_void, count: ffi::MPI_Count, d
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Send_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Send_init_c")
+    crate::call::world("MPI_Send_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::send_init_c(w, buf, count, datatype, dest, tag, comm, request)
+        })
 }
 
 /// `MPI_Send_init_c`: forwards to `PMPI_Send_init_c` (profiling tools interpose this symbol).
@@ -12820,7 +13011,20 @@ pub unsafe extern "C" fn MPI_Send_init_c(buf: *const c_void, count: ffi::MPI_Cou
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Sendrecv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_Sendrecv_c")
+    crate::call::world("MPI_Sendrecv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let sendtag = crate::kinds::tag(sendtag)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let recvtag = crate::kinds::recv_tag(recvtag)?;
+            crate::imp::sendrecv_c(w, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status)
+        })
 }
 
 /// `MPI_Sendrecv_c`: forwards to `PMPI_Sendrecv_c` (profiling tools interpose this symbol).
@@ -12840,7 +13044,17 @@ pub unsafe extern "C" fn MPI_Sendrecv_c(sendbuf: *const c_void, sendcount: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Sendrecv_replace_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_Sendrecv_replace_c")
+    crate::call::world("MPI_Sendrecv_replace_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let sendtag = crate::kinds::tag(sendtag)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let recvtag = crate::kinds::recv_tag(recvtag)?;
+            crate::imp::sendrecv_replace_c(w, buf, count, datatype, dest, sendtag, source, recvtag, comm, status)
+        })
 }
 
 /// `MPI_Sendrecv_replace_c`: forwards to `PMPI_Sendrecv_replace_c` (profiling tools interpose this symbol).
@@ -12860,7 +13074,15 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace_c(buf: *mut c_void, count: ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ssend_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Ssend_c")
+    crate::call::world("MPI_Ssend_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::imp::ssend_c(w, buf, count, datatype, dest, tag, comm)
+        })
 }
 
 /// `MPI_Ssend_c`: forwards to `PMPI_Ssend_c` (profiling tools interpose this symbol).
@@ -12880,7 +13102,16 @@ pub unsafe extern "C" fn MPI_Ssend_c(buf: *const c_void, count: ffi::MPI_Count, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ssend_init_c(buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ssend_init_c")
+    crate::call::world("MPI_Ssend_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ssend_init_c(w, buf, count, datatype, dest, tag, comm, request)
+        })
 }
 
 /// `MPI_Ssend_init_c`: forwards to `PMPI_Ssend_init_c` (profiling tools interpose this symbol).
@@ -12900,7 +13131,12 @@ pub unsafe extern "C" fn MPI_Ssend_init_c(buf: *const c_void, count: ffi::MPI_Co
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_contiguous_c(count: ffi::MPI_Count, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_contiguous_c")
+    crate::call::world("MPI_Type_contiguous_c", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_contiguous_c(w, count, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_contiguous_c`: forwards to `PMPI_Type_contiguous_c` (profiling tools interpose this symbol).
@@ -13120,7 +13356,12 @@ pub unsafe extern "C" fn MPI_Type_get_envelope_c(datatype: ffi::MPI_Datatype, nu
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_extent_c(datatype: ffi::MPI_Datatype, lb: *mut ffi::MPI_Count, extent: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Type_get_extent_c")
+    crate::call::world("MPI_Type_get_extent_c", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(lb, "lb")?;
+            crate::kinds::out_ptr(extent, "extent")?;
+            crate::imp::type_get_extent_c(w, datatype, lb, extent)
+        })
 }
 
 /// `MPI_Type_get_extent_c`: forwards to `PMPI_Type_get_extent_c` (profiling tools interpose this symbol).
@@ -13140,7 +13381,12 @@ pub unsafe extern "C" fn MPI_Type_get_extent_c(datatype: ffi::MPI_Datatype, lb: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_true_extent_c(datatype: ffi::MPI_Datatype, true_lb: *mut ffi::MPI_Count, true_extent: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Type_get_true_extent_c")
+    crate::call::world("MPI_Type_get_true_extent_c", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(true_lb, "true_lb")?;
+            crate::kinds::out_ptr(true_extent, "true_extent")?;
+            crate::imp::type_get_true_extent_c(w, datatype, true_lb, true_extent)
+        })
 }
 
 /// `MPI_Type_get_true_extent_c`: forwards to `PMPI_Type_get_true_extent_c` (profiling tools interpose this symbol).
@@ -13180,7 +13426,11 @@ pub unsafe extern "C" fn MPI_Type_indexed_c(count: ffi::MPI_Count, array_of_bloc
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_size_c(datatype: ffi::MPI_Datatype, size: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Type_size_c")
+    crate::call::world("MPI_Type_size_c", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(size, "size")?;
+            crate::imp::type_size_c(w, datatype, size)
+        })
 }
 
 /// `MPI_Type_size_c`: forwards to `PMPI_Type_size_c` (profiling tools interpose this symbol).

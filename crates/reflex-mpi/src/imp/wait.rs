@@ -358,7 +358,7 @@ pub fn cancel(w: &mut Mpi, request: *mut MPI_Request) -> Result<()> {
     w.world.engine.cancel(id)
 }
 
-fn read_status(p: *const MPI_Status) -> Result<MPI_Status> {
+pub(super) fn read_status(p: *const MPI_Status) -> Result<MPI_Status> {
     if p.is_null() || p as usize == STATUS_IGNORE {
         return Err(MpiError::new(
             ErrorClass::Arg,
