@@ -12364,7 +12364,15 @@ pub unsafe extern "C" fn MPI_Op_create_c(user_fn: *const c_void, commute: c_int,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_c(inbuf: *const c_void, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, outbuf: *mut c_void, outsize: ffi::MPI_Count, position: *mut ffi::MPI_Count, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Pack_c")
+    crate::call::world("MPI_Pack_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(inbuf, incount, datatype, "inbuf")?;
+            let incount = crate::kinds::count(incount, "incount")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::buffer(outbuf, outsize, "outbuf")?;
+            let outsize = crate::kinds::count(outsize, "outsize")?;
+            crate::imp::pack_c(w, inbuf, incount, datatype, outbuf, outsize, position, comm)
+        })
 }
 
 /// `MPI_Pack_c`: forwards to `PMPI_Pack_c` (profiling tools interpose this symbol).
@@ -12384,7 +12392,14 @@ pub unsafe extern "C" fn MPI_Pack_c(inbuf: *const c_void, incount: ffi::MPI_Coun
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_external_c(datarep: *const c_char, inbuf: *const c_void, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, outbuf: *mut c_void, outsize: ffi::MPI_Count, position: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Pack_external_c")
+    crate::call::world("MPI_Pack_external_c", None, |w| {
+            crate::kinds::typed_buffer(inbuf, incount, datatype, "inbuf")?;
+            let incount = crate::kinds::count(incount, "incount")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::buffer(outbuf, outsize, "outbuf")?;
+            let outsize = crate::kinds::count(outsize, "outsize")?;
+            crate::imp::pack_external_c(w, datarep, inbuf, incount, datatype, outbuf, outsize, position)
+        })
 }
 
 /// `MPI_Pack_external_c`: forwards to `PMPI_Pack_external_c` (profiling tools interpose this symbol).
@@ -12404,7 +12419,12 @@ pub unsafe extern "C" fn MPI_Pack_external_c(datarep: *const c_char, inbuf: *con
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_external_size_c(datarep: *const c_char, incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, size: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Pack_external_size_c")
+    crate::call::world("MPI_Pack_external_size_c", None, |w| {
+            let incount = crate::kinds::count(incount, "incount")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(size, "size")?;
+            crate::imp::pack_external_size_c(w, datarep, incount, datatype, size)
+        })
 }
 
 /// `MPI_Pack_external_size_c`: forwards to `PMPI_Pack_external_size_c` (profiling tools interpose this symbol).
@@ -12424,7 +12444,13 @@ pub unsafe extern "C" fn MPI_Pack_external_size_c(datarep: *const c_char, incoun
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_size_c(incount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, size: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Pack_size_c")
+    crate::call::world("MPI_Pack_size_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let incount = crate::kinds::count(incount, "incount")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(size, "size")?;
+            crate::imp::pack_size_c(w, incount, datatype, comm, size)
+        })
 }
 
 /// `MPI_Pack_size_c`: forwards to `PMPI_Pack_size_c` (profiling tools interpose this symbol).
@@ -13156,7 +13182,11 @@ pub unsafe extern "C" fn MPI_Type_contiguous_c(count: ffi::MPI_Count, oldtype: f
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_darray_c(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const ffi::MPI_Count, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_darray_c")
+    crate::call::world("MPI_Type_create_darray_c", None, |w| {
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_darray_c(w, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_create_darray_c`: forwards to `PMPI_Type_create_darray_c` (profiling tools interpose this symbol).
@@ -13176,7 +13206,13 @@ pub unsafe extern "C" fn MPI_Type_create_darray_c(size: c_int, rank: c_int, ndim
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hindexed_block_c(count: ffi::MPI_Count, blocklength: ffi::MPI_Count, array_of_displacements: *const ffi::MPI_Count, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_hindexed_block_c")
+    crate::call::world("MPI_Type_create_hindexed_block_c", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let blocklength = crate::kinds::count(blocklength, "blocklength")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_hindexed_block_c(w, count, blocklength, array_of_displacements, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_create_hindexed_block_c`: forwards to `PMPI_Type_create_hindexed_block_c` (profiling tools interpose this symbol).
@@ -13196,7 +13232,12 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_block_c(count: ffi::MPI_Count,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hindexed_c(count: ffi::MPI_Count, array_of_blocklengths: *const ffi::MPI_Count, array_of_displacements: *const ffi::MPI_Count, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_hindexed_c")
+    crate::call::world("MPI_Type_create_hindexed_c", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_hindexed_c(w, count, array_of_blocklengths, array_of_displacements, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_create_hindexed_c`: forwards to `PMPI_Type_create_hindexed_c` (profiling tools interpose this symbol).
@@ -13216,7 +13257,13 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_c(count: ffi::MPI_Count, array
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hvector_c(count: ffi::MPI_Count, blocklength: ffi::MPI_Count, stride: ffi::MPI_Count, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_hvector_c")
+    crate::call::world("MPI_Type_create_hvector_c", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let blocklength = crate::kinds::count(blocklength, "blocklength")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_hvector_c(w, count, blocklength, stride, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_create_hvector_c`: forwards to `PMPI_Type_create_hvector_c` (profiling tools interpose this symbol).
@@ -13236,7 +13283,13 @@ pub unsafe extern "C" fn MPI_Type_create_hvector_c(count: ffi::MPI_Count, blockl
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_indexed_block_c(count: ffi::MPI_Count, blocklength: ffi::MPI_Count, array_of_displacements: *const ffi::MPI_Count, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_indexed_block_c")
+    crate::call::world("MPI_Type_create_indexed_block_c", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let blocklength = crate::kinds::count(blocklength, "blocklength")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_indexed_block_c(w, count, blocklength, array_of_displacements, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_create_indexed_block_c`: forwards to `PMPI_Type_create_indexed_block_c` (profiling tools interpose this symbol).
@@ -13256,7 +13309,11 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block_c(count: ffi::MPI_Count, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_resized_c(oldtype: ffi::MPI_Datatype, lb: ffi::MPI_Count, extent: ffi::MPI_Count, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_resized_c")
+    crate::call::world("MPI_Type_create_resized_c", None, |w| {
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_resized_c(w, oldtype, lb, extent, newtype)
+        })
 }
 
 /// `MPI_Type_create_resized_c`: forwards to `PMPI_Type_create_resized_c` (profiling tools interpose this symbol).
@@ -13276,7 +13333,11 @@ pub unsafe extern "C" fn MPI_Type_create_resized_c(oldtype: ffi::MPI_Datatype, l
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_struct_c(count: ffi::MPI_Count, array_of_blocklengths: *const ffi::MPI_Count, array_of_displacements: *const ffi::MPI_Count, array_of_types: *const ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_struct_c")
+    crate::call::world("MPI_Type_create_struct_c", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_struct_c(w, count, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
+        })
 }
 
 /// `MPI_Type_create_struct_c`: forwards to `PMPI_Type_create_struct_c` (profiling tools interpose this symbol).
@@ -13296,7 +13357,11 @@ pub unsafe extern "C" fn MPI_Type_create_struct_c(count: ffi::MPI_Count, array_o
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_subarray_c(ndims: c_int, array_of_sizes: *const ffi::MPI_Count, array_of_subsizes: *const ffi::MPI_Count, array_of_starts: *const ffi::MPI_Count, order: c_int, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_create_subarray_c")
+    crate::call::world("MPI_Type_create_subarray_c", None, |w| {
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_create_subarray_c(w, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_create_subarray_c`: forwards to `PMPI_Type_create_subarray_c` (profiling tools interpose this symbol).
@@ -13316,7 +13381,14 @@ pub unsafe extern "C" fn MPI_Type_create_subarray_c(ndims: c_int, array_of_sizes
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_contents_c(datatype: ffi::MPI_Datatype, max_integers: ffi::MPI_Count, max_addresses: ffi::MPI_Count, max_large_counts: ffi::MPI_Count, max_datatypes: ffi::MPI_Count, array_of_integers: *mut c_int, array_of_addresses: *mut ffi::MPI_Aint, array_of_large_counts: *mut ffi::MPI_Count, array_of_datatypes: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_get_contents_c")
+    crate::call::world("MPI_Type_get_contents_c", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let max_integers = crate::kinds::count(max_integers, "max_integers")?;
+            let max_addresses = crate::kinds::count(max_addresses, "max_addresses")?;
+            let max_large_counts = crate::kinds::count(max_large_counts, "max_large_counts")?;
+            let max_datatypes = crate::kinds::count(max_datatypes, "max_datatypes")?;
+            crate::imp::type_get_contents_c(w, datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes)
+        })
 }
 
 /// `MPI_Type_get_contents_c`: forwards to `PMPI_Type_get_contents_c` (profiling tools interpose this symbol).
@@ -13336,7 +13408,15 @@ pub unsafe extern "C" fn MPI_Type_get_contents_c(datatype: ffi::MPI_Datatype, ma
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_envelope_c(datatype: ffi::MPI_Datatype, num_integers: *mut ffi::MPI_Count, num_addresses: *mut ffi::MPI_Count, num_large_counts: *mut ffi::MPI_Count, num_datatypes: *mut ffi::MPI_Count, combiner: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Type_get_envelope_c")
+    crate::call::world("MPI_Type_get_envelope_c", None, |w| {
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::kinds::out_ptr(num_integers, "num_integers")?;
+            crate::kinds::out_ptr(num_addresses, "num_addresses")?;
+            crate::kinds::out_ptr(num_large_counts, "num_large_counts")?;
+            crate::kinds::out_ptr(num_datatypes, "num_datatypes")?;
+            crate::kinds::out_ptr(combiner, "combiner")?;
+            crate::imp::type_get_envelope_c(w, datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner)
+        })
 }
 
 /// `MPI_Type_get_envelope_c`: forwards to `PMPI_Type_get_envelope_c` (profiling tools interpose this symbol).
@@ -13406,7 +13486,12 @@ pub unsafe extern "C" fn MPI_Type_get_true_extent_c(datatype: ffi::MPI_Datatype,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_indexed_c(count: ffi::MPI_Count, array_of_blocklengths: *const ffi::MPI_Count, array_of_displacements: *const ffi::MPI_Count, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_indexed_c")
+    crate::call::world("MPI_Type_indexed_c", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_indexed_c(w, count, array_of_blocklengths, array_of_displacements, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_indexed_c`: forwards to `PMPI_Type_indexed_c` (profiling tools interpose this symbol).
@@ -13450,7 +13535,13 @@ pub unsafe extern "C" fn MPI_Type_size_c(datatype: ffi::MPI_Datatype, size: *mut
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_vector_c(count: ffi::MPI_Count, blocklength: ffi::MPI_Count, stride: ffi::MPI_Count, oldtype: ffi::MPI_Datatype, newtype: *mut ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Type_vector_c")
+    crate::call::world("MPI_Type_vector_c", None, |w| {
+            let count = crate::kinds::count(count, "count")?;
+            let blocklength = crate::kinds::count(blocklength, "blocklength")?;
+            let oldtype = crate::kinds::datatype_any(w, oldtype)?;
+            crate::kinds::out_ptr(newtype, "newtype")?;
+            crate::imp::type_vector_c(w, count, blocklength, stride, oldtype, newtype)
+        })
 }
 
 /// `MPI_Type_vector_c`: forwards to `PMPI_Type_vector_c` (profiling tools interpose this symbol).
@@ -13470,7 +13561,15 @@ pub unsafe extern "C" fn MPI_Type_vector_c(count: ffi::MPI_Count, blocklength: f
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Unpack_c(inbuf: *const c_void, insize: ffi::MPI_Count, position: *mut ffi::MPI_Count, outbuf: *mut c_void, outcount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Unpack_c")
+    crate::call::world("MPI_Unpack_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::buffer(inbuf, insize, "inbuf")?;
+            let insize = crate::kinds::count(insize, "insize")?;
+            crate::kinds::typed_buffer(outbuf, outcount, datatype, "outbuf")?;
+            let outcount = crate::kinds::count(outcount, "outcount")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::unpack_c(w, inbuf, insize, position, outbuf, outcount, datatype, comm)
+        })
 }
 
 /// `MPI_Unpack_c`: forwards to `PMPI_Unpack_c` (profiling tools interpose this symbol).
@@ -13490,7 +13589,14 @@ pub unsafe extern "C" fn MPI_Unpack_c(inbuf: *const c_void, insize: ffi::MPI_Cou
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Unpack_external_c(datarep: *const c_char, inbuf: *const c_void, insize: ffi::MPI_Count, position: *mut ffi::MPI_Count, outbuf: *mut c_void, outcount: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_Unpack_external_c")
+    crate::call::world("MPI_Unpack_external_c", None, |w| {
+            crate::kinds::buffer(inbuf, insize, "inbuf")?;
+            let insize = crate::kinds::count(insize, "insize")?;
+            crate::kinds::typed_buffer(outbuf, outcount, datatype, "outbuf")?;
+            let outcount = crate::kinds::count(outcount, "outcount")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            crate::imp::unpack_external_c(w, datarep, inbuf, insize, position, outbuf, outcount, datatype)
+        })
 }
 
 /// `MPI_Unpack_external_c`: forwards to `PMPI_Unpack_external_c` (profiling tools interpose this symbol).
