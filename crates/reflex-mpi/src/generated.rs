@@ -10650,7 +10650,9 @@ pub unsafe extern "C" fn MPI_Bsend_init_c(buf: *const c_void, count: ffi::MPI_Co
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Buffer_attach_c(buffer: *mut c_void, size: ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Buffer_attach_c")
+    crate::call::world("MPI_Buffer_attach_c", None, |w| {
+            crate::imp::buffer_attach_c(w, buffer, size)
+        })
 }
 
 /// `MPI_Buffer_attach_c`: forwards to `PMPI_Buffer_attach_c` (profiling tools interpose this symbol).
@@ -10670,7 +10672,10 @@ pub unsafe extern "C" fn MPI_Buffer_attach_c(buffer: *mut c_void, size: ffi::MPI
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_Buffer_detach_c")
+    crate::call::world("MPI_Buffer_detach_c", None, |w| {
+            crate::kinds::out_ptr(size, "size")?;
+            crate::imp::buffer_detach_c(w, buffer_addr, size)
+        })
 }
 
 /// `MPI_Buffer_detach_c`: forwards to `PMPI_Buffer_detach_c` (profiling tools interpose this symbol).

@@ -365,3 +365,15 @@ pub fn pack_external_size_c(
         pack_external_size(w, datarep, incount, datatype, s)
     })
 }
+
+/// `MPI_Buffer_attach_c`.
+pub fn buffer_attach_c(w: &mut Mpi, buffer: *mut c_void, size: MPI_Count) -> Result<()> {
+    pt2pt::attach(w, buffer, size)
+}
+
+/// `MPI_Buffer_detach_c`.
+pub fn buffer_detach_c(w: &mut Mpi, buffer_addr: *mut c_void, size: *mut MPI_Count) -> Result<()> {
+    let len = pt2pt::detach(w, buffer_addr)?;
+    util::write(size, widen(len));
+    Ok(())
+}

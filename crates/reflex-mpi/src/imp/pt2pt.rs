@@ -327,6 +327,11 @@ pub fn imrecv(
 
 /// `MPI_Buffer_attach`.
 pub fn buffer_attach(w: &mut Mpi, buffer: *mut c_void, size: c_int) -> Result<()> {
+    attach(w, buffer, size.into())
+}
+
+/// Attaches `size` bytes at `buffer` (`MPI_Buffer_attach` and its large-count form).
+pub(super) fn attach(w: &mut Mpi, buffer: *mut c_void, size: i64) -> Result<()> {
     let size = usize::try_from(size)
         .map_err(|_| MpiError::new(ErrorClass::Arg, format!("buffer size {size} is negative")))?;
     w.world.engine.buffer_attach(buffer as usize, size)
@@ -334,10 +339,16 @@ pub fn buffer_attach(w: &mut Mpi, buffer: *mut c_void, size: c_int) -> Result<()
 
 /// `MPI_Buffer_detach`: `buffer_addr` receives the address passed to attach.
 pub fn buffer_detach(w: &mut Mpi, buffer_addr: *mut c_void, size: *mut c_int) -> Result<()> {
+    let len = detach(w, buffer_addr)?;
+    write(size, len as c_int);
+    Ok(())
+}
+
+/// Detaches the buffer: its address goes to `buffer_addr`, its size is returned.
+pub(super) fn detach(w: &mut Mpi, buffer_addr: *mut c_void) -> Result<usize> {
     let (addr, len) = w.world.engine.buffer_detach()?;
     if !buffer_addr.is_null() {
         write(buffer_addr.cast::<usize>(), addr);
     }
-    write(size, len as c_int);
-    Ok(())
+    Ok(len)
 }
