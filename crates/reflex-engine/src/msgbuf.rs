@@ -166,11 +166,7 @@ impl OutBuf {
     }
 
     /// An engine-owned packed copy of the whole stream (buffered sends, `REFLEX_DIRECT_SEND=off`).
-    pub(crate) fn packed_copy(
-        &mut self,
-        stats: &mut CopyStats,
-        spares: &mut Spares,
-    ) -> Vec<u8> {
+    pub(crate) fn packed_copy(&mut self, stats: &mut CopyStats, spares: &mut Spares) -> Vec<u8> {
         let mut v = spares.take(self.len());
         self.pack(0, &mut v, stats);
         v
