@@ -108,10 +108,9 @@ fn transfer(
         if nl == 0 || nr == 0 {
             return Ok(total);
         }
-        // SAFETY: the local iovecs describe memory the caller lent us for this direction (`read`
-        // takes `&mut` slices, `read_into` a `&mut RecvBuf` whose contract makes it writable and
-        // checks every piece lies inside it, `write` shared slices), alive for the call; the kernel checks the
-        // remote ranges against the other process and never touches our memory through them.
+        // SAFETY: the local iovecs are memory lent for this direction and alive for the call
+        // (`read`: `&mut` slices; `read_into`: a `&mut RecvBuf`, each piece checked inside it;
+        // `write`: shared slices); the kernel checks the remote ranges against the other process.
         let rc = unsafe {
             match dir {
                 Direction::Read => {
