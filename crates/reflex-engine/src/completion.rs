@@ -60,6 +60,14 @@ impl<T: Transport> Engine<T> {
         self.retire(id)
     }
 
+    /// Progresses once and reports a protocol error found meanwhile; returns the event count. For
+    /// callers that wait outside the engine (the C layer's `MPI_THREAD_MULTIPLE` waits).
+    pub fn poll(&mut self) -> Result<usize> {
+        let events = self.progress();
+        self.check_fatal()?;
+        Ok(events)
+    }
+
     /// `MPI_Test`: progresses once; retires and returns the request if it is complete.
     pub fn test(&mut self, id: RequestId) -> Result<Option<Completion>> {
         self.core.requests.get(id).ok_or_else(|| bad_request(id))?;

@@ -5,10 +5,15 @@
 //! handler of the communicator the call names (else `MPI_COMM_WORLD`'s): fatal handlers print one
 //! line and end the whole job through the launcher; `MPI_ERRORS_RETURN` returns the code; a user
 //! handler is called, then the code is returned.
+//!
+//! Thread levels: up to `MPI_THREAD_SERIALIZED` the frame hands the body the unlocked state after
+//! one relaxed load of [`threads::multiple`]; under `MPI_THREAD_MULTIPLE` it takes the process lock
+//! first and runs the waits of blocking calls itself, without the lock (see [`crate::threads`]).
 
 use crate::ffi::{MPI_Comm, SUCCESS};
 use crate::handles;
 use crate::state::{self, Mpi};
+use crate::threads::{self, Held, Waited};
 use reflex_engine::{ErrorClass, MpiError, Result};
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -22,29 +27,80 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Runs `body` with the initialised state; errors go to the handler of `comm` (or the world's).
+#[inline]
 pub fn world(
     name: &'static str,
     comm: Option<MPI_Comm>,
     body: impl FnOnce(&mut Mpi) -> Result<()>,
 ) -> c_int {
-    // SAFETY: we are inside an MPI call (thread-level contract of `state::running`).
+    if threads::multiple() {
+        let mut body = Some(body);
+        return world_locked(name, comm, &mut |w| {
+            body.take().expect("the body runs once")(w)
+        });
+    }
+    // SAFETY: we are inside an MPI call (thread-level contract of `state::running`), and below
+    // MPI_THREAD_MULTIPLE no other thread is.
     let Some(mpi) = (unsafe { state::running() }) else {
         return not_running(name);
     };
-    let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut *mpi)));
-    let error = match outcome {
-        Ok(Ok(())) => return SUCCESS,
-        Ok(Err(e)) => e,
-        Err(payload) => MpiError::new(
+    match guarded(|| body(&mut *mpi)) {
+        Ok(()) => SUCCESS,
+        Err(error) => dispatch(mpi, name, comm, &error),
+    }
+}
+
+/// [`world`] under `MPI_THREAD_MULTIPLE`: the body runs under the process lock; a blocking call
+/// that deferred its wait is waited for here, the lock released between tries.
+#[cold]
+#[inline(never)]
+fn world_locked(
+    name: &'static str,
+    comm: Option<MPI_Comm>,
+    body: &mut dyn FnMut(&mut Mpi) -> Result<()>,
+) -> c_int {
+    let mut held = threads::lock();
+    let Some(mpi) = held.running() else {
+        return not_running(name);
+    };
+    let outcome = guarded(|| body(&mut *mpi));
+    let deferred = threads::take_deferred();
+    let error = match (outcome, deferred) {
+        (Ok(()), None) => return SUCCESS,
+        (Err(e), _) => e,
+        (Ok(()), Some(step)) => {
+            let waited;
+            (held, waited) = threads::wait_deferred(held, step);
+            match waited {
+                Waited::Done => return SUCCESS,
+                Waited::Failed(e) => e,
+                Waited::Finalised => {
+                    drop(held);
+                    let e = threads::finalised_while_waiting(name);
+                    return crate::errors::register(name, &e);
+                }
+            }
+        }
+    };
+    match held.running() {
+        Some(mpi) => dispatch(mpi, name, comm, &error),
+        None => crate::errors::register(name, &error),
+    }
+}
+
+/// Runs `body` inside the panic boundary: a panic becomes an `MPI_ERR_INTERN` error.
+pub fn guarded<R>(body: impl FnOnce() -> Result<R>) -> Result<R> {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        Err(MpiError::new(
             ErrorClass::Intern,
             format!("internal error (panic): {}", panic_message(payload)),
-        ),
-    };
-    dispatch(mpi, name, comm, &error)
+        ))
+    })
 }
 
 /// Runs a call that is legal at any time (before `MPI_Init` too); errors are returned.
 pub fn anytime(name: &'static str, body: impl FnOnce() -> Result<()>) -> c_int {
+    let _held = threads::multiple().then(threads::lock);
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => SUCCESS,
         Ok(Err(e)) => crate::errors::register(name, &e),
@@ -62,8 +118,13 @@ pub fn unsupported(name: &'static str) -> c_int {
         ErrorClass::UnsupportedOperation,
         format!("{name} is not implemented by Reflex yet"),
     );
-    // SAFETY: inside an MPI call.
-    match unsafe { state::running() } {
+    let mut held: Option<Held> = threads::multiple().then(threads::lock);
+    let running = match &mut held {
+        Some(held) => held.running(),
+        // SAFETY: inside an MPI call, below MPI_THREAD_MULTIPLE.
+        None => unsafe { state::running() },
+    };
+    match running {
         Some(mpi) => dispatch(mpi, name, None, &e),
         None => crate::errors::register(name, &e),
     }
@@ -78,7 +139,7 @@ pub fn unsupported_value<T: Default>(name: &'static str) -> T {
 
 #[cold]
 fn not_running(name: &str) -> c_int {
-    // SAFETY: inside an MPI call.
+    // SAFETY: inside an MPI call; under MPI_THREAD_MULTIPLE the caller holds the lock.
     let when = match unsafe { state::phase() } {
         state::Phase::Finalised => "after MPI_Finalize",
         _ => "before MPI_Init",

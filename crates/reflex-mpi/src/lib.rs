@@ -23,5 +23,6 @@ pub mod kinds;
 pub mod objects;
 pub mod ops;
 pub mod state;
+pub mod threads;
 pub mod typegrid;
 pub mod typetable;

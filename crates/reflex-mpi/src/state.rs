@@ -1,10 +1,12 @@
 //! The process-wide MPI state behind the C ABI.
 //!
 //! MPI is a process-global library, so one global holds the world between `MPI_Init` and
-//! `MPI_Finalize`. Access is not locked: Reflex provides `MPI_THREAD_SERIALIZED` at most, under
-//! which the application guarantees that only one thread is inside the library at a time; that
-//! guarantee is what makes handing out `&mut` sound (see `SAFETY` below). Keeping a lock off this
-//! path is part of the latency budget (DESIGN.md, "Performance budget").
+//! `MPI_Finalize`. Below `MPI_THREAD_MULTIPLE` access is not locked: the application guarantees
+//! that only one thread is inside the library at a time, which is what makes handing out `&mut`
+//! sound (see `SAFETY` below), and keeping a lock off this path is part of the latency budget
+//! (DESIGN.md, "Performance budget"). Under `MPI_THREAD_MULTIPLE` every access is made under the
+//! process lock of [`crate::threads`], whose guard lends the state out for no longer than it is
+//! held.
 
 use reflex_engine::world::World;
 use std::cell::UnsafeCell;
@@ -38,8 +40,9 @@ pub enum Phase {
 
 struct Global(UnsafeCell<Phase>);
 
-// SAFETY: accessed only from inside MPI calls, which the MPI thread levels Reflex grants
-// (≤ SERIALIZED) promise never run concurrently.
+// SAFETY: accessed only from inside MPI calls, which never run concurrently: below
+// MPI_THREAD_MULTIPLE the application promises it, under MULTIPLE the frames take the process lock
+// of `crate::threads` before any access.
 unsafe impl Sync for Global {}
 
 static STATE: Global = Global(UnsafeCell::new(Phase::Uninitialised));
@@ -47,8 +50,9 @@ static STATE: Global = Global(UnsafeCell::new(Phase::Uninitialised));
 /// The library's phase.
 ///
 /// # Safety
-/// Must be called from inside an MPI call, with no other reference from `phase()` alive
-/// (the MPI thread-level contract).
+/// Must be called from inside an MPI call, with no other reference from `phase()` alive (the MPI
+/// thread-level contract); under `MPI_THREAD_MULTIPLE`, only while holding the process lock
+/// ([`crate::threads::lock`]).
 pub unsafe fn phase() -> &'static mut Phase {
     // SAFETY: the caller guarantees exclusive access per the function contract.
     unsafe { &mut *STATE.0.get() }

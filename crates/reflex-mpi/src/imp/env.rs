@@ -12,7 +12,6 @@ use std::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-const THREAD_SERIALIZED: c_int = 2;
 const MAX_PROCESSOR_NAME: usize = 128;
 const MAX_LIBRARY_VERSION_STRING: usize = 8192;
 const MAX_ERROR_STRING: usize = 512;
@@ -37,7 +36,9 @@ fn init_with(required: c_int) -> Result<c_int> {
         Phase::Uninitialised => {}
     }
     let world = World::init()?;
-    let provided = required.clamp(0, THREAD_SERIALIZED);
+    // Every level is provided, MPI_THREAD_MULTIPLE included (crate::threads); below it nothing
+    // is locked.
+    let provided = required.clamp(0, crate::threads::THREAD_MULTIPLE);
     let universe = world
         .universe_size()
         .map_or(world.engine.world_size() as i32, |u| u as i32);
@@ -53,6 +54,7 @@ fn init_with(required: c_int) -> Result<c_int> {
         main_thread: std::thread::current().id(),
         objects,
     }));
+    crate::threads::set_level(provided);
     clock_origin();
     Ok(provided)
 }
@@ -66,7 +68,7 @@ pub fn init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> Result<()> {
     init_with(0).map(|_| ())
 }
 
-/// `MPI_Init_thread`: grants up to `MPI_THREAD_SERIALIZED`.
+/// `MPI_Init_thread`: grants the level asked for (`MPI_THREAD_MULTIPLE` at most).
 pub fn init_thread(
     _argc: *mut c_int,
     _argv: *mut *mut *mut c_char,

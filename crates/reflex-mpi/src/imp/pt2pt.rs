@@ -1,10 +1,15 @@
 //! Point-to-point calls (MPI-3.1 chapter 3): sends, receives, probes, persistent requests.
+//!
+//! Blocking calls keep the engine's own blocking paths (the request-free eager send and direct
+//! receive) unless [`threads::deferring`]: under `MPI_THREAD_MULTIPLE` they start their
+//! nonblocking form and leave the wait to the call frame, which waits without the process lock.
 
 use super::util::{recv_buf, send_buf, write, write_status};
 use crate::ffi::*;
 use crate::handles;
 use crate::state::Mpi;
-use reflex_engine::{CommId, Datatype, ErrorClass, MpiError, Result, SendMode};
+use crate::threads::{self, try_retire};
+use reflex_engine::{CommId, Completion, Datatype, ErrorClass, MpiError, Result, SendMode, Status};
 use std::ffi::{c_int, c_void};
 
 fn send_mode(
@@ -18,7 +23,22 @@ fn send_mode(
     mode: SendMode,
 ) -> Result<()> {
     let buf = send_buf(buf, count, &dt)?;
+    if threads::deferring(w) {
+        let start = move |w: &mut Mpi| w.world.engine.isend(buf, count, dt, dest, tag, comm, mode);
+        return threads::block_on(w, start, |_, _| Ok(()));
+    }
     w.world.engine.send(buf, count, dt, dest, tag, comm, mode)
+}
+
+/// Writes a receive's status and returns its error (truncation...), if any.
+fn received(status: *mut MPI_Status, st: Status) -> Result<()> {
+    write_status(status, &st);
+    st.error.map_or(Ok(()), |e| Err(*e))
+}
+
+/// Finishes a receive that [`threads::block_on`] waited for.
+fn finish_recv(status: *mut MPI_Status) -> impl FnOnce(&mut Mpi, Completion) -> Result<()> {
+    move |_, c| received(status, c.status)
 }
 
 /// Creates a send request: started at once (`MPI_Isend` family) or persistent (`MPI_Send_init`).
@@ -96,9 +116,12 @@ pub fn recv(
     status: *mut MPI_Status,
 ) -> Result<()> {
     let rbuf = recv_buf(buf, count, &dt)?;
+    if threads::deferring(w) {
+        let start = move |w: &mut Mpi| w.world.engine.irecv(rbuf, count, dt, source, tag, comm);
+        return threads::block_on(w, start, finish_recv(status));
+    }
     let st = w.world.engine.recv(rbuf, count, dt, source, tag, comm)?;
-    write_status(status, &st);
-    st.error.map_or(Ok(()), |e| Err(*e))
+    received(status, st)
 }
 
 /// `MPI_Irecv`.
@@ -175,10 +198,41 @@ pub fn sendrecv(
         comm,
         SendMode::Standard,
     )?;
-    e.wait(s)?;
-    let st = e.wait(r)?;
-    write_status(status, &st);
-    st.error.map_or(Ok(()), |e| Err(*e))
+    wait_pair(w, s, r, status, ())
+}
+
+/// Completes the send `s` and the receive `r` of a send-receive; `keep` (the copy a send reads
+/// from) lives until both are done.
+fn wait_pair<K: 'static>(
+    w: &mut Mpi,
+    s: reflex_engine::RequestId,
+    r: reflex_engine::RequestId,
+    status: *mut MPI_Status,
+    keep: K,
+) -> Result<()> {
+    if !threads::deferring(w) {
+        let e = &mut w.world.engine;
+        e.wait(s)?;
+        drop(keep);
+        return received(status, e.wait(r)?);
+    }
+    let (mut sent, mut recvd) = (false, None);
+    threads::defer(move |w| {
+        let _ = &keep;
+        if !sent {
+            sent = try_retire(w, s)?.is_some();
+        }
+        if recvd.is_none() {
+            recvd = try_retire(w, r)?;
+        }
+        match (recvd.take(), sent) {
+            (Some(c), true) => received(status, c.status).map(|()| true),
+            (c, _) => {
+                recvd = c;
+                Ok(false)
+            }
+        }
+    })
 }
 
 /// `MPI_Sendrecv_replace`: the outgoing message is copied first, so the buffer can take the reply.
@@ -199,14 +253,11 @@ pub fn sendrecv_replace(
     let e = &mut w.world.engine;
     let rbuf = recv_buf(buf, count, &dt)?;
     let r = e.irecv(rbuf, count, dt.clone(), source, recvtag, comm)?;
-    // SAFETY: `copy` outlives the send: we wait for the send before it is dropped.
+    // SAFETY: `copy` outlives the send: `wait_pair` keeps it until the send is complete (moving
+    // the vector does not move its heap buffer).
     let sbuf = unsafe { reflex_base::buf::SendBuf::from_raw(copy.as_ptr(), copy.len()) };
     let s = e.isend(sbuf, count, dt, dest, sendtag, comm, SendMode::Standard)?;
-    e.wait(s)?;
-    drop(copy);
-    let st = e.wait(r)?;
-    write_status(status, &st);
-    st.error.map_or(Ok(()), |e| Err(*e))
+    wait_pair(w, s, r, status, copy)
 }
 
 /// `MPI_Probe`.
@@ -217,6 +268,12 @@ pub fn probe(
     comm: CommId,
     status: *mut MPI_Status,
 ) -> Result<()> {
+    if threads::deferring(w) {
+        return threads::defer(move |w| {
+            let found = w.world.engine.iprobe(source, tag, comm)?;
+            Ok(found.map(|st| write_status(status, &st)).is_some())
+        });
+    }
     let st = w.world.engine.probe(source, tag, comm)?;
     write_status(status, &st);
     Ok(())
@@ -248,9 +305,18 @@ pub fn mprobe(
     message: *mut MPI_Message,
     status: *mut MPI_Status,
 ) -> Result<()> {
-    let (m, st) = w.world.engine.mprobe(source, tag, comm)?;
-    write(message, handles::message_handle(m));
-    write_status(status, &st);
+    let matched = move |(m, st): (reflex_engine::Message, Status)| {
+        write(message, handles::message_handle(m));
+        write_status(status, &st);
+    };
+    if threads::deferring(w) {
+        // The message is taken in the same lock hold that finds it: no other thread can steal it.
+        return threads::defer(move |w| {
+            let found = w.world.engine.improbe(source, tag, comm)?;
+            Ok(found.map(matched).is_some())
+        });
+    }
+    matched(w.world.engine.mprobe(source, tag, comm)?);
     Ok(())
 }
 
@@ -299,12 +365,9 @@ pub fn mrecv(
     status: *mut MPI_Status,
 ) -> Result<()> {
     let m = take_message(message)?;
-    let st = w
-        .world
-        .engine
-        .mrecv(recv_buf(buf, count, &dt)?, count, dt, m)?;
-    write_status(status, &st);
-    st.error.map_or(Ok(()), |e| Err(*e))
+    let rbuf = recv_buf(buf, count, &dt)?;
+    let start = move |w: &mut Mpi| w.world.engine.imrecv(rbuf, count, dt, m);
+    threads::block_on(w, start, finish_recv(status))
 }
 
 /// `MPI_Imrecv`.

@@ -1,12 +1,17 @@
 //! Completing requests (MPI-3.1 §3.7): wait/test for one, any, all and some, plus the status
 //! queries. A completed non-persistent request's handle becomes `MPI_REQUEST_NULL`; a null or
 //! inactive entry is skipped and yields the empty status, as the standard says.
+//!
+//! The blocking forms wait in the engine, except under `MPI_THREAD_MULTIPLE`
+//! ([`threads::deferring`]): there they hand the call frame a check that is retried, without the
+//! process lock, until it completes something (the frame drives progress between tries).
 
 use super::util::{c_status, status_bytes, write, write_status};
 use crate::ffi::*;
 use crate::handles;
 use crate::kinds::TypeArg;
 use crate::state::Mpi;
+use crate::threads;
 use reflex_engine::{Completion, ErrorClass, MpiError, RequestId, Result, Status};
 use std::ffi::c_int;
 
@@ -58,10 +63,15 @@ pub fn wait(w: &mut Mpi, request: *mut MPI_Request, status: *mut MPI_Status) -> 
         write_status(status, &Status::empty());
         return Ok(());
     };
-    let c = w.world.engine.wait_retire(id)?;
-    finish(request, &c);
-    write_status(status, &c.status);
-    c.status.error.map_or(Ok(()), |e| Err(*e))
+    threads::block_on(
+        w,
+        |_| Ok(id),
+        move |_, c| {
+            finish(request, &c);
+            write_status(status, &c.status);
+            c.status.error.map_or(Ok(()), |e| Err(*e))
+        },
+    )
 }
 
 /// `MPI_Test`.
@@ -103,20 +113,49 @@ fn retire_at(
     Ok(c)
 }
 
+/// How a multi-request call finds the complete requests.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum How {
+    /// Waits in the engine for at least one.
+    Block,
+    /// Progresses once (the `Test` forms).
+    Test,
+    /// Looks without progressing (a deferred wait's step: the frame progresses between tries).
+    Check,
+}
+
+impl How {
+    /// The positions in `ids` of the complete active requests (nothing retired).
+    fn ready(self, w: &mut Mpi, ids: &[Option<RequestId>]) -> Result<Vec<usize>> {
+        let e = &mut w.world.engine;
+        match self {
+            How::Block => e.wait_some_ready(ids),
+            How::Test => e.test_some_ready(ids),
+            How::Check => e.completed_among(ids),
+        }
+    }
+
+    /// `Block`, or `Check` when the wait is deferred to the frame.
+    fn blocking(w: &Mpi) -> How {
+        if threads::deferring(w) {
+            How::Check
+        } else {
+            How::Block
+        }
+    }
+}
+
+/// Completes one of `array` if one is complete (`how`); true when it did or none is active.
 fn any(
     w: &mut Mpi,
     count: usize,
     array: *mut MPI_Request,
     index: *mut c_int,
     status: *mut MPI_Status,
-    block: bool,
+    how: How,
 ) -> Result<bool> {
     let ids = requests(count, array)?;
-    let ready = if block {
-        w.world.engine.wait_some_ready(&ids)?
-    } else {
-        w.world.engine.test_some_ready(&ids)?
-    };
+    let ready = how.ready(w, &ids)?;
     let Some(&i) = ready.first() else {
         let none_active = w.world.engine.active_among(&ids)? == 0;
         if none_active {
@@ -139,7 +178,10 @@ pub fn waitany(
     index: *mut c_int,
     status: *mut MPI_Status,
 ) -> Result<()> {
-    any(w, count, array, index, status, true).map(|_| ())
+    match How::blocking(w) {
+        How::Check => threads::defer(move |w| any(w, count, array, index, status, How::Check)),
+        how => any(w, count, array, index, status, how).map(|_| ()),
+    }
 }
 
 /// `MPI_Testany`.
@@ -151,7 +193,7 @@ pub fn testany(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> Result<()> {
-    let done = any(w, count, array, index, status, false)?;
+    let done = any(w, count, array, index, status, How::Test)?;
     if !done {
         write(index, UNDEFINED);
     }
@@ -213,6 +255,9 @@ pub fn waitall(
     if count > 0 && array.is_null() {
         return Err(MpiError::new(ErrorClass::Arg, "array of requests is NULL"));
     }
+    if threads::deferring(w) {
+        return threads::defer(move |w| all_if_complete(w, count, array, statuses));
+    }
     let mut failed = false;
     for i in 0..count {
         // SAFETY: MPI requires `array` to hold `count` requests.
@@ -238,16 +283,29 @@ pub fn testall(
     flag: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> Result<()> {
-    let ids = requests(count, array)?;
-    let ready = w.world.engine.test_some_ready(&ids)?;
-    let all = ready.len() == w.world.engine.active_among(&ids)?;
+    w.world.engine.poll()?;
+    let all = all_if_complete(w, count, array, statuses)?;
     write(flag, c_int::from(all));
-    if all {
-        retire_all(w, array, &ids, statuses)?;
-    }
     Ok(())
 }
 
+/// Retires every request of `array` if all active ones are complete (no progress made).
+fn all_if_complete(
+    w: &mut Mpi,
+    count: usize,
+    array: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> Result<bool> {
+    let ids = requests(count, array)?;
+    let ready = w.world.engine.completed_among(&ids)?;
+    if ready.len() < w.world.engine.active_among(&ids)? {
+        return Ok(false);
+    }
+    retire_all(w, array, &ids, statuses).map(|()| true)
+}
+
+/// Completes the complete requests of `array` (`how`); true when it wrote `outcount` (with
+/// `How::Check`, not when nothing is complete yet).
 fn some(
     w: &mut Mpi,
     incount: usize,
@@ -255,18 +313,17 @@ fn some(
     outcount: *mut c_int,
     indices: *mut c_int,
     statuses: *mut MPI_Status,
-    block: bool,
-) -> Result<()> {
+    how: How,
+) -> Result<bool> {
     let ids = requests(incount, array)?;
     if w.world.engine.active_among(&ids)? == 0 {
         write(outcount, UNDEFINED);
-        return Ok(());
+        return Ok(true);
     }
-    let ready = if block {
-        w.world.engine.wait_some_ready(&ids)?
-    } else {
-        w.world.engine.test_some_ready(&ids)?
-    };
+    let ready = how.ready(w, &ids)?;
+    if ready.is_empty() && how == How::Check {
+        return Ok(false);
+    }
     let mut failed = false;
     for (k, &i) in ready.iter().enumerate() {
         let c = retire_at(w, array, &ids, i)?;
@@ -275,7 +332,7 @@ fn some(
         failed |= record_status(statuses, k, &c.status);
     }
     write(outcount, ready.len() as c_int);
-    in_status(failed)
+    in_status(failed).map(|()| true)
 }
 
 /// `MPI_Waitsome`.
@@ -287,7 +344,12 @@ pub fn waitsome(
     indices: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> Result<()> {
-    some(w, incount, array, outcount, indices, statuses, true)
+    match How::blocking(w) {
+        How::Check => threads::defer(move |w| {
+            some(w, incount, array, outcount, indices, statuses, How::Check)
+        }),
+        how => some(w, incount, array, outcount, indices, statuses, how).map(|_| ()),
+    }
 }
 
 /// `MPI_Testsome`.
@@ -299,7 +361,7 @@ pub fn testsome(
     indices: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> Result<()> {
-    some(w, incount, array, outcount, indices, statuses, false)
+    some(w, incount, array, outcount, indices, statuses, How::Test).map(|_| ())
 }
 
 /// `MPI_Start`.

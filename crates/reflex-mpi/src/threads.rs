@@ -1,0 +1,302 @@
+//! `MPI_THREAD_MULTIPLE`: one process-wide lock around every call, and blocking calls that wait
+//! without it.
+//!
+//! # Design
+//!
+//! The state behind the C ABI ([`crate::state`]) is one unlocked global, handed to each call as
+//! `&mut Mpi`. Up to `MPI_THREAD_SERIALIZED` the application promises that one thread at a time is
+//! inside MPI, so nothing is locked: the frame of every call ([`crate::call::world`]) pays exactly
+//! one relaxed atomic load and a branch ([`multiple`]) and then runs as before.
+//!
+//! When `MPI_Init_thread` grants `MPI_THREAD_MULTIPLE` (only when asked for; `MPI_Init` and lower
+//! levels keep the lock-free path), [`multiple`] turns true for the rest of the process and every
+//! frame takes one process-wide mutex ([`lock`]) before it touches the state, and drops it on the
+//! way out. Errors are dispatched to the handlers under the lock, exactly as without it.
+//!
+//! A call must not keep the lock while it waits: a thread blocked in `MPI_Recv` would keep out the
+//! very thread of the same process whose `MPI_Send` it waits for. Nor may the lock be released
+//! while any `&mut Mpi` or `&mut Engine` obtained under it lives: another thread would then alias
+//! it, and the compiler may keep fields in registers across the release. So under `MULTIPLE` a
+//! blocking call is split in three, all in the call frame ([`wait_deferred`]):
+//!
+//! 1. under the lock, the call starts its nonblocking form (for instance `irecv`) and hands the
+//!    frame a *step* ([`defer`], or [`block_on`] for the common "one engine request" case): a
+//!    closure that checks once, without waiting, whether the operation is done, and if so finishes
+//!    it (retires the request, writes the status, returns the handle) and says so;
+//! 2. the frame runs the step at once; while it reports "not yet", the frame drops every reference
+//!    to the state, releases the lock, backs off (spin, then `sched_yield`, then short sleeps
+//!    growing up to the engine's doorbell sleep), takes the lock again, re-obtains the state from
+//!    the lock guard (the borrow checker ties it to the guard, so it cannot outlive it), drives the
+//!    engine's progress once, and runs the step again;
+//! 3. the step that completes the operation also finishes it, under the same lock hold.
+//!
+//! Every waiting thread thus drives progress for the whole process: its progress call advances
+//! the other threads' requests too, whoever created them, and a request created by one thread can
+//! be waited for or tested by another (requests live in the shared engine).
+//!
+//! Calls made from inside a call (error handlers, attribute callbacks, user reduction operations
+//! calling MPI) run on the thread that already holds the lock: the lock counts its depth per
+//! thread and such nested calls neither lock again nor defer their waits (an outer `&mut Mpi` is
+//! alive, so they wait in place, holding the lock, as every call does without `MULTIPLE`).
+//!
+//! # Limitations
+//!
+//! - Blocking collectives, communicator constructors (which agree on context ids collectively),
+//!   `MPI_Buffer_detach` and `MPI_Finalize` still wait inside the engine with the lock held: two
+//!   threads of one process in blocking collectives on different communicators at the same time
+//!   can deadlock, and a collective cannot be completed by another thread of its own process.
+//!   Collectives move to [`block_on`] as they become "start a schedule + wait".
+//! - `MPI_Finalize` while another thread is inside MPI is the application's error (MPI-3.1 §12.4.3
+//!   requires the other threads to have finished their calls). Reflex takes the lock for it, and a
+//!   call that was waiting returns `MPI_ERR_OTHER` when it finds MPI finalised.
+//! - The lock is one mutex: threads' calls are serialised, not run in parallel. Waiting threads
+//!   poll, they do not sleep on the transport's doorbell (that needs the engine, hence the lock).
+
+use crate::state::{self, Mpi};
+use reflex_engine::{Completion, ErrorClass, MpiError, RequestId, Result};
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+/// `MPI_THREAD_MULTIPLE`.
+pub const THREAD_MULTIPLE: i32 = 3;
+
+/// Set once, by `MPI_Init_thread`, when `MPI_THREAD_MULTIPLE` is granted; never cleared.
+static MULTIPLE: AtomicBool = AtomicBool::new(false);
+
+/// The process-wide lock of `MPI_THREAD_MULTIPLE`.
+static LOCK: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    /// How many calls this thread is inside while holding [`LOCK`] (nested calls count).
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// The step a deferred blocking call hands its frame (see [`defer`]).
+    static PENDING: RefCell<Option<Step>> = const { RefCell::new(None) };
+}
+
+/// Checks once whether a deferred operation is done; when it is, finishes it and returns true.
+pub type Step = Box<dyn FnMut(&mut Mpi) -> Result<bool>>;
+
+/// True once `MPI_THREAD_MULTIPLE` was granted: calls must lock. The single-threaded fast path's
+/// only cost (one relaxed load and a branch).
+///
+/// Relaxed is enough: the flag is set inside `MPI_Init_thread`, and MPI forbids calls from other
+/// threads before that returns; threads the application creates or wakes later are ordered after
+/// it by the application's own synchronisation.
+#[inline(always)]
+pub fn multiple() -> bool {
+    MULTIPLE.load(Ordering::Relaxed)
+}
+
+/// Records the granted thread level (called by `MPI_Init_thread`, before any other call can run).
+pub(crate) fn set_level(level: i32) {
+    if level >= THREAD_MULTIPLE {
+        MULTIPLE.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The lock held by one call (or a nested call of the thread that holds it).
+pub struct Held {
+    guard: Option<MutexGuard<'static, ()>>,
+}
+
+/// Takes the process lock, or only counts the depth when this thread holds it already.
+pub fn lock() -> Held {
+    let depth = DEPTH.get();
+    let guard = (depth == 0).then(|| LOCK.lock().unwrap_or_else(PoisonError::into_inner));
+    DEPTH.set(depth + 1);
+    Held { guard }
+}
+
+impl Held {
+    /// The running state, borrowed from the lock: it cannot outlive the hold.
+    pub fn running(&mut self) -> Option<&mut Mpi> {
+        // SAFETY: this thread holds LOCK (directly or through an outer call of its own), and under
+        // MPI_THREAD_MULTIPLE every access to the state is made under LOCK; the returned borrow is
+        // tied to `self`, so it ends before the lock can be released.
+        unsafe { state::running() }
+    }
+
+    /// The library's phase, under the lock.
+    pub fn phase(&mut self) -> &mut state::Phase {
+        // SAFETY: as for `running`.
+        unsafe { state::phase() }
+    }
+
+    /// True for the outermost call of this thread (the one that took the mutex).
+    fn outermost(&self) -> bool {
+        self.guard.is_some()
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        DEPTH.set(DEPTH.get() - 1);
+        // The guard field is dropped after this, releasing the mutex once the depth is back.
+    }
+}
+
+/// True when the current call must leave its wait to the frame (see the module docs): the level is
+/// `MPI_THREAD_MULTIPLE` and this is the outermost call of the thread. False without `MULTIPLE`
+/// after one field comparison.
+#[inline]
+pub fn deferring(w: &Mpi) -> bool {
+    w.thread_level >= THREAD_MULTIPLE && DEPTH.get() == 1
+}
+
+/// Hands the frame `step`, to be retried, with the lock released between tries, until it returns
+/// `Ok(true)` (done and finished) or an error (dispatched to the error handler). Only valid when
+/// [`deferring`] is true, as the last thing the call does before returning `Ok(())`.
+pub fn defer(step: impl FnMut(&mut Mpi) -> Result<bool> + 'static) -> Result<()> {
+    PENDING.with_borrow_mut(|p| *p = Some(Box::new(step)));
+    Ok(())
+}
+
+/// Runs a blocking operation that is one engine request: `start` begins it and returns the
+/// request; once the request completes it is retired and `finish` gets its completion (to write
+/// the status, return its error...).
+///
+/// Without `MULTIPLE` (or in a nested call) this is `start`, `Engine::wait_retire`, `finish`. Under
+/// `MULTIPLE` the wait happens in the frame, without the lock.
+///
+/// ```ignore
+/// // a blocking collective on top of its nonblocking schedule:
+/// pub fn barrier(w: &mut Mpi, comm: CommId) -> Result<()> {
+///     threads::block_on(w, move |w| w.world.engine.ibarrier(comm), |_, _| Ok(()))
+/// }
+/// ```
+pub fn block_on(
+    w: &mut Mpi,
+    start: impl FnOnce(&mut Mpi) -> Result<RequestId>,
+    finish: impl FnOnce(&mut Mpi, Completion) -> Result<()> + 'static,
+) -> Result<()> {
+    let id = start(w)?;
+    if !deferring(w) {
+        let c = w.world.engine.wait_retire(id)?;
+        return finish(w, c);
+    }
+    let mut finish = Some(finish);
+    defer(move |w| {
+        let Some(c) = try_retire(w, id)? else {
+            return Ok(false);
+        };
+        let f = finish.take().expect("a step is not run again once done");
+        f(w, c).map(|()| true)
+    })
+}
+
+/// Retires `id` if it is complete (no progress made).
+pub fn try_retire(w: &mut Mpi, id: RequestId) -> Result<Option<Completion>> {
+    let e = &mut w.world.engine;
+    if !e.is_complete(id)? {
+        return Ok(None);
+    }
+    e.retire(id).map(Some)
+}
+
+/// Takes the step the call just deferred, if any.
+pub(crate) fn take_deferred() -> Option<Step> {
+    PENDING.with_borrow_mut(Option::take)
+}
+
+/// What a deferred wait ends with: done, an error to dispatch, or MPI gone.
+pub(crate) enum Waited {
+    /// The step finished the operation.
+    Done,
+    /// The step (or progress) failed: the error to dispatch.
+    Failed(MpiError),
+    /// `MPI_Finalize` ran while the call waited.
+    Finalised,
+}
+
+/// Retries `step` until it finishes, releasing the lock between tries (module docs, step 2).
+/// `held` is the outermost hold of the call that deferred; the lock is held again on return.
+pub(crate) fn wait_deferred(mut held: Held, mut step: Step) -> (Held, Waited) {
+    debug_assert!(
+        held.outermost(),
+        "only the outermost call releases the lock"
+    );
+    let mut backoff: Option<Backoff> = None;
+    loop {
+        let Some(mpi) = held.running() else {
+            return (held, Waited::Finalised);
+        };
+        let outcome = crate::call::guarded(|| step(&mut *mpi));
+        let tuning = mpi.world.engine.tuning();
+        match outcome {
+            Ok(true) => return (held, Waited::Done),
+            Ok(false) => {}
+            Err(e) => return (held, Waited::Failed(e)),
+        }
+        let backoff = backoff.get_or_insert_with(|| Backoff::new(tuning));
+        // Moving `held` ends every borrow obtained from it: nothing outlives the release.
+        drop(held);
+        backoff.pause();
+        held = lock();
+        let Some(mpi) = held.running() else {
+            return (held, Waited::Finalised);
+        };
+        match crate::call::guarded(|| mpi.world.engine.poll()) {
+            Ok(events) => backoff.record(events),
+            Err(e) => return (held, Waited::Failed(e)),
+        }
+    }
+}
+
+/// The error a call that waited returns when MPI was finalised meanwhile.
+pub(crate) fn finalised_while_waiting(name: &str) -> MpiError {
+    MpiError::new(
+        ErrorClass::Other,
+        format!("MPI_Finalize was called while {name} was waiting (the application's error)"),
+    )
+}
+
+/// Spin, then yield, then sleep: the pause between two tries of a deferred wait.
+struct Backoff {
+    idle: u32,
+    spin: u32,
+    yields: u32,
+    sleep: Duration,
+    max_sleep: Duration,
+}
+
+/// `spin_loop` hints per spinning pause: long enough (~0.1-1 µs) for a thread blocked on the
+/// mutex to take it after our release.
+const SPIN_BATCH: u32 = 32;
+/// First sleep once spinning and yielding found nothing; it doubles up to the doorbell sleep.
+const FIRST_SLEEP: Duration = Duration::from_micros(20);
+
+impl Backoff {
+    fn new(t: reflex_engine::Tuning) -> Self {
+        Self {
+            idle: 0,
+            spin: t.spin_polls,
+            yields: t.yield_polls,
+            sleep: FIRST_SLEEP,
+            max_sleep: t.sleep.max(FIRST_SLEEP),
+        }
+    }
+
+    /// Something happened: start spinning again.
+    fn record(&mut self, events: usize) {
+        if events > 0 {
+            self.idle = 0;
+            self.sleep = FIRST_SLEEP;
+        }
+    }
+
+    fn pause(&mut self) {
+        self.idle = self.idle.saturating_add(1);
+        if self.idle <= self.spin {
+            for _ in 0..SPIN_BATCH {
+                std::hint::spin_loop();
+            }
+        } else if self.idle <= self.spin.saturating_add(self.yields) {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(self.sleep);
+            self.sleep = (self.sleep * 2).min(self.max_sleep);
+        }
+    }
+}
