@@ -133,17 +133,30 @@ pub(crate) struct Comms {
     pub(crate) next_ctx: u32,
     /// The process topology of each communicator that has one (see `topo_ops`).
     pub(crate) topos: HashMap<u32, Arc<Topology>>,
+    /// Collectives started on each communicator so far (their sequence numbers, by slot).
+    coll_seqs: Vec<u32>,
 }
 
 impl Comms {
     pub(crate) fn insert(&mut self, comm: Comm) -> CommId {
-        if let Some(i) = self.slots.iter().skip(2).position(Option::is_none) {
+        let id = if let Some(i) = self.slots.iter().skip(2).position(Option::is_none) {
             self.slots[i + 2] = Some(comm);
             CommId(i as u32 + 2)
         } else {
             self.slots.push(Some(comm));
             CommId(self.slots.len() as u32 - 1)
-        }
+        };
+        self.coll_seqs.resize(self.slots.len(), 0);
+        self.coll_seqs[id.0 as usize] = 0;
+        id
+    }
+
+    /// The sequence number of the next collective started on `id`.
+    pub(crate) fn next_coll_seq(&mut self, id: CommId) -> Result<u32> {
+        self.get(id)?;
+        let seq = &mut self.coll_seqs[id.0 as usize];
+        *seq = seq.wrapping_add(1);
+        Ok(*seq)
     }
 
     pub(crate) fn get(&self, id: CommId) -> Result<&Comm> {

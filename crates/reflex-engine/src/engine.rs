@@ -64,6 +64,10 @@ pub struct Engine<T: Transport> {
     /// World rank of each transport index (the inverse of `route`).
     pub(crate) world_of_index: Vec<usize>,
     pub(crate) messages: crate::p2p::Messages,
+    /// Collective schedules in progress.
+    pub(crate) colls: Vec<crate::request::RequestId>,
+    /// Set while schedules are being advanced (sends they post must not re-enter).
+    pub(crate) advancing: bool,
 }
 
 impl<T: Transport> Engine<T> {
@@ -91,6 +95,8 @@ impl<T: Transport> Engine<T> {
             tuning,
             route,
             messages: Default::default(),
+            colls: Vec::new(),
+            advancing: false,
         };
         engine.install_predefined_comms(nranks);
         engine
@@ -152,6 +158,9 @@ impl<T: Transport> Engine<T> {
             .poll(|src, bytes| core.on_packet(world_of[src], bytes));
         if self.core.outbox_len > 0 {
             events += self.flush_outbox();
+        }
+        if !self.colls.is_empty() {
+            events += self.advance_schedules();
         }
         events
     }

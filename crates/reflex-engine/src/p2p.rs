@@ -533,7 +533,7 @@ impl<T: Transport> Engine<T> {
         Ok(self.insert_persistent(template))
     }
 
-    fn insert_persistent(&mut self, template: Persistent) -> RequestId {
+    pub(crate) fn insert_persistent(&mut self, template: Persistent) -> RequestId {
         let mut req = Request::completed(Status::empty());
         req.persistent = Some(template);
         req.active = false;
@@ -579,6 +579,7 @@ impl<T: Transport> Engine<T> {
                 let inb = self.in_buf(buf, count, &dt)?;
                 self.start_user_recv(inb, source, tag, CommId(comm), Some(id))?
             }
+            Persistent::Coll(sched) => self.start_schedule(sched.fresh(), Some(id))?,
         };
         Ok(())
     }

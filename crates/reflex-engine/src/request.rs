@@ -137,12 +137,16 @@ pub(crate) enum Persistent {
         tag: i32,
         comm: u32,
     },
+    /// A persistent collective (`MPI_Bcast_init` ...): the schedule each start runs a copy of.
+    Coll(Box<crate::coll::sched::Schedule>),
 }
 
 #[derive(Debug)]
 pub(crate) enum Op {
     Send(SendOp),
     Recv(RecvOp),
+    /// A collective schedule in progress.
+    Coll(Box<crate::coll::sched::Schedule>),
     /// Completed at creation (PROC_NULL peers, buffered sends, inactive persistent requests).
     Null,
 }

@@ -89,3 +89,28 @@ impl Transport for MemTransport {
         }
     }
 }
+
+/// Runs `body` on `n` engines connected by a [`MemTransport`] (one thread per rank; inboxes of
+/// `capacity` packets of at most `max_packet` bytes), then a barrier; panics if any rank did.
+pub fn run_ranks(
+    n: usize,
+    capacity: usize,
+    max_packet: usize,
+    tuning: crate::Tuning,
+    body: impl Fn(&mut crate::Engine<MemTransport>) + Send + Sync + Copy + 'static,
+) {
+    let handles: Vec<_> = MemTransport::mesh(n, capacity, max_packet)
+        .into_iter()
+        .enumerate()
+        .map(|(rank, t)| {
+            std::thread::spawn(move || {
+                let mut e = crate::Engine::new(t, rank, (0..n).collect(), tuning, false);
+                body(&mut e);
+                e.barrier(crate::COMM_WORLD).expect("final barrier");
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("rank thread panicked");
+    }
+}

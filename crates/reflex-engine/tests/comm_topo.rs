@@ -16,20 +16,7 @@ fn run(n: usize, body: impl Fn(&mut E) + Send + Sync + Copy + 'static) {
         sleep: std::time::Duration::from_micros(100),
         ..Tuning::default()
     };
-    let handles: Vec<_> = MemTransport::mesh(n, 64, 4096)
-        .into_iter()
-        .enumerate()
-        .map(|(rank, t)| {
-            std::thread::spawn(move || {
-                let mut e = Engine::new(t, rank, (0..n).collect(), tuning, false);
-                body(&mut e);
-                e.barrier(COMM_WORLD).unwrap();
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().expect("rank thread panicked");
-    }
+    reflex_engine::testing::run_ranks(n, 64, 4096, tuning, body);
 }
 
 /// A collective sum over `comm` (checks that a new communicator carries traffic).
@@ -40,8 +27,24 @@ fn sum(e: &mut E, comm: CommId, v: i32) -> i32 {
         std::mem::take(&mut all).into_boxed_slice(),
     ));
     let int = Datatype::Basic(Basic::plain(ValueKind::Signed, 4));
-    e.allgather(Some((send, 1, int.clone())), recv, 1, int, comm)
-        .unwrap();
+    let size = e.comm(comm).unwrap().size();
+    let blocks = (0..size)
+        .map(|r| coll::RecvData {
+            buf: recv.slice(4 * r, 4),
+            count: 1,
+            dt: int.clone(),
+        })
+        .collect();
+    let send = coll::SendData {
+        buf: send,
+        count: 1,
+        dt: int,
+    };
+    let allgather = coll::Coll::Allgather {
+        send: Some(send),
+        recv: blocks,
+    };
+    e.collective(comm, allgather).unwrap();
     recv.as_slice()
         .chunks_exact(4)
         .map(|w| i32::from_le_bytes(w.try_into().unwrap()))

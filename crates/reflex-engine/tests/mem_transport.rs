@@ -33,20 +33,7 @@ fn run(
     tuning: Tuning,
     body: impl Fn(&mut E) + Send + Sync + Copy + 'static,
 ) {
-    let handles: Vec<_> = MemTransport::mesh(n, capacity, 4096)
-        .into_iter()
-        .enumerate()
-        .map(|(rank, t)| {
-            std::thread::spawn(move || {
-                let mut e = Engine::new(t, rank, (0..n).collect(), tuning, false);
-                body(&mut e);
-                e.barrier(COMM_WORLD).unwrap();
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().expect("rank thread panicked");
-    }
+    reflex_engine::testing::run_ranks(n, capacity, 4096, tuning, body);
 }
 
 fn small_tuning() -> Tuning {
@@ -350,84 +337,6 @@ fn buffered_sends_complete_at_once_and_detach_waits() {
     });
 }
 
-fn collectives_on(n: usize) {
-    run(n, 8, small_tuning(), |e| {
-        let me = e.world_rank() as i32;
-        let size = e.world_size() as i32;
-        for root in 0..size {
-            let b = recv_buf(4000);
-            if me == root {
-                let mut w = b;
-                w.as_mut_slice()
-                    .iter_mut()
-                    .enumerate()
-                    .for_each(|(i, x)| *x = (i as i32 + root) as u8);
-            }
-            e.bcast(b, 1000, int(), root, COMM_WORLD).unwrap();
-            assert!(b
-                .as_slice()
-                .iter()
-                .enumerate()
-                .all(|(i, &x)| x == (i as i32 + root) as u8));
-
-            let mine = send_buf([me + 1, -me].iter().flat_map(|v| v.to_ne_bytes()).collect());
-            let out = recv_buf(8);
-            e.reduce(Some(mine), out, 2, int(), ReduceOp::Sum, root, COMM_WORLD)
-                .unwrap();
-            if me == root {
-                let sum: i32 = (1..=size).sum();
-                assert_eq!(
-                    out.as_slice(),
-                    &[sum.to_ne_bytes(), (-(size * (size - 1) / 2)).to_ne_bytes()].concat()
-                );
-            }
-            let all = recv_buf(4 * size as usize);
-            e.gather(
-                Some((send_buf(me.to_ne_bytes().to_vec()), 1, int())),
-                all,
-                1,
-                int(),
-                root,
-                COMM_WORLD,
-            )
-            .unwrap();
-            if me == root {
-                let expect: Vec<u8> = (0..size).flat_map(|r| r.to_ne_bytes()).collect();
-                assert_eq!(all.as_slice(), &expect[..]);
-            }
-        }
-        let out = recv_buf(4);
-        e.allreduce(
-            Some(send_buf(me.to_ne_bytes().to_vec())),
-            out,
-            1,
-            int(),
-            ReduceOp::Max,
-            COMM_WORLD,
-        )
-        .unwrap();
-        assert_eq!(out.as_slice(), &(size - 1).to_ne_bytes());
-        let all = recv_buf(4 * size as usize);
-        e.allgather(
-            Some((send_buf((me * 3).to_ne_bytes().to_vec()), 1, int())),
-            all,
-            1,
-            int(),
-            COMM_WORLD,
-        )
-        .unwrap();
-        let expect: Vec<u8> = (0..size).flat_map(|r| (r * 3).to_ne_bytes()).collect();
-        assert_eq!(all.as_slice(), &expect[..]);
-    });
-}
-
-#[test]
-fn collectives_one_to_five_ranks() {
-    for n in 1..=5 {
-        collectives_on(n);
-    }
-}
-
 #[test]
 fn split_and_dup_build_working_communicators() {
     run(4, 8, small_tuning(), |e| {
@@ -439,15 +348,20 @@ fn split_and_dup_build_working_communicators() {
         let dup = e.comm_dup(half).unwrap();
         assert_eq!(e.comm_compare(half, dup).unwrap(), Comparison::Congruent);
         let out = recv_buf(4);
-        e.allreduce(
-            Some(send_buf(me.to_ne_bytes().to_vec())),
-            out,
-            1,
-            int(),
-            ReduceOp::Sum,
-            dup,
-        )
-        .unwrap();
+        let allreduce = coll::Coll::Allreduce {
+            send: Some(coll::SendData {
+                buf: send_buf(me.to_ne_bytes().to_vec()),
+                count: 1,
+                dt: int(),
+            }),
+            recv: coll::RecvData {
+                buf: out,
+                count: 1,
+                dt: int(),
+            },
+            op: coll::Reducer::Predefined(ReduceOp::Sum),
+        };
+        e.collective(dup, allreduce).unwrap();
         let expect: i32 = if me % 2 == 0 { 2 } else { 4 };
         assert_eq!(out.as_slice(), &expect.to_ne_bytes());
         assert!(e
@@ -457,33 +371,4 @@ fn split_and_dup_build_working_communicators() {
         e.comm_free(dup).unwrap();
         e.comm_free(half).unwrap();
     });
-}
-
-#[test]
-fn alltoall_exchanges_blocks_also_in_place() {
-    for n in 1..=5 {
-        run(n, 8, small_tuning(), move |e| {
-            let me = e.world_rank();
-            let block = 300; // above the small eager limit: rendezvous blocks too
-            let mine: Vec<u8> = (0..n * block)
-                .map(|i| (me * 31 + i / block) as u8)
-                .collect();
-            let expect: Vec<u8> = (0..n * block)
-                .map(|i| ((i / block) * 31 + me) as u8)
-                .collect();
-            let out = recv_buf(n * block);
-            e.alltoall(Some(send_buf(mine.clone())), out, block, COMM_WORLD)
-                .unwrap();
-            assert_eq!(out.as_slice(), &expect[..], "rank {me} of {n}");
-            let inplace = recv_buf(n * block);
-            let mut buf = inplace;
-            buf.as_mut_slice().copy_from_slice(&mine);
-            e.alltoall(None, inplace, block, COMM_WORLD).unwrap();
-            assert_eq!(
-                inplace.as_slice(),
-                &expect[..],
-                "in place, rank {me} of {n}"
-            );
-        });
-    }
 }

@@ -2415,7 +2415,14 @@ pub unsafe extern "C" fn MPI_Allgather(sendbuf: *const c_void, sendcount: c_int,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Allgatherv")
+    crate::call::world("MPI_Allgatherv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::allgatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
+        })
 }
 
 /// `MPI_Allgatherv`: forwards to `PMPI_Allgatherv` (profiling tools interpose this symbol).
@@ -2492,7 +2499,12 @@ pub unsafe extern "C" fn MPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Alltoallv")
+    crate::call::world("MPI_Alltoallv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::alltoallv(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
+        })
 }
 
 /// `MPI_Alltoallv`: forwards to `PMPI_Alltoallv` (profiling tools interpose this symbol).
@@ -2512,7 +2524,10 @@ pub unsafe extern "C" fn MPI_Alltoallv(sendbuf: *const c_void, sendcounts: *cons
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Alltoallw")
+    crate::call::world("MPI_Alltoallw", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::imp::alltoallw(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)
+        })
 }
 
 /// `MPI_Alltoallw`: forwards to `PMPI_Alltoallw` (profiling tools interpose this symbol).
@@ -2582,7 +2597,15 @@ pub unsafe extern "C" fn MPI_Bcast(buffer: *mut c_void, count: c_int, datatype: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Exscan")
+    crate::call::world("MPI_Exscan", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::imp::exscan(w, sendbuf, recvbuf, count, datatype, op, comm)
+        })
 }
 
 /// `MPI_Exscan`: forwards to `PMPI_Exscan` (profiling tools interpose this symbol).
@@ -2632,7 +2655,16 @@ pub unsafe extern "C" fn MPI_Gather(sendbuf: *const c_void, sendcount: c_int, se
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Gatherv")
+    crate::call::world("MPI_Gatherv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::imp::gatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)
+        })
 }
 
 /// `MPI_Gatherv`: forwards to `PMPI_Gatherv` (profiling tools interpose this symbol).
@@ -2652,7 +2684,17 @@ pub unsafe extern "C" fn MPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, s
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iallgather")
+    crate::call::world("MPI_Iallgather", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iallgather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Iallgather`: forwards to `PMPI_Iallgather` (profiling tools interpose this symbol).
@@ -2672,7 +2714,15 @@ pub unsafe extern "C" fn MPI_Iallgather(sendbuf: *const c_void, sendcount: c_int
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iallgatherv")
+    crate::call::world("MPI_Iallgatherv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iallgatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Iallgatherv`: forwards to `PMPI_Iallgatherv` (profiling tools interpose this symbol).
@@ -2692,7 +2742,16 @@ pub unsafe extern "C" fn MPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_in
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iallreduce")
+    crate::call::world("MPI_Iallreduce", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iallreduce(w, sendbuf, recvbuf, count, datatype, op, comm, request)
+        })
 }
 
 /// `MPI_Iallreduce`: forwards to `PMPI_Iallreduce` (profiling tools interpose this symbol).
@@ -2712,7 +2771,17 @@ pub unsafe extern "C" fn MPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ialltoall")
+    crate::call::world("MPI_Ialltoall", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ialltoall(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Ialltoall`: forwards to `PMPI_Ialltoall` (profiling tools interpose this symbol).
@@ -2732,7 +2801,13 @@ pub unsafe extern "C" fn MPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ialltoallv")
+    crate::call::world("MPI_Ialltoallv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ialltoallv(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Ialltoallv`: forwards to `PMPI_Ialltoallv` (profiling tools interpose this symbol).
@@ -2752,7 +2827,11 @@ pub unsafe extern "C" fn MPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *con
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ialltoallw")
+    crate::call::world("MPI_Ialltoallw", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ialltoallw(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
+        })
 }
 
 /// `MPI_Ialltoallw`: forwards to `PMPI_Ialltoallw` (profiling tools interpose this symbol).
@@ -2772,7 +2851,11 @@ pub unsafe extern "C" fn MPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *con
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ibarrier(comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ibarrier")
+    crate::call::world("MPI_Ibarrier", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ibarrier(w, comm, request)
+        })
 }
 
 /// `MPI_Ibarrier`: forwards to `PMPI_Ibarrier` (profiling tools interpose this symbol).
@@ -2792,7 +2875,15 @@ pub unsafe extern "C" fn MPI_Ibarrier(comm: ffi::MPI_Comm, request: *mut ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ibcast")
+    crate::call::world("MPI_Ibcast", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ibcast(w, buffer, count, datatype, root, comm, request)
+        })
 }
 
 /// `MPI_Ibcast`: forwards to `PMPI_Ibcast` (profiling tools interpose this symbol).
@@ -2812,7 +2903,16 @@ pub unsafe extern "C" fn MPI_Ibcast(buffer: *mut c_void, count: c_int, datatype:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iexscan")
+    crate::call::world("MPI_Iexscan", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iexscan(w, sendbuf, recvbuf, count, datatype, op, comm, request)
+        })
 }
 
 /// `MPI_Iexscan`: forwards to `PMPI_Iexscan` (profiling tools interpose this symbol).
@@ -2832,7 +2932,18 @@ pub unsafe extern "C" fn MPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_voi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Igather")
+    crate::call::world("MPI_Igather", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::igather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
+        })
 }
 
 /// `MPI_Igather`: forwards to `PMPI_Igather` (profiling tools interpose this symbol).
@@ -2852,7 +2963,17 @@ pub unsafe extern "C" fn MPI_Igather(sendbuf: *const c_void, sendcount: c_int, s
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Igatherv")
+    crate::call::world("MPI_Igatherv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::igatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)
+        })
 }
 
 /// `MPI_Igatherv`: forwards to `PMPI_Igatherv` (profiling tools interpose this symbol).
@@ -2872,7 +2993,17 @@ pub unsafe extern "C" fn MPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ireduce")
+    crate::call::world("MPI_Ireduce", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ireduce(w, sendbuf, recvbuf, count, datatype, op, root, comm, request)
+        })
 }
 
 /// `MPI_Ireduce`: forwards to `PMPI_Ireduce` (profiling tools interpose this symbol).
@@ -2892,7 +3023,13 @@ pub unsafe extern "C" fn MPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_voi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ireduce_scatter")
+    crate::call::world("MPI_Ireduce_scatter", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ireduce_scatter(w, sendbuf, recvbuf, recvcounts, datatype, op, comm, request)
+        })
 }
 
 /// `MPI_Ireduce_scatter`: forwards to `PMPI_Ireduce_scatter` (profiling tools interpose this symbol).
@@ -2912,7 +3049,16 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *m
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ireduce_scatter_block")
+    crate::call::world("MPI_Ireduce_scatter_block", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, recvcount, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, datatype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ireduce_scatter_block(w, sendbuf, recvbuf, recvcount, datatype, op, comm, request)
+        })
 }
 
 /// `MPI_Ireduce_scatter_block`: forwards to `PMPI_Ireduce_scatter_block` (profiling tools interpose this symbol).
@@ -2932,7 +3078,16 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(sendbuf: *const c_void, recvb
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iscan")
+    crate::call::world("MPI_Iscan", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iscan(w, sendbuf, recvbuf, count, datatype, op, comm, request)
+        })
 }
 
 /// `MPI_Iscan`: forwards to `PMPI_Iscan` (profiling tools interpose this symbol).
@@ -2952,7 +3107,17 @@ pub unsafe extern "C" fn MPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iscatter")
+    crate::call::world("MPI_Iscatter", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iscatter(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
+        })
 }
 
 /// `MPI_Iscatter`: forwards to `PMPI_Iscatter` (profiling tools interpose this symbol).
@@ -2972,7 +3137,16 @@ pub unsafe extern "C" fn MPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iscatterv")
+    crate::call::world("MPI_Iscatterv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iscatterv(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
+        })
 }
 
 /// `MPI_Iscatterv`: forwards to `PMPI_Iscatterv` (profiling tools interpose this symbol).
@@ -3117,7 +3291,12 @@ pub unsafe extern "C" fn MPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Reduce_scatter")
+    crate::call::world("MPI_Reduce_scatter", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::imp::reduce_scatter(w, sendbuf, recvbuf, recvcounts, datatype, op, comm)
+        })
 }
 
 /// `MPI_Reduce_scatter`: forwards to `PMPI_Reduce_scatter` (profiling tools interpose this symbol).
@@ -3137,7 +3316,15 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mu
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Reduce_scatter_block")
+    crate::call::world("MPI_Reduce_scatter_block", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, recvcount, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, datatype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::imp::reduce_scatter_block(w, sendbuf, recvbuf, recvcount, datatype, op, comm)
+        })
 }
 
 /// `MPI_Reduce_scatter_block`: forwards to `PMPI_Reduce_scatter_block` (profiling tools interpose this symbol).
@@ -3157,7 +3344,15 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(sendbuf: *const c_void, recvbu
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Scan")
+    crate::call::world("MPI_Scan", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::imp::scan(w, sendbuf, recvbuf, count, datatype, op, comm)
+        })
 }
 
 /// `MPI_Scan`: forwards to `PMPI_Scan` (profiling tools interpose this symbol).
@@ -3177,7 +3372,16 @@ pub unsafe extern "C" fn MPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Scatter")
+    crate::call::world("MPI_Scatter", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::imp::scatter(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
+        })
 }
 
 /// `MPI_Scatter`: forwards to `PMPI_Scatter` (profiling tools interpose this symbol).
@@ -3197,7 +3401,15 @@ pub unsafe extern "C" fn MPI_Scatter(sendbuf: *const c_void, sendcount: c_int, s
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Scatterv")
+    crate::call::world("MPI_Scatterv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::imp::scatterv(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)
+        })
 }
 
 /// `MPI_Scatterv`: forwards to `PMPI_Scatterv` (profiling tools interpose this symbol).
@@ -4789,7 +5001,17 @@ pub unsafe extern "C" fn MPI_Graphdims_get(comm: ffi::MPI_Comm, nnodes: *mut c_i
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_allgather")
+    crate::call::world("MPI_Ineighbor_allgather", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ineighbor_allgather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Ineighbor_allgather`: forwards to `PMPI_Ineighbor_allgather` (profiling tools interpose this symbol).
@@ -4809,7 +5031,15 @@ pub unsafe extern "C" fn MPI_Ineighbor_allgather(sendbuf: *const c_void, sendcou
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_allgatherv")
+    crate::call::world("MPI_Ineighbor_allgatherv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ineighbor_allgatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Ineighbor_allgatherv`: forwards to `PMPI_Ineighbor_allgatherv` (profiling tools interpose this symbol).
@@ -4829,7 +5059,17 @@ pub unsafe extern "C" fn MPI_Ineighbor_allgatherv(sendbuf: *const c_void, sendco
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_alltoall")
+    crate::call::world("MPI_Ineighbor_alltoall", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ineighbor_alltoall(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Ineighbor_alltoall`: forwards to `PMPI_Ineighbor_alltoall` (profiling tools interpose this symbol).
@@ -4849,7 +5089,13 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoall(sendbuf: *const c_void, sendcoun
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_alltoallv")
+    crate::call::world("MPI_Ineighbor_alltoallv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ineighbor_alltoallv(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Ineighbor_alltoallv`: forwards to `PMPI_Ineighbor_alltoallv` (profiling tools interpose this symbol).
@@ -4869,7 +5115,11 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoallv(sendbuf: *const c_void, sendcou
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_alltoallw")
+    crate::call::world("MPI_Ineighbor_alltoallw", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ineighbor_alltoallw(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
+        })
 }
 
 /// `MPI_Ineighbor_alltoallw`: forwards to `PMPI_Ineighbor_alltoallw` (profiling tools interpose this symbol).
@@ -4889,7 +5139,16 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoallw(sendbuf: *const c_void, sendcou
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_allgather")
+    crate::call::world("MPI_Neighbor_allgather", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::neighbor_allgather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
+        })
 }
 
 /// `MPI_Neighbor_allgather`: forwards to `PMPI_Neighbor_allgather` (profiling tools interpose this symbol).
@@ -4909,7 +5168,14 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather(sendbuf: *const c_void, sendcoun
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_allgatherv")
+    crate::call::world("MPI_Neighbor_allgatherv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::neighbor_allgatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
+        })
 }
 
 /// `MPI_Neighbor_allgatherv`: forwards to `PMPI_Neighbor_allgatherv` (profiling tools interpose this symbol).
@@ -4929,7 +5195,16 @@ pub unsafe extern "C" fn MPI_Neighbor_allgatherv(sendbuf: *const c_void, sendcou
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoall")
+    crate::call::world("MPI_Neighbor_alltoall", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::neighbor_alltoall(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
+        })
 }
 
 /// `MPI_Neighbor_alltoall`: forwards to `PMPI_Neighbor_alltoall` (profiling tools interpose this symbol).
@@ -4949,7 +5224,12 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall(sendbuf: *const c_void, sendcount
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoallv")
+    crate::call::world("MPI_Neighbor_alltoallv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::neighbor_alltoallv(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
+        })
 }
 
 /// `MPI_Neighbor_alltoallv`: forwards to `PMPI_Neighbor_alltoallv` (profiling tools interpose this symbol).
@@ -4969,7 +5249,10 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv(sendbuf: *const c_void, sendcoun
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoallw")
+    crate::call::world("MPI_Neighbor_alltoallw", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::imp::neighbor_alltoallw(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)
+        })
 }
 
 /// `MPI_Neighbor_alltoallw`: forwards to `PMPI_Neighbor_alltoallw` (profiling tools interpose this symbol).
@@ -9007,7 +9290,18 @@ pub unsafe extern "C" fn MPI_Psend_init(buf: *const c_void, partitions: c_int, c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Allgather_init")
+    crate::call::world("MPI_Allgather_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::allgather_init(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Allgather_init`: forwards to `PMPI_Allgather_init` (profiling tools interpose this symbol).
@@ -9027,7 +9321,16 @@ pub unsafe extern "C" fn MPI_Allgather_init(sendbuf: *const c_void, sendcount: c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Allgatherv_init")
+    crate::call::world("MPI_Allgatherv_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::allgatherv_init(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Allgatherv_init`: forwards to `PMPI_Allgatherv_init` (profiling tools interpose this symbol).
@@ -9047,7 +9350,17 @@ pub unsafe extern "C" fn MPI_Allgatherv_init(sendbuf: *const c_void, sendcount: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Allreduce_init")
+    crate::call::world("MPI_Allreduce_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::allreduce_init(w, sendbuf, recvbuf, count, datatype, op, comm, info, request)
+        })
 }
 
 /// `MPI_Allreduce_init`: forwards to `PMPI_Allreduce_init` (profiling tools interpose this symbol).
@@ -9067,7 +9380,18 @@ pub unsafe extern "C" fn MPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *mu
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Alltoall_init")
+    crate::call::world("MPI_Alltoall_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::alltoall_init(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Alltoall_init`: forwards to `PMPI_Alltoall_init` (profiling tools interpose this symbol).
@@ -9087,7 +9411,14 @@ pub unsafe extern "C" fn MPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Alltoallv_init")
+    crate::call::world("MPI_Alltoallv_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::alltoallv_init(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Alltoallv_init`: forwards to `PMPI_Alltoallv_init` (profiling tools interpose this symbol).
@@ -9107,7 +9438,12 @@ pub unsafe extern "C" fn MPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Alltoallw_init")
+    crate::call::world("MPI_Alltoallw_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::alltoallw_init(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
+        })
 }
 
 /// `MPI_Alltoallw_init`: forwards to `PMPI_Alltoallw_init` (profiling tools interpose this symbol).
@@ -9127,7 +9463,12 @@ pub unsafe extern "C" fn MPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Barrier_init(comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Barrier_init")
+    crate::call::world("MPI_Barrier_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::barrier_init(w, comm, info, request)
+        })
 }
 
 /// `MPI_Barrier_init`: forwards to `PMPI_Barrier_init` (profiling tools interpose this symbol).
@@ -9147,7 +9488,16 @@ pub unsafe extern "C" fn MPI_Barrier_init(comm: ffi::MPI_Comm, info: ffi::MPI_In
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bcast_init(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Bcast_init")
+    crate::call::world("MPI_Bcast_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::bcast_init(w, buffer, count, datatype, root, comm, info, request)
+        })
 }
 
 /// `MPI_Bcast_init`: forwards to `PMPI_Bcast_init` (profiling tools interpose this symbol).
@@ -9167,7 +9517,17 @@ pub unsafe extern "C" fn MPI_Bcast_init(buffer: *mut c_void, count: c_int, datat
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Exscan_init")
+    crate::call::world("MPI_Exscan_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::exscan_init(w, sendbuf, recvbuf, count, datatype, op, comm, info, request)
+        })
 }
 
 /// `MPI_Exscan_init`: forwards to `PMPI_Exscan_init` (profiling tools interpose this symbol).
@@ -9187,7 +9547,19 @@ pub unsafe extern "C" fn MPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Gather_init")
+    crate::call::world("MPI_Gather_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::gather_init(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
+        })
 }
 
 /// `MPI_Gather_init`: forwards to `PMPI_Gather_init` (profiling tools interpose this symbol).
@@ -9207,7 +9579,18 @@ pub unsafe extern "C" fn MPI_Gather_init(sendbuf: *const c_void, sendcount: c_in
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Gatherv_init")
+    crate::call::world("MPI_Gatherv_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::gatherv_init(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request)
+        })
 }
 
 /// `MPI_Gatherv_init`: forwards to `PMPI_Gatherv_init` (profiling tools interpose this symbol).
@@ -9227,7 +9610,18 @@ pub unsafe extern "C" fn MPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_i
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_allgather_init")
+    crate::call::world("MPI_Neighbor_allgather_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::neighbor_allgather_init(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Neighbor_allgather_init`: forwards to `PMPI_Neighbor_allgather_init` (profiling tools interpose this symbol).
@@ -9247,7 +9641,16 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather_init(sendbuf: *const c_void, sen
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_allgatherv_init")
+    crate::call::world("MPI_Neighbor_allgatherv_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::neighbor_allgatherv_init(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Neighbor_allgatherv_init`: forwards to `PMPI_Neighbor_allgatherv_init` (profiling tools interpose this symbol).
@@ -9267,7 +9670,18 @@ pub unsafe extern "C" fn MPI_Neighbor_allgatherv_init(sendbuf: *const c_void, se
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoall_init")
+    crate::call::world("MPI_Neighbor_alltoall_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::neighbor_alltoall_init(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Neighbor_alltoall_init`: forwards to `PMPI_Neighbor_alltoall_init` (profiling tools interpose this symbol).
@@ -9287,7 +9701,14 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall_init(sendbuf: *const c_void, send
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoallv_init")
+    crate::call::world("MPI_Neighbor_alltoallv_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::neighbor_alltoallv_init(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Neighbor_alltoallv_init`: forwards to `PMPI_Neighbor_alltoallv_init` (profiling tools interpose this symbol).
@@ -9307,7 +9728,12 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv_init(sendbuf: *const c_void, sen
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoallw_init")
+    crate::call::world("MPI_Neighbor_alltoallw_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::neighbor_alltoallw_init(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
+        })
 }
 
 /// `MPI_Neighbor_alltoallw_init`: forwards to `PMPI_Neighbor_alltoallw_init` (profiling tools interpose this symbol).
@@ -9327,7 +9753,18 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sen
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Reduce_init")
+    crate::call::world("MPI_Reduce_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::reduce_init(w, sendbuf, recvbuf, count, datatype, op, root, comm, info, request)
+        })
 }
 
 /// `MPI_Reduce_init`: forwards to `PMPI_Reduce_init` (profiling tools interpose this symbol).
@@ -9347,7 +9784,17 @@ pub unsafe extern "C" fn MPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Reduce_scatter_block_init")
+    crate::call::world("MPI_Reduce_scatter_block_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, recvcount, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, datatype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::reduce_scatter_block_init(w, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request)
+        })
 }
 
 /// `MPI_Reduce_scatter_block_init`: forwards to `PMPI_Reduce_scatter_block_init` (profiling tools interpose this symbol).
@@ -9367,7 +9814,14 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_init(sendbuf: *const c_void, r
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Reduce_scatter_init")
+    crate::call::world("MPI_Reduce_scatter_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::reduce_scatter_init(w, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request)
+        })
 }
 
 /// `MPI_Reduce_scatter_init`: forwards to `PMPI_Reduce_scatter_init` (profiling tools interpose this symbol).
@@ -9387,7 +9841,17 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Scan_init")
+    crate::call::world("MPI_Scan_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::scan_init(w, sendbuf, recvbuf, count, datatype, op, comm, info, request)
+        })
 }
 
 /// `MPI_Scan_init`: forwards to `PMPI_Scan_init` (profiling tools interpose this symbol).
@@ -9407,7 +9871,18 @@ pub unsafe extern "C" fn MPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_v
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatter_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Scatter_init")
+    crate::call::world("MPI_Scatter_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::scatter_init(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
+        })
 }
 
 /// `MPI_Scatter_init`: forwards to `PMPI_Scatter_init` (profiling tools interpose this symbol).
@@ -9427,7 +9902,17 @@ pub unsafe extern "C" fn MPI_Scatter_init(sendbuf: *const c_void, sendcount: c_i
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Scatterv_init")
+    crate::call::world("MPI_Scatterv_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::scatterv_init(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
+        })
 }
 
 /// `MPI_Scatterv_init`: forwards to `PMPI_Scatterv_init` (profiling tools interpose this symbol).
@@ -10309,7 +10794,18 @@ pub unsafe extern "C" fn MPI_Allgather_c(sendbuf: *const c_void, sendcount: ffi:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgather_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Allgather_init_c")
+    crate::call::world("MPI_Allgather_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::allgather_init_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Allgather_init_c`: forwards to `PMPI_Allgather_init_c` (profiling tools interpose this symbol).
@@ -10329,7 +10825,14 @@ pub unsafe extern "C" fn MPI_Allgather_init_c(sendbuf: *const c_void, sendcount:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Allgatherv_c")
+    crate::call::world("MPI_Allgatherv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::allgatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
+        })
 }
 
 /// `MPI_Allgatherv_c`: forwards to `PMPI_Allgatherv_c` (profiling tools interpose this symbol).
@@ -10349,7 +10852,16 @@ pub unsafe extern "C" fn MPI_Allgatherv_c(sendbuf: *const c_void, sendcount: ffi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgatherv_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Allgatherv_init_c")
+    crate::call::world("MPI_Allgatherv_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::allgatherv_init_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Allgatherv_init_c`: forwards to `PMPI_Allgatherv_init_c` (profiling tools interpose this symbol).
@@ -10397,7 +10909,17 @@ pub unsafe extern "C" fn MPI_Allreduce_c(sendbuf: *const c_void, recvbuf: *mut c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Allreduce_init_c")
+    crate::call::world("MPI_Allreduce_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::allreduce_init_c(w, sendbuf, recvbuf, count, datatype, op, comm, info, request)
+        })
 }
 
 /// `MPI_Allreduce_init_c`: forwards to `PMPI_Allreduce_init_c` (profiling tools interpose this symbol).
@@ -10446,7 +10968,18 @@ pub unsafe extern "C" fn MPI_Alltoall_c(sendbuf: *const c_void, sendcount: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoall_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Alltoall_init_c")
+    crate::call::world("MPI_Alltoall_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::alltoall_init_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Alltoall_init_c`: forwards to `PMPI_Alltoall_init_c` (profiling tools interpose this symbol).
@@ -10466,7 +10999,12 @@ pub unsafe extern "C" fn MPI_Alltoall_init_c(sendbuf: *const c_void, sendcount: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Alltoallv_c")
+    crate::call::world("MPI_Alltoallv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::alltoallv_c(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
+        })
 }
 
 /// `MPI_Alltoallv_c`: forwards to `PMPI_Alltoallv_c` (profiling tools interpose this symbol).
@@ -10486,7 +11024,14 @@ pub unsafe extern "C" fn MPI_Alltoallv_c(sendbuf: *const c_void, sendcounts: *co
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallv_init_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Alltoallv_init_c")
+    crate::call::world("MPI_Alltoallv_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::alltoallv_init_c(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Alltoallv_init_c`: forwards to `PMPI_Alltoallv_init_c` (profiling tools interpose this symbol).
@@ -10506,7 +11051,10 @@ pub unsafe extern "C" fn MPI_Alltoallv_init_c(sendbuf: *const c_void, sendcounts
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallw_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Alltoallw_c")
+    crate::call::world("MPI_Alltoallw_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::imp::alltoallw_c(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)
+        })
 }
 
 /// `MPI_Alltoallw_c`: forwards to `PMPI_Alltoallw_c` (profiling tools interpose this symbol).
@@ -10526,7 +11074,12 @@ pub unsafe extern "C" fn MPI_Alltoallw_c(sendbuf: *const c_void, sendcounts: *co
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallw_init_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Alltoallw_init_c")
+    crate::call::world("MPI_Alltoallw_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::alltoallw_init_c(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
+        })
 }
 
 /// `MPI_Alltoallw_init_c`: forwards to `PMPI_Alltoallw_init_c` (profiling tools interpose this symbol).
@@ -10573,7 +11126,16 @@ pub unsafe extern "C" fn MPI_Bcast_c(buffer: *mut c_void, count: ffi::MPI_Count,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bcast_init_c(buffer: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Bcast_init_c")
+    crate::call::world("MPI_Bcast_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::bcast_init_c(w, buffer, count, datatype, root, comm, info, request)
+        })
 }
 
 /// `MPI_Bcast_init_c`: forwards to `PMPI_Bcast_init_c` (profiling tools interpose this symbol).
@@ -10695,7 +11257,15 @@ pub unsafe extern "C" fn MPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mu
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Exscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Exscan_c")
+    crate::call::world("MPI_Exscan_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::imp::exscan_c(w, sendbuf, recvbuf, count, datatype, op, comm)
+        })
 }
 
 /// `MPI_Exscan_c`: forwards to `PMPI_Exscan_c` (profiling tools interpose this symbol).
@@ -10715,7 +11285,17 @@ pub unsafe extern "C" fn MPI_Exscan_c(sendbuf: *const c_void, recvbuf: *mut c_vo
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Exscan_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Exscan_init_c")
+    crate::call::world("MPI_Exscan_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::exscan_init_c(w, sendbuf, recvbuf, count, datatype, op, comm, info, request)
+        })
 }
 
 /// `MPI_Exscan_init_c`: forwards to `PMPI_Exscan_init_c` (profiling tools interpose this symbol).
@@ -11345,7 +11925,19 @@ pub unsafe extern "C" fn MPI_Gather_c(sendbuf: *const c_void, sendcount: ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gather_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Gather_init_c")
+    crate::call::world("MPI_Gather_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::gather_init_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
+        })
 }
 
 /// `MPI_Gather_init_c`: forwards to `PMPI_Gather_init_c` (profiling tools interpose this symbol).
@@ -11365,7 +11957,16 @@ pub unsafe extern "C" fn MPI_Gather_init_c(sendbuf: *const c_void, sendcount: ff
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Gatherv_c")
+    crate::call::world("MPI_Gatherv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::imp::gatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)
+        })
 }
 
 /// `MPI_Gatherv_c`: forwards to `PMPI_Gatherv_c` (profiling tools interpose this symbol).
@@ -11385,7 +11986,18 @@ pub unsafe extern "C" fn MPI_Gatherv_c(sendbuf: *const c_void, sendcount: ffi::M
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gatherv_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Gatherv_init_c")
+    crate::call::world("MPI_Gatherv_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::gatherv_init_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request)
+        })
 }
 
 /// `MPI_Gatherv_init_c`: forwards to `PMPI_Gatherv_init_c` (profiling tools interpose this symbol).
@@ -11493,7 +12105,17 @@ pub unsafe extern "C" fn MPI_Get_elements_c(status: *const ffi::MPI_Status, data
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallgather_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iallgather_c")
+    crate::call::world("MPI_Iallgather_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iallgather_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Iallgather_c`: forwards to `PMPI_Iallgather_c` (profiling tools interpose this symbol).
@@ -11513,7 +12135,15 @@ pub unsafe extern "C" fn MPI_Iallgather_c(sendbuf: *const c_void, sendcount: ffi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallgatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iallgatherv_c")
+    crate::call::world("MPI_Iallgatherv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iallgatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Iallgatherv_c`: forwards to `PMPI_Iallgatherv_c` (profiling tools interpose this symbol).
@@ -11533,7 +12163,16 @@ pub unsafe extern "C" fn MPI_Iallgatherv_c(sendbuf: *const c_void, sendcount: ff
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iallreduce_c")
+    crate::call::world("MPI_Iallreduce_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iallreduce_c(w, sendbuf, recvbuf, count, datatype, op, comm, request)
+        })
 }
 
 /// `MPI_Iallreduce_c`: forwards to `PMPI_Iallreduce_c` (profiling tools interpose this symbol).
@@ -11553,7 +12192,17 @@ pub unsafe extern "C" fn MPI_Iallreduce_c(sendbuf: *const c_void, recvbuf: *mut 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ialltoall_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ialltoall_c")
+    crate::call::world("MPI_Ialltoall_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ialltoall_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Ialltoall_c`: forwards to `PMPI_Ialltoall_c` (profiling tools interpose this symbol).
@@ -11573,7 +12222,13 @@ pub unsafe extern "C" fn MPI_Ialltoall_c(sendbuf: *const c_void, sendcount: ffi:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ialltoallv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ialltoallv_c")
+    crate::call::world("MPI_Ialltoallv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ialltoallv_c(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Ialltoallv_c`: forwards to `PMPI_Ialltoallv_c` (profiling tools interpose this symbol).
@@ -11593,7 +12248,11 @@ pub unsafe extern "C" fn MPI_Ialltoallv_c(sendbuf: *const c_void, sendcounts: *c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ialltoallw_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ialltoallw_c")
+    crate::call::world("MPI_Ialltoallw_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ialltoallw_c(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
+        })
 }
 
 /// `MPI_Ialltoallw_c`: forwards to `PMPI_Ialltoallw_c` (profiling tools interpose this symbol).
@@ -11613,7 +12272,15 @@ pub unsafe extern "C" fn MPI_Ialltoallw_c(sendbuf: *const c_void, sendcounts: *c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ibcast_c(buffer: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ibcast_c")
+    crate::call::world("MPI_Ibcast_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ibcast_c(w, buffer, count, datatype, root, comm, request)
+        })
 }
 
 /// `MPI_Ibcast_c`: forwards to `PMPI_Ibcast_c` (profiling tools interpose this symbol).
@@ -11662,7 +12329,16 @@ pub unsafe extern "C" fn MPI_Ibsend_c(buf: *const c_void, count: ffi::MPI_Count,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iexscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iexscan_c")
+    crate::call::world("MPI_Iexscan_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iexscan_c(w, sendbuf, recvbuf, count, datatype, op, comm, request)
+        })
 }
 
 /// `MPI_Iexscan_c`: forwards to `PMPI_Iexscan_c` (profiling tools interpose this symbol).
@@ -11682,7 +12358,18 @@ pub unsafe extern "C" fn MPI_Iexscan_c(sendbuf: *const c_void, recvbuf: *mut c_v
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Igather_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Igather_c")
+    crate::call::world("MPI_Igather_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::igather_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
+        })
 }
 
 /// `MPI_Igather_c`: forwards to `PMPI_Igather_c` (profiling tools interpose this symbol).
@@ -11702,7 +12389,17 @@ pub unsafe extern "C" fn MPI_Igather_c(sendbuf: *const c_void, sendcount: ffi::M
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Igatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Igatherv_c")
+    crate::call::world("MPI_Igatherv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::igatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)
+        })
 }
 
 /// `MPI_Igatherv_c`: forwards to `PMPI_Igatherv_c` (profiling tools interpose this symbol).
@@ -11748,7 +12445,17 @@ pub unsafe extern "C" fn MPI_Imrecv_c(buf: *mut c_void, count: ffi::MPI_Count, d
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_allgather_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_allgather_c")
+    crate::call::world("MPI_Ineighbor_allgather_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ineighbor_allgather_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Ineighbor_allgather_c`: forwards to `PMPI_Ineighbor_allgather_c` (profiling tools interpose this symbol).
@@ -11768,7 +12475,15 @@ pub unsafe extern "C" fn MPI_Ineighbor_allgather_c(sendbuf: *const c_void, sendc
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_allgatherv_c")
+    crate::call::world("MPI_Ineighbor_allgatherv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ineighbor_allgatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Ineighbor_allgatherv_c`: forwards to `PMPI_Ineighbor_allgatherv_c` (profiling tools interpose this symbol).
@@ -11788,7 +12503,17 @@ pub unsafe extern "C" fn MPI_Ineighbor_allgatherv_c(sendbuf: *const c_void, send
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoall_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_alltoall_c")
+    crate::call::world("MPI_Ineighbor_alltoall_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ineighbor_alltoall_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Ineighbor_alltoall_c`: forwards to `PMPI_Ineighbor_alltoall_c` (profiling tools interpose this symbol).
@@ -11808,7 +12533,13 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoall_c(sendbuf: *const c_void, sendco
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_alltoallv_c")
+    crate::call::world("MPI_Ineighbor_alltoallv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ineighbor_alltoallv_c(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
+        })
 }
 
 /// `MPI_Ineighbor_alltoallv_c`: forwards to `PMPI_Ineighbor_alltoallv_c` (profiling tools interpose this symbol).
@@ -11828,7 +12559,11 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoallv_c(sendbuf: *const c_void, sendc
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ineighbor_alltoallw_c")
+    crate::call::world("MPI_Ineighbor_alltoallw_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ineighbor_alltoallw_c(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
+        })
 }
 
 /// `MPI_Ineighbor_alltoallw_c`: forwards to `PMPI_Ineighbor_alltoallw_c` (profiling tools interpose this symbol).
@@ -11877,7 +12612,17 @@ pub unsafe extern "C" fn MPI_Irecv_c(buf: *mut c_void, count: ffi::MPI_Count, da
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ireduce_c")
+    crate::call::world("MPI_Ireduce_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ireduce_c(w, sendbuf, recvbuf, count, datatype, op, root, comm, request)
+        })
 }
 
 /// `MPI_Ireduce_c`: forwards to `PMPI_Ireduce_c` (profiling tools interpose this symbol).
@@ -11897,7 +12642,16 @@ pub unsafe extern "C" fn MPI_Ireduce_c(sendbuf: *const c_void, recvbuf: *mut c_v
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ireduce_scatter_block_c")
+    crate::call::world("MPI_Ireduce_scatter_block_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, recvcount, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, datatype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ireduce_scatter_block_c(w, sendbuf, recvbuf, recvcount, datatype, op, comm, request)
+        })
 }
 
 /// `MPI_Ireduce_scatter_block_c`: forwards to `PMPI_Ireduce_scatter_block_c` (profiling tools interpose this symbol).
@@ -11917,7 +12671,13 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block_c(sendbuf: *const c_void, rec
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Ireduce_scatter_c")
+    crate::call::world("MPI_Ireduce_scatter_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::ireduce_scatter_c(w, sendbuf, recvbuf, recvcounts, datatype, op, comm, request)
+        })
 }
 
 /// `MPI_Ireduce_scatter_c`: forwards to `PMPI_Ireduce_scatter_c` (profiling tools interpose this symbol).
@@ -11966,7 +12726,16 @@ pub unsafe extern "C" fn MPI_Irsend_c(buf: *const c_void, count: ffi::MPI_Count,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iscan_c")
+    crate::call::world("MPI_Iscan_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iscan_c(w, sendbuf, recvbuf, count, datatype, op, comm, request)
+        })
 }
 
 /// `MPI_Iscan_c`: forwards to `PMPI_Iscan_c` (profiling tools interpose this symbol).
@@ -11986,7 +12755,17 @@ pub unsafe extern "C" fn MPI_Iscan_c(sendbuf: *const c_void, recvbuf: *mut c_voi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscatter_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iscatter_c")
+    crate::call::world("MPI_Iscatter_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iscatter_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
+        })
 }
 
 /// `MPI_Iscatter_c`: forwards to `PMPI_Iscatter_c` (profiling tools interpose this symbol).
@@ -12006,7 +12785,16 @@ pub unsafe extern "C" fn MPI_Iscatter_c(sendbuf: *const c_void, sendcount: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscatterv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Iscatterv_c")
+    crate::call::world("MPI_Iscatterv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::iscatterv_c(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
+        })
 }
 
 /// `MPI_Iscatterv_c`: forwards to `PMPI_Iscatterv_c` (profiling tools interpose this symbol).
@@ -12149,7 +12937,16 @@ pub unsafe extern "C" fn MPI_Mrecv_c(buf: *mut c_void, count: ffi::MPI_Count, da
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgather_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_allgather_c")
+    crate::call::world("MPI_Neighbor_allgather_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::neighbor_allgather_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
+        })
 }
 
 /// `MPI_Neighbor_allgather_c`: forwards to `PMPI_Neighbor_allgather_c` (profiling tools interpose this symbol).
@@ -12169,7 +12966,18 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather_c(sendbuf: *const c_void, sendco
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgather_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_allgather_init_c")
+    crate::call::world("MPI_Neighbor_allgather_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::neighbor_allgather_init_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Neighbor_allgather_init_c`: forwards to `PMPI_Neighbor_allgather_init_c` (profiling tools interpose this symbol).
@@ -12189,7 +12997,14 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather_init_c(sendbuf: *const c_void, s
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_allgatherv_c")
+    crate::call::world("MPI_Neighbor_allgatherv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::neighbor_allgatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
+        })
 }
 
 /// `MPI_Neighbor_allgatherv_c`: forwards to `PMPI_Neighbor_allgatherv_c` (profiling tools interpose this symbol).
@@ -12209,7 +13024,16 @@ pub unsafe extern "C" fn MPI_Neighbor_allgatherv_c(sendbuf: *const c_void, sendc
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_allgatherv_init_c")
+    crate::call::world("MPI_Neighbor_allgatherv_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::neighbor_allgatherv_init_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Neighbor_allgatherv_init_c`: forwards to `PMPI_Neighbor_allgatherv_init_c` (profiling tools interpose this symbol).
@@ -12229,7 +13053,16 @@ pub unsafe extern "C" fn MPI_Neighbor_allgatherv_init_c(sendbuf: *const c_void, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoall_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoall_c")
+    crate::call::world("MPI_Neighbor_alltoall_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::neighbor_alltoall_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
+        })
 }
 
 /// `MPI_Neighbor_alltoall_c`: forwards to `PMPI_Neighbor_alltoall_c` (profiling tools interpose this symbol).
@@ -12249,7 +13082,18 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall_c(sendbuf: *const c_void, sendcou
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoall_init_c")
+    crate::call::world("MPI_Neighbor_alltoall_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::neighbor_alltoall_init_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Neighbor_alltoall_init_c`: forwards to `PMPI_Neighbor_alltoall_init_c` (profiling tools interpose this symbol).
@@ -12269,7 +13113,12 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall_init_c(sendbuf: *const c_void, se
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoallv_c")
+    crate::call::world("MPI_Neighbor_alltoallv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            crate::imp::neighbor_alltoallv_c(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
+        })
 }
 
 /// `MPI_Neighbor_alltoallv_c`: forwards to `PMPI_Neighbor_alltoallv_c` (profiling tools interpose this symbol).
@@ -12289,7 +13138,14 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv_c(sendbuf: *const c_void, sendco
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoallv_init_c")
+    crate::call::world("MPI_Neighbor_alltoallv_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::neighbor_alltoallv_init_c(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request)
+        })
 }
 
 /// `MPI_Neighbor_alltoallv_init_c`: forwards to `PMPI_Neighbor_alltoallv_init_c` (profiling tools interpose this symbol).
@@ -12309,7 +13165,10 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv_init_c(sendbuf: *const c_void, s
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoallw_c")
+    crate::call::world("MPI_Neighbor_alltoallw_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::imp::neighbor_alltoallw_c(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)
+        })
 }
 
 /// `MPI_Neighbor_alltoallw_c`: forwards to `PMPI_Neighbor_alltoallw_c` (profiling tools interpose this symbol).
@@ -12329,7 +13188,12 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallw_c(sendbuf: *const c_void, sendco
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Neighbor_alltoallw_init_c")
+    crate::call::world("MPI_Neighbor_alltoallw_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::neighbor_alltoallw_init_c(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
+        })
 }
 
 /// `MPI_Neighbor_alltoallw_init_c`: forwards to `PMPI_Neighbor_alltoallw_init_c` (profiling tools interpose this symbol).
@@ -12601,7 +13465,18 @@ pub unsafe extern "C" fn MPI_Reduce_c(sendbuf: *const c_void, recvbuf: *mut c_vo
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Reduce_init_c")
+    crate::call::world("MPI_Reduce_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::reduce_init_c(w, sendbuf, recvbuf, count, datatype, op, root, comm, info, request)
+        })
 }
 
 /// `MPI_Reduce_init_c`: forwards to `PMPI_Reduce_init_c` (profiling tools interpose this symbol).
@@ -12648,7 +13523,15 @@ pub unsafe extern "C" fn MPI_Reduce_local_c(inbuf: *const c_void, inoutbuf: *mut
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Reduce_scatter_block_c")
+    crate::call::world("MPI_Reduce_scatter_block_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, recvcount, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, datatype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::imp::reduce_scatter_block_c(w, sendbuf, recvbuf, recvcount, datatype, op, comm)
+        })
 }
 
 /// `MPI_Reduce_scatter_block_c`: forwards to `PMPI_Reduce_scatter_block_c` (profiling tools interpose this symbol).
@@ -12668,7 +13551,17 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_c(sendbuf: *const c_void, recv
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Reduce_scatter_block_init_c")
+    crate::call::world("MPI_Reduce_scatter_block_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, recvcount, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, datatype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::reduce_scatter_block_init_c(w, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request)
+        })
 }
 
 /// `MPI_Reduce_scatter_block_init_c`: forwards to `PMPI_Reduce_scatter_block_init_c` (profiling tools interpose this symbol).
@@ -12688,7 +13581,12 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_init_c(sendbuf: *const c_void,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Reduce_scatter_c")
+    crate::call::world("MPI_Reduce_scatter_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::imp::reduce_scatter_c(w, sendbuf, recvbuf, recvcounts, datatype, op, comm)
+        })
 }
 
 /// `MPI_Reduce_scatter_c`: forwards to `PMPI_Reduce_scatter_c` (profiling tools interpose this symbol).
@@ -12708,7 +13606,14 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Reduce_scatter_init_c")
+    crate::call::world("MPI_Reduce_scatter_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::reduce_scatter_init_c(w, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request)
+        })
 }
 
 /// `MPI_Reduce_scatter_init_c`: forwards to `PMPI_Reduce_scatter_init_c` (profiling tools interpose this symbol).
@@ -12865,7 +13770,15 @@ pub unsafe extern "C" fn MPI_Rsend_init_c(buf: *const c_void, count: ffi::MPI_Co
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Scan_c")
+    crate::call::world("MPI_Scan_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            crate::imp::scan_c(w, sendbuf, recvbuf, count, datatype, op, comm)
+        })
 }
 
 /// `MPI_Scan_c`: forwards to `PMPI_Scan_c` (profiling tools interpose this symbol).
@@ -12885,7 +13798,17 @@ pub unsafe extern "C" fn MPI_Scan_c(sendbuf: *const c_void, recvbuf: *mut c_void
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scan_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Scan_init_c")
+    crate::call::world("MPI_Scan_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype_any(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::scan_init_c(w, sendbuf, recvbuf, count, datatype, op, comm, info, request)
+        })
 }
 
 /// `MPI_Scan_init_c`: forwards to `PMPI_Scan_init_c` (profiling tools interpose this symbol).
@@ -12905,7 +13828,16 @@ pub unsafe extern "C" fn MPI_Scan_init_c(sendbuf: *const c_void, recvbuf: *mut c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatter_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Scatter_c")
+    crate::call::world("MPI_Scatter_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::imp::scatter_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
+        })
 }
 
 /// `MPI_Scatter_c`: forwards to `PMPI_Scatter_c` (profiling tools interpose this symbol).
@@ -12925,7 +13857,18 @@ pub unsafe extern "C" fn MPI_Scatter_c(sendbuf: *const c_void, sendcount: ffi::M
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatter_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Scatter_init_c")
+    crate::call::world("MPI_Scatter_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::scatter_init_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
+        })
 }
 
 /// `MPI_Scatter_init_c`: forwards to `PMPI_Scatter_init_c` (profiling tools interpose this symbol).
@@ -12945,7 +13888,15 @@ pub unsafe extern "C" fn MPI_Scatter_init_c(sendbuf: *const c_void, sendcount: f
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatterv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Scatterv_c")
+    crate::call::world("MPI_Scatterv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::imp::scatterv_c(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)
+        })
 }
 
 /// `MPI_Scatterv_c`: forwards to `PMPI_Scatterv_c` (profiling tools interpose this symbol).
@@ -12965,7 +13916,17 @@ pub unsafe extern "C" fn MPI_Scatterv_c(sendbuf: *const c_void, sendcounts: *con
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatterv_init_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Scatterv_init_c")
+    crate::call::world("MPI_Scatterv_init_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::scatterv_init_c(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
+        })
 }
 
 /// `MPI_Scatterv_init_c`: forwards to `PMPI_Scatterv_init_c` (profiling tools interpose this symbol).

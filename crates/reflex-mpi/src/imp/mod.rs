@@ -21,7 +21,6 @@ mod large_count;
 mod large_count_types;
 mod pack;
 mod pt2pt;
-mod staged;
 mod topo;
 mod type_ctor;
 mod type_query;

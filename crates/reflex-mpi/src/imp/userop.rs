@@ -1,24 +1,21 @@
 //! User-defined reduction operations (MPI-3.1 §5.9.5): `MPI_Op_create`/`_free`/`_commutative`,
 //! `MPI_Reduce_local`, and reductions with a user operation.
 //!
-//! The engine never calls application code, so a reduction with a user operation is folded here:
-//! every rank's contribution is gathered to the root as packed bytes, the root unpacks each into
-//! a scratch buffer laid out like the application's (the function is handed the datatype and
-//! walks that layout itself) and folds them in rank order, `x0 op (x1 op (... op xn-1))`, which
-//! is correct for non-commutative operations too; the result is unpacked into the receive buffer
-//! through the datatype, so its gaps are never written. Allreduce is this reduction to rank 0
-//! followed by a broadcast. One gather and one fold: fine for the small vectors user operations
-//! are used on; a tree would not change the result.
+//! The engine's collectives run user operations through [`UserReducer`], which implements the
+//! engine's `UserReduce` on packed operands: the engine keeps the order of operands (lower ranks
+//! first), this module calls the C function on memory laid out as the application's datatype
+//! describes, so the function may walk that layout itself.
 
 use super::pack::{pack_native, unpack_native};
-use super::util::{is_in_place, write};
+use super::util::write;
 use crate::ffi::*;
 use crate::kinds::TypeArg;
 use crate::ops::{OpArg, UserOp};
 use crate::state::Mpi;
-use reflex_base::buf::{RecvBuf, SendBuf};
-use reflex_engine::{Basic, CommId, Datatype, ErrorClass, MpiError, Result, ValueKind};
+use reflex_engine::coll::{Reducer, UserReduce};
+use reflex_engine::{Datatype, ErrorClass, MpiError, Result};
 use std::ffi::{c_int, c_void};
+use std::sync::Arc;
 
 /// `MPI_User_function`.
 type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
@@ -145,55 +142,63 @@ impl Scratch {
     }
 }
 
-const BYTE: Basic = Basic::plain(ValueKind::Byte, 1);
-
-/// A reduction with a user operation to `root`; `recvbuf` matters at the root only.
-#[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
-pub fn user_reduce(
-    w: &mut Mpi,
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: usize,
-    dt: &TypeArg,
+/// A user operation as the engine's collectives apply it: on packed operands, which are
+/// unpacked into scratch memory laid out like the application's (the function is handed the
+/// datatype and walks that layout itself), combined, and packed back. Dense datatypes skip the
+/// scratch copies when the operands are aligned for them.
+pub struct UserReducer {
     op: UserOp,
-    root: c_int,
-    comm: CommId,
-) -> Result<()> {
-    let c = w.world.engine.comm(comm)?;
-    let (me, size) = (c.rank as c_int, c.size());
-    let packed_len = dt.dt.packed_len(count)?;
-    let mut mine = vec![0u8; packed_len];
-    let src = if is_in_place(sendbuf) && me == root {
-        recvbuf.cast_const()
-    } else {
-        sendbuf
-    };
-    pack_native(src, count, &dt.dt, &mut mine)?;
-    let byte = Datatype::Basic(BYTE);
-    let mut all = vec![0u8; if me == root { packed_len * size } else { 0 }];
-    // SAFETY: `mine` and `all` live until the end of this function and are not touched while
-    // the gather runs (it completes before returning).
-    let (send, recv) = unsafe {
-        (
-            SendBuf::from_raw(mine.as_ptr(), mine.len()),
-            RecvBuf::from_raw(all.as_mut_ptr(), all.len()),
-        )
-    };
-    let send = Some((send, packed_len, byte.clone()));
-    w.world
-        .engine
-        .gather(send, recv, packed_len, byte, root, comm)?;
-    if me != root {
-        return Ok(());
+    dt: TypeArg,
+}
+
+// SAFETY: the only pointer inside is the application's function (code, never data); the MPI
+// thread level governs which threads may call into the library and so into the function.
+unsafe impl Send for UserReducer {}
+// SAFETY: as above; the reducer is never mutated after creation.
+unsafe impl Sync for UserReducer {}
+
+impl UserReducer {
+    /// The engine reducer of user operation `op` on elements of `dt`.
+    pub fn reducer(op: UserOp, dt: &TypeArg) -> Reducer {
+        Reducer::User(Arc::new(UserReducer { op, dt: dt.clone() }))
     }
-    let (mut acc, mut next) = (Scratch::new(&dt.dt, count)?, Scratch::new(&dt.dt, count)?);
-    let chunk = |r: usize| &all[r * packed_len..(r + 1) * packed_len];
-    unpack_native(acc.addr(), count, &dt.dt, chunk(size - 1))?;
-    for r in (0..size - 1).rev() {
-        unpack_native(next.addr(), count, &dt.dt, chunk(r))?;
-        call(op, next.addr(), acc.addr(), count, dt)?;
+
+    /// Calls the function straight on the packed bytes when they are the elements' own layout.
+    fn in_place(&self, input: &[u8], inout: &mut [u8], count: usize) -> Option<Result<()>> {
+        let dt = &self.dt.dt;
+        let align = dt.align().max(1);
+        let aligned = |p: *const u8| (p as usize).is_multiple_of(align);
+        if !dt.is_dense() || !aligned(input.as_ptr()) || !aligned(inout.as_ptr()) {
+            return None;
+        }
+        let (lo, _) = dt.span(count).ok()?;
+        // The elements' origin lies `-lo` bytes into the buffer that wraps their span.
+        let origin = |p: *mut u8| p.wrapping_offset(-lo).cast::<c_void>();
+        let input = origin(input.as_ptr().cast_mut());
+        Some(call(
+            self.op,
+            input,
+            origin(inout.as_mut_ptr()),
+            count,
+            &self.dt,
+        ))
     }
-    let mut result = vec![0u8; packed_len];
-    pack_native(acc.addr(), count, &dt.dt, &mut result)?;
-    unpack_native(recvbuf, count, &dt.dt, &result)
+}
+
+impl UserReduce for UserReducer {
+    fn commutative(&self) -> bool {
+        self.op.commute
+    }
+
+    fn reduce(&self, input: &[u8], inout: &mut [u8], count: usize) -> Result<()> {
+        if let Some(done) = self.in_place(input, inout, count) {
+            return done;
+        }
+        let dt = &self.dt.dt;
+        let (mut a, mut b) = (Scratch::new(dt, count)?, Scratch::new(dt, count)?);
+        unpack_native(a.addr(), count, dt, input)?;
+        unpack_native(b.addr(), count, dt, inout)?;
+        call(self.op, a.addr(), b.addr(), count, &self.dt)?;
+        pack_native(b.addr(), count, dt, inout)
+    }
 }

@@ -1,0 +1,491 @@
+//! Collective schedules: a collective compiled into rounds of steps, advanced by the progress
+//! engine (the design of libNBC and MPICH's transport schedules).
+//!
+//! A [`Schedule`] is a list of rounds. Entering a round runs its steps in order: local steps
+//! (pack into a temporary, unpack out of one, combine two temporaries with the reduction
+//! operation, copy between user blocks) happen at once; send and receive steps post internal
+//! point-to-point requests on the communicator's collective context. A round is over when all its
+//! requests have completed; then the next one starts. Blocking, nonblocking and persistent
+//! collectives are all the same schedule: blocking ones start it and wait, nonblocking ones hand
+//! out its request, persistent ones keep a template and start a copy on every `MPI_Start`.
+//!
+//! Temporaries are engine-owned vectors that move into the requests that send or receive them
+//! and come back when those complete, so no step ever aliases memory the engine does not own and
+//! no data is copied to give it to the transport. Every collective started on a communicator
+//! takes the next sequence number of that communicator, carried in the tags of its messages, so
+//! any number of nonblocking collectives may be in flight at once without their messages ever
+//! matching each other's receives (MPI requires the same order of collective calls on every rank,
+//! which makes the numbers agree).
+
+use super::spec::{RecvData, Reducer, SendData};
+use crate::comm::CommId;
+use crate::datatype::{typed, Basic};
+use crate::engine::Engine;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::packet::Envelope;
+use crate::request::{InBuf, Op, OutBuf, Request, RequestId, SendMode, Status};
+use reflex_base::transport::Transport;
+use std::sync::Arc;
+
+/// Index of a temporary buffer of a schedule.
+pub(crate) type TempId = usize;
+
+/// Tags of schedule messages: this bit set, then 20 bits of sequence number and 8 of step tag
+/// (fixed internal exchanges such as communicator creation use small tags below it).
+const TAG_BASE: i32 = 0x1000_0000;
+
+/// What a send step reads.
+#[derive(Debug, Clone)]
+pub(crate) enum Src {
+    /// A zero-byte message (synchronisation only).
+    Empty,
+    /// Application data.
+    User(SendData),
+    /// A whole temporary (lent to the send, back when it completes).
+    Temp(TempId),
+    /// Part of a temporary (copied, so several may be in flight at once).
+    TempPart(TempId, usize, usize),
+}
+
+/// Where a receive step writes.
+#[derive(Debug, Clone)]
+pub(crate) enum Dst {
+    /// A zero-byte message.
+    Empty,
+    /// Application memory.
+    User(RecvData),
+    /// A whole temporary (lent to the receive, back when it completes).
+    Temp(TempId),
+}
+
+/// One step of a round.
+#[derive(Debug, Clone)]
+pub(crate) enum Step {
+    /// Send to communicator rank `peer`, with step tag `tag`.
+    Send { peer: usize, tag: u8, src: Src },
+    /// Receive from communicator rank `peer`, with step tag `tag`.
+    Recv { peer: usize, tag: u8, dst: Dst },
+    /// Pack application data into a temporary.
+    Pack { from: SendData, to: TempId },
+    /// Unpack a temporary, from byte `offset` on, into application memory.
+    Unpack {
+        from: TempId,
+        offset: usize,
+        to: RecvData,
+    },
+    /// Copy application data into application memory (a rank's own block).
+    Copy { from: SendData, to: RecvData },
+    /// Copy one temporary into another of the same size.
+    Dup { from: TempId, to: TempId },
+    /// `upper = lower op upper` on `count` elements; with `into_lower` the result is then swapped
+    /// into `lower` (so either operand can accumulate while keeping the operand order).
+    Combine {
+        lower: TempId,
+        upper: TempId,
+        count: usize,
+        into_lower: bool,
+    },
+}
+
+/// A collective in rounds, with its communicator and temporaries.
+#[derive(Debug, Clone)]
+pub(crate) struct Schedule {
+    comm: CommId,
+    ctx: u32,
+    members: Arc<[u32]>,
+    rank: usize,
+    rounds: Vec<Vec<Step>>,
+    temp_lens: Vec<usize>,
+    reducer: Option<(Reducer, Option<Basic>)>,
+    // Run-time state (empty in a template).
+    temps: Vec<Option<Vec<u8>>>,
+    seq: u32,
+    next: usize,
+    pending: Vec<(RequestId, Option<TempId>)>,
+}
+
+/// Builds a [`Schedule`] round by round.
+#[derive(Debug)]
+pub(crate) struct Builder {
+    sched: Schedule,
+    round: Vec<Step>,
+    /// This process's rank in the communicator.
+    pub(crate) rank: usize,
+    /// Ranks in the communicator.
+    pub(crate) size: usize,
+}
+
+impl Builder {
+    /// A schedule on `comm` (collective context `ctx`, world ranks `members`) for rank `rank`.
+    pub(crate) fn new(comm: CommId, ctx: u32, members: Arc<[u32]>, rank: usize) -> Self {
+        let size = members.len();
+        Builder {
+            sched: Schedule {
+                comm,
+                ctx,
+                members,
+                rank,
+                rounds: Vec::new(),
+                temp_lens: Vec::new(),
+                reducer: None,
+                temps: Vec::new(),
+                seq: 0,
+                next: 0,
+                pending: Vec::new(),
+            },
+            round: Vec::new(),
+            rank,
+            size,
+        }
+    }
+
+    /// Sets the reduction operation of `Combine` steps (`basic`: the element type of a
+    /// predefined operation).
+    pub(crate) fn reducer(&mut self, op: Reducer, basic: Option<Basic>) {
+        self.sched.reducer = Some((op, basic));
+    }
+
+    /// A new temporary of `len` bytes.
+    pub(crate) fn temp(&mut self, len: usize) -> TempId {
+        self.sched.temp_lens.push(len);
+        self.sched.temp_lens.len() - 1
+    }
+
+    /// Adds a step to the current round.
+    pub(crate) fn step(&mut self, step: Step) {
+        self.round.push(step);
+    }
+
+    /// Sends `src` to `peer`.
+    pub(crate) fn send(&mut self, peer: usize, tag: u8, src: Src) {
+        self.step(Step::Send { peer, tag, src });
+    }
+
+    /// Receives from `peer` into `dst`.
+    pub(crate) fn recv(&mut self, peer: usize, tag: u8, dst: Dst) {
+        self.step(Step::Recv { peer, tag, dst });
+    }
+
+    /// Closes the current round (steps added later wait for its transfers).
+    pub(crate) fn end_round(&mut self) {
+        if !self.round.is_empty() {
+            self.sched.rounds.push(std::mem::take(&mut self.round));
+        }
+    }
+
+    /// The finished schedule.
+    pub(crate) fn finish(mut self) -> Schedule {
+        self.end_round();
+        self.sched
+    }
+}
+
+fn in_use(t: TempId) -> MpiError {
+    MpiError::new(
+        ErrorClass::Intern,
+        format!("collective temporary {t} is in use by a transfer"),
+    )
+}
+
+/// `MPI_ERR_TRUNCATE` for a block that does not fit.
+fn truncated(have: usize, room: usize) -> MpiError {
+    MpiError::new(
+        ErrorClass::Truncate,
+        format!("collective block of {have} bytes does not fit the {room} bytes given for it"),
+    )
+}
+
+impl Schedule {
+    /// A fresh copy ready to run (persistent requests start one per `MPI_Start`).
+    pub(crate) fn fresh(&self) -> Schedule {
+        Schedule {
+            temps: Vec::new(),
+            seq: 0,
+            next: 0,
+            pending: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    fn temp(&mut self, t: TempId) -> Result<&mut Vec<u8>> {
+        self.temps[t].as_mut().ok_or_else(|| in_use(t))
+    }
+
+    /// Takes temporary `t` out to lend it to a transfer.
+    fn lend(&mut self, t: TempId) -> Result<Vec<u8>> {
+        self.temps[t].take().ok_or_else(|| in_use(t))
+    }
+
+    fn tag(&self, step: u8) -> i32 {
+        TAG_BASE | (((self.seq & 0xF_FFFF) as i32) << 8) | i32::from(step)
+    }
+
+    /// Runs one local step.
+    fn local(&mut self, step: Step, stats: &mut crate::CopyStats) -> Result<()> {
+        match step {
+            Step::Pack { from, to } => {
+                let t = self.temp(to)?;
+                let n = typed::pack(&from.dt, from.count, &from.buf, 0, t);
+                stats.packed += n as u64;
+            }
+            Step::Unpack {
+                from,
+                offset,
+                mut to,
+            } => {
+                let t = self.temp(from)?;
+                let want = to.packed_len()?;
+                let bytes = t.get(offset..offset + want).ok_or_else(|| {
+                    truncated(want, t.len().saturating_sub(offset)) // cannot happen: sized by builder
+                })?;
+                let n = typed::unpack(&to.dt, to.count, &mut to.buf, 0, bytes);
+                stats.unpacked += n as u64;
+            }
+            Step::Copy { from, mut to } => {
+                let (have, room) = (from.packed_len()?, to.packed_len()?);
+                if have > room {
+                    return Err(truncated(have, room));
+                }
+                let mut tmp = vec![0u8; have];
+                typed::pack(&from.dt, from.count, &from.buf, 0, &mut tmp);
+                typed::unpack(&to.dt, to.count, &mut to.buf, 0, &tmp);
+                stats.packed += have as u64;
+                stats.unpacked += have as u64;
+            }
+            Step::Dup { from, to } => {
+                let src = self.temps[from].take().ok_or_else(|| in_use(from))?;
+                let copied = self.temp(to).map(|t| t.copy_from_slice(&src));
+                self.temps[from] = Some(src);
+                copied?;
+            }
+            Step::Combine {
+                lower,
+                upper,
+                count,
+                into_lower,
+            } => {
+                let input = self.temps[lower].take();
+                let result = self.combine(input.as_deref(), upper, count);
+                self.temps[lower] = input;
+                result?;
+                if into_lower {
+                    self.temps.swap(lower, upper);
+                }
+            }
+            Step::Send { .. } | Step::Recv { .. } => unreachable!("transfers are posted"),
+        }
+        Ok(())
+    }
+
+    fn combine(&mut self, input: Option<&[u8]>, upper: TempId, count: usize) -> Result<()> {
+        let input = input.ok_or_else(|| MpiError::new(ErrorClass::Intern, "operand in use"))?;
+        let (op, basic) = self
+            .reducer
+            .clone()
+            .ok_or_else(|| MpiError::new(ErrorClass::Intern, "schedule has no operation"))?;
+        let inout = self.temp(upper)?;
+        match (op, basic) {
+            (Reducer::Predefined(op), Some(basic)) => crate::op::apply(op, &basic, inout, input),
+            (Reducer::User(f), _) => f.reduce(input, inout, count),
+            (Reducer::Predefined(_), None) => Err(MpiError::new(
+                ErrorClass::Op,
+                "predefined operations apply to datatypes of one basic type only",
+            )),
+        }
+    }
+}
+
+impl<T: Transport> Engine<T> {
+    /// Starts `sched` (in persistent request `into`, if given) and runs it as far as it goes.
+    pub(crate) fn start_schedule(
+        &mut self,
+        mut sched: Schedule,
+        into: Option<RequestId>,
+    ) -> Result<RequestId> {
+        sched.seq = self.comms.next_coll_seq(sched.comm)?;
+        sched.temps = sched.temp_lens.iter().map(|&n| Some(vec![0; n])).collect();
+        let id = self.core.install(into, Op::Coll(Box::new(sched)));
+        self.colls.push(id);
+        self.advance_schedule(id);
+        Ok(id)
+    }
+
+    /// Advances every running schedule; returns how many rounds were entered.
+    pub(crate) fn advance_schedules(&mut self) -> usize {
+        if self.colls.is_empty() || self.advancing {
+            return 0;
+        }
+        self.advancing = true;
+        let mut events = 0;
+        let mut i = 0;
+        while i < self.colls.len() {
+            let id = self.colls[i];
+            events += self.advance_schedule(id);
+            if self.colls.get(i) == Some(&id) {
+                i += 1;
+            }
+        }
+        self.advancing = false;
+        events
+    }
+
+    /// Advances schedule `id` through every round whose transfers are done; completes the
+    /// request after the last one. Returns the number of rounds entered.
+    fn advance_schedule(&mut self, id: RequestId) -> usize {
+        let Some(mut sched) = self.take_schedule(id) else {
+            return 0;
+        };
+        let mut entered = 0;
+        let outcome = loop {
+            if !self.transfers_done(&sched) {
+                break Ok(false);
+            }
+            if let Err(e) = self.collect_transfers(&mut sched) {
+                break Err(e);
+            }
+            if sched.next == sched.rounds.len() {
+                break Ok(true);
+            }
+            let round = std::mem::take(&mut sched.rounds[sched.next]);
+            sched.next += 1;
+            entered += 1;
+            if let Err(e) = self.enter_round(&mut sched, round) {
+                break Err(e);
+            }
+        };
+        match outcome {
+            Ok(false) => {
+                if let Some(req) = self.core.requests.get_mut(id) {
+                    req.op = Op::Coll(sched);
+                }
+            }
+            Ok(true) => self.finish_schedule(id, Status::empty()),
+            Err(e) => {
+                self.abandon_transfers(&mut sched);
+                let status = Status {
+                    error: Some(Box::new(e)),
+                    ..Status::empty()
+                };
+                self.finish_schedule(id, status);
+            }
+        }
+        entered
+    }
+
+    fn take_schedule(&mut self, id: RequestId) -> Option<Box<Schedule>> {
+        let req = self.core.requests.get_mut(id)?;
+        match std::mem::replace(&mut req.op, Op::Null) {
+            Op::Coll(s) => Some(s),
+            other => {
+                req.op = other;
+                None
+            }
+        }
+    }
+
+    fn finish_schedule(&mut self, id: RequestId, status: Status) {
+        self.colls.retain(|&c| c != id);
+        self.core.complete(id, status);
+    }
+
+    fn transfers_done(&self, sched: &Schedule) -> bool {
+        sched
+            .pending
+            .iter()
+            .all(|(r, _)| self.core.requests.get(*r).is_none_or(|r| r.complete))
+    }
+
+    /// Retires the finished transfers of a round, taking lent temporaries back.
+    fn collect_transfers(&mut self, sched: &mut Schedule) -> Result<()> {
+        let mut first_error = None;
+        for (rid, back) in std::mem::take(&mut sched.pending) {
+            let Some(req) = self.core.requests.remove(rid) else {
+                continue;
+            };
+            if let Some(e) = &req.status.error {
+                first_error.get_or_insert(MpiError::new(
+                    e.class,
+                    format!("collective arguments differ across ranks: {}", e.message),
+                ));
+            }
+            if let (Some(t), Some(v)) = (back, owned_buffer(req)) {
+                sched.temps[t] = Some(v);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Transfers still in flight after an error are left to finish on their own.
+    fn abandon_transfers(&mut self, sched: &mut Schedule) {
+        for (rid, _) in std::mem::take(&mut sched.pending) {
+            if let Some(req) = self.core.requests.get_mut(rid) {
+                req.detached = true;
+                if req.complete {
+                    self.core.release(rid);
+                }
+            }
+        }
+    }
+
+    fn enter_round(&mut self, sched: &mut Schedule, round: Vec<Step>) -> Result<()> {
+        for step in round {
+            match step {
+                Step::Send { peer, tag, src } => self.post_send(sched, peer, tag, src)?,
+                Step::Recv { peer, tag, dst } => self.post_recv(sched, peer, tag, dst)?,
+                local => sched.local(local, &mut self.core.stats)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn post_send(&mut self, sched: &mut Schedule, peer: usize, tag: u8, src: Src) -> Result<()> {
+        let (buf, back) = match src {
+            Src::Empty => (OutBuf::Owned(Vec::new()), None),
+            Src::User(d) => (self.out_buf(d.buf, d.count, &d.dt)?, None),
+            Src::Temp(t) => (OutBuf::Owned(sched.lend(t)?), Some(t)),
+            Src::TempPart(t, off, len) => {
+                (OutBuf::Owned(sched.temp(t)?[off..off + len].to_vec()), None)
+            }
+        };
+        let env = Envelope {
+            ctx: sched.ctx,
+            src: sched.rank as u32,
+            tag: sched.tag(tag),
+            len: buf.len() as u64,
+            sreq: 0,
+            flags: 0,
+        };
+        let dest = sched.members[peer] as usize;
+        let rid = self.start_send(buf, dest, env, SendMode::Standard, None)?;
+        sched.pending.push((rid, back));
+        Ok(())
+    }
+
+    fn post_recv(&mut self, sched: &mut Schedule, peer: usize, tag: u8, dst: Dst) -> Result<()> {
+        let (buf, back) = match dst {
+            Dst::Empty => (InBuf::Owned(Vec::new()), None),
+            Dst::User(d) => (self.in_buf(d.buf, d.count, &d.dt)?, None),
+            Dst::Temp(t) => (InBuf::Owned(sched.lend(t)?), Some(t)),
+        };
+        let tag = sched.tag(tag);
+        let rid = self.core.new_recv(buf, peer as i32, tag, None);
+        self.core.post_recv(rid, sched.ctx, peer as i32, tag);
+        sched.pending.push((rid, back));
+        Ok(())
+    }
+}
+
+/// The engine-owned buffer a finished transfer held.
+fn owned_buffer(req: Request) -> Option<Vec<u8>> {
+    match req.op {
+        Op::Send(s) => match s.buf {
+            OutBuf::Owned(v) => Some(v),
+            _ => None,
+        },
+        Op::Recv(r) => match r.buf {
+            InBuf::Owned(v) => Some(v),
+            _ => None,
+        },
+        _ => None,
+    }
+}
