@@ -66,10 +66,15 @@ def tools(impl):
 
 def build(impl, mpicc, build_dir):
     """Compile pt2pt with the implementation's wrapper; returns the binary or None."""
-    out_dir = os.path.join(build_dir, impl)
+    return build_program(mpicc, os.path.join(build_dir, impl), SOURCE)
+
+
+def build_program(mpicc, out_dir, source):
+    """Compile one benchmark source with an implementation's wrapper into out_dir; returns the
+    binary (named after the source) or None."""
     os.makedirs(out_dir, exist_ok=True)
-    binary = os.path.join(out_dir, "pt2pt")
-    cmd = shlex.split(mpicc) + ["-O2", "-Wall", "-Wno-stringop-overflow", "-o", binary, SOURCE]
+    binary = os.path.join(out_dir, os.path.splitext(os.path.basename(source))[0])
+    cmd = shlex.split(mpicc) + ["-O2", "-Wall", "-Wno-stringop-overflow", "-o", binary, source]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
         log(f"build with {mpicc} failed:\n{p.stdout}")

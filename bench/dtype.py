@@ -48,15 +48,7 @@ REFLEX_ONLY = [
 
 def build(impl, mpicc, build_dir):
     """Compile dtype.c with the implementation's wrapper; returns the binary or None."""
-    out_dir = os.path.join(build_dir, impl)
-    os.makedirs(out_dir, exist_ok=True)
-    binary = os.path.join(out_dir, "dtype")
-    cmd = shlex.split(mpicc) + ["-O2", "-Wall", "-Wno-stringop-overflow", "-o", binary, SOURCE]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0:
-        log(f"build with {mpicc} failed:\n{p.stdout}")
-        return None
-    return binary
+    return compare.build_program(mpicc, os.path.join(build_dir, impl), SOURCE)
 
 
 def parse_output(text):
