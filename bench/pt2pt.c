@@ -20,7 +20,9 @@
  * Output, on rank 0, one line per measurement (lines starting with '#' are comments):
  *   <test> <bytes> <best> <median> <iterations>
  *
- * Usage: pt2pt [-q] [-t latency,bw,bibw,rate,ring] [-m max_bytes] [-r reps] [-T target_seconds]
+ * Usage: pt2pt [-q] [-M] [-t latency,bw,bibw,rate,ring] [-m max_bytes] [-r reps] [-T target_seconds]
+ *   -M  initialise with MPI_Init_thread(MPI_THREAD_MULTIPLE) (one thread still does all the calls:
+ *       the cost of the thread level itself); the granted level is printed in the header line
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -193,7 +195,7 @@ static int wanted(const char *list, const char *name)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: pt2pt [-q] [-t latency,bw,bibw,rate,ring] [-m max_bytes] [-r reps] [-T seconds]\n");
+    fprintf(stderr, "usage: pt2pt [-q] [-M] [-t latency,bw,bibw,rate,ring] [-m max_bytes] [-r reps] [-T seconds]\n");
 }
 
 static int parse(int argc, char **argv, struct options *o)
@@ -204,9 +206,10 @@ static int parse(int argc, char **argv, struct options *o)
     o->max_bytes = -1;
     o->reps = -1;
     o->target = -1;
-    while ((c = getopt(argc, argv, "qt:m:r:T:")) != -1) {
+    while ((c = getopt(argc, argv, "qMt:m:r:T:")) != -1) {
         switch (c) {
         case 'q': o->quick = 1; break;
+        case 'M': break; /* seen before MPI_Init_thread (wants_multiple) */
         case 't': o->tests = optarg; break;
         case 'm': o->max_bytes = atol(optarg); break;
         case 'r': o->reps = atoi(optarg); break;
@@ -233,11 +236,23 @@ static int next_size(long *bytes, const struct options *o)
     return *bytes <= o->max_bytes;
 }
 
+/* -M, looked for before MPI is initialised (getopt runs after). */
+static int wants_multiple(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-M") == 0)
+            return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
-    int rank, size;
-    MPI_Init(&argc, &argv);
+    int rank, size, provided = MPI_THREAD_SINGLE;
+    if (wants_multiple(argc, argv))
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (parse(argc, argv, &o) != 0) {
@@ -256,7 +271,8 @@ int main(int argc, char **argv)
         char *nl = strchr(lib, '\n');
         if (nl)
             *nl = 0;
-        printf("# pt2pt np=%d target=%gs reps=%d window=%d library=%s\n", size, o.target, o.reps, WINDOW, lib);
+        printf("# pt2pt np=%d target=%gs reps=%d window=%d thread_level=%d library=%s\n", size, o.target,
+               o.reps, WINDOW, provided, lib);
         printf("# test bytes best median iterations\n");
         fflush(stdout);
     }

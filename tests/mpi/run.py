@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 TESTLIST = os.path.join(HERE, "testlist")
 HEADER = os.path.join(HERE, "mtest.h")
+HEADERS = [HEADER, os.path.join(HERE, "mtest_threads.h")]
 PROFLIB_SRC = os.path.join(HERE, "pmpi_prof.c")
 
 OPTION_KEYS = ("expect", "timeout", "only", "xfail", "mode", "output", "check")
@@ -173,7 +174,7 @@ class Builder:
         return any(os.path.getmtime(s) > mtime for s in sources)
 
     def _compile(self, out, sources, extra):
-        if not self._needs_build(out, sources + [HEADER]):
+        if not self._needs_build(out, sources + HEADERS):
             return out, ""
         cmd = shlex.split(self.mpicc) + self.cflags + ["-o", out] + sources + extra
         try:
@@ -253,7 +254,8 @@ class Runner:
     def __init__(self, args, impl):
         self.args, self.impl = args, impl
         # -Wno-stringop-overflow: GCC 12 misreads MPICH's MPI_STATUSES_IGNORE ((MPI_Status *)1)
-        cflags = ["-O1", "-g", "-Wall", "-Wno-stringop-overflow"]
+        # -pthread: the MPI_THREAD_MULTIPLE tests (mt_*.c) start threads
+        cflags = ["-O1", "-g", "-Wall", "-Wno-stringop-overflow", "-pthread"]
         self.builder = Builder(args.mpicc, os.path.join(args.build_dir, impl), cflags)
         self.abi_builder = None
         if impl == "reflex":

@@ -55,8 +55,8 @@
 use crate::state::{self, Mpi};
 use reflex_engine::{Completion, ErrorClass, MpiError, RequestId, Result};
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
 
 /// `MPI_THREAD_MULTIPLE`.
@@ -67,6 +67,10 @@ static MULTIPLE: AtomicBool = AtomicBool::new(false);
 
 /// The process-wide lock of `MPI_THREAD_MULTIPLE`.
 static LOCK: Mutex<()> = Mutex::new(());
+
+/// Threads blocked on [`LOCK`]: a waiting call that sees one yields instead of spinning, so that
+/// the mutex (which is not fair) goes to the blocked thread.
+static BLOCKED: AtomicU32 = AtomicU32::new(0);
 
 thread_local! {
     /// How many calls this thread is inside while holding [`LOCK`] (nested calls count).
@@ -104,9 +108,24 @@ pub struct Held {
 /// Takes the process lock, or only counts the depth when this thread holds it already.
 pub fn lock() -> Held {
     let depth = DEPTH.get();
-    let guard = (depth == 0).then(|| LOCK.lock().unwrap_or_else(PoisonError::into_inner));
+    let guard = (depth == 0).then(acquire);
     DEPTH.set(depth + 1);
     Held { guard }
+}
+
+/// Locks [`LOCK`], counting this thread in [`BLOCKED`] while it has to wait. A panic never
+/// unwinds while the lock is held (the frames catch them), so poisoning carries no meaning here.
+fn acquire() -> MutexGuard<'static, ()> {
+    match LOCK.try_lock() {
+        Ok(guard) => guard,
+        Err(TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(TryLockError::WouldBlock) => {
+            BLOCKED.fetch_add(1, Ordering::Relaxed);
+            let guard = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+            BLOCKED.fetch_sub(1, Ordering::Relaxed);
+            guard
+        }
+    }
 }
 
 impl Held {
@@ -175,6 +194,9 @@ pub fn block_on(
     if !deferring(w) {
         let c = w.world.engine.wait_retire(id)?;
         return finish(w, c);
+    }
+    if let Some(c) = try_retire(w, id)? {
+        return finish(w, c); // complete at once (an eager send, an unexpected message)
     }
     let mut finish = Some(finish);
     defer(move |w| {
@@ -261,9 +283,9 @@ struct Backoff {
     max_sleep: Duration,
 }
 
-/// `spin_loop` hints per spinning pause: long enough (~0.1-1 µs) for a thread blocked on the
-/// mutex to take it after our release.
-const SPIN_BATCH: u32 = 32;
+/// `spin_loop` hints per spinning pause: short, since a message that arrives during the pause waits
+/// for its end (threads blocked on the mutex are handed it by yielding, see [`BLOCKED`]).
+const SPIN_BATCH: u32 = 4;
 /// First sleep once spinning and yielding found nothing; it doubles up to the doorbell sleep.
 const FIRST_SLEEP: Duration = Duration::from_micros(20);
 
@@ -288,7 +310,9 @@ impl Backoff {
 
     fn pause(&mut self) {
         self.idle = self.idle.saturating_add(1);
-        if self.idle <= self.spin {
+        if BLOCKED.load(Ordering::Relaxed) > 0 {
+            std::thread::yield_now();
+        } else if self.idle <= self.spin {
             for _ in 0..SPIN_BATCH {
                 std::hint::spin_loop();
             }
@@ -298,5 +322,56 @@ impl Backoff {
             std::thread::sleep(self.sleep);
             self.sleep = (self.sleep * 2).min(self.max_sleep);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tests that take the process lock run one at a time (the test harness runs tests on
+    /// parallel threads).
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn serial() -> MutexGuard<'static, ()> {
+        SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    #[test]
+    fn nested_calls_count_depth_and_take_the_mutex_once() {
+        let _serial = serial();
+        let outer = lock();
+        assert!(outer.outermost());
+        let inner = lock(); // would deadlock if it locked the mutex again
+        assert!(!inner.outermost());
+        assert_eq!(DEPTH.get(), 2);
+        drop(inner);
+        assert_eq!(DEPTH.get(), 1);
+        drop(outer);
+        assert_eq!(DEPTH.get(), 0);
+        assert!(LOCK.try_lock().is_ok(), "released by the outermost hold");
+    }
+
+    #[test]
+    fn a_blocked_thread_is_counted_and_gets_the_lock_once_released() {
+        let _serial = serial();
+        let held = lock();
+        let other = std::thread::spawn(|| {
+            let h = lock();
+            assert!(h.outermost());
+        });
+        while BLOCKED.load(Ordering::Relaxed) == 0 {
+            std::thread::yield_now();
+        }
+        drop(held);
+        other.join().expect("the other thread took the lock");
+        assert_eq!(BLOCKED.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_deferred_step_is_handed_to_the_frame_once() {
+        defer(|_| Ok(true)).expect("defer never fails");
+        assert!(take_deferred().is_some());
+        assert!(take_deferred().is_none());
     }
 }

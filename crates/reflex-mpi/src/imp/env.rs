@@ -18,7 +18,8 @@ const MAX_ERROR_STRING: usize = 512;
 const MAX_OBJECT_NAME: usize = 128;
 
 fn init_with(required: c_int) -> Result<c_int> {
-    // SAFETY: inside an MPI call.
+    // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
+    // MPI_THREAD_MULTIPLE).
     let phase = unsafe { state::phase() };
     match phase {
         Phase::Running(_) => {
@@ -87,14 +88,16 @@ pub fn init_thread(
 
 /// `MPI_Initialized`.
 pub fn initialized(flag: *mut c_int) -> Result<()> {
-    // SAFETY: inside an MPI call.
+    // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
+    // MPI_THREAD_MULTIPLE).
     let running = !matches!(unsafe { state::phase() }, Phase::Uninitialised);
     write_flag(flag, running)
 }
 
 /// `MPI_Finalized`.
 pub fn finalized(flag: *mut c_int) -> Result<()> {
-    // SAFETY: inside an MPI call.
+    // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
+    // MPI_THREAD_MULTIPLE).
     let done = matches!(unsafe { state::phase() }, Phase::Finalised);
     write_flag(flag, done)
 }
@@ -112,7 +115,8 @@ fn write_flag(flag: *mut c_int, value: bool) -> Result<()> {
 
 /// `MPI_Finalize` (an "anytime" call: it ends the running phase, so it cannot run inside it).
 pub fn finalize() -> Result<()> {
-    // SAFETY: inside an MPI call; no other reference to the state is alive in an anytime call.
+    // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
+    // MPI_THREAD_MULTIPLE); no other reference to the state is alive in an anytime call.
     let phase = unsafe { state::phase() };
     if let Phase::Running(mpi) = phase {
         // MPI_COMM_SELF is freed first, while MPI still works (attribute delete callbacks).
