@@ -27,60 +27,55 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Runs `body` with the initialised state; errors go to the handler of `comm` (or the world's).
-#[inline]
+///
+/// The body has one call site, shared by both thread levels, so that it is inlined here as before
+/// `MPI_THREAD_MULTIPLE` existed; what `MULTIPLE` adds is out of line ([`threads::lock`] before,
+/// [`finish_locked`] after).
 pub fn world(
     name: &'static str,
     comm: Option<MPI_Comm>,
     body: impl FnOnce(&mut Mpi) -> Result<()>,
 ) -> c_int {
-    if threads::multiple() {
-        let mut body = Some(body);
-        return world_locked(name, comm, &mut |w| {
-            body.take().expect("the body runs once")(w)
-        });
-    }
-    // SAFETY: we are inside an MPI call (thread-level contract of `state::running`), and below
-    // MPI_THREAD_MULTIPLE no other thread is.
+    let held = threads::multiple().then(threads::lock);
+    // SAFETY: we are inside an MPI call: below MPI_THREAD_MULTIPLE no other thread is (the
+    // thread-level contract of `state::running`); under it `held` is the process lock, and `mpi`
+    // is not used once `held` has moved into `finish_locked` (which may release it).
     let Some(mpi) = (unsafe { state::running() }) else {
         return not_running(name);
     };
-    match guarded(|| body(&mut *mpi)) {
+    let outcome = guarded(|| body(&mut *mpi));
+    if let Some(held) = held {
+        return finish_locked(held, name, comm, outcome);
+    }
+    match outcome {
         Ok(()) => SUCCESS,
         Err(error) => dispatch(mpi, name, comm, &error),
     }
 }
 
-/// [`world`] under `MPI_THREAD_MULTIPLE`: the body runs under the process lock; a blocking call
-/// that deferred its wait is waited for here, the lock released between tries.
+/// The end of a call under `MPI_THREAD_MULTIPLE`: a blocking call that deferred its wait is
+/// waited for here, the lock released between tries; errors are dispatched under the lock.
 #[cold]
 #[inline(never)]
-fn world_locked(
+fn finish_locked(
+    held: Held,
     name: &'static str,
     comm: Option<MPI_Comm>,
-    body: &mut dyn FnMut(&mut Mpi) -> Result<()>,
+    outcome: Result<()>,
 ) -> c_int {
-    let mut held = threads::lock();
-    let Some(mpi) = held.running() else {
-        return not_running(name);
-    };
-    let outcome = guarded(|| body(&mut *mpi));
     let deferred = threads::take_deferred();
-    let error = match (outcome, deferred) {
+    let (mut held, error) = match (outcome, deferred) {
         (Ok(()), None) => return SUCCESS,
-        (Err(e), _) => e,
-        (Ok(()), Some(step)) => {
-            let waited;
-            (held, waited) = threads::wait_deferred(held, step);
-            match waited {
-                Waited::Done => return SUCCESS,
-                Waited::Failed(e) => e,
-                Waited::Finalised => {
-                    drop(held);
-                    let e = threads::finalised_while_waiting(name);
-                    return crate::errors::register(name, &e);
-                }
+        (Err(e), _) => (held, e),
+        (Ok(()), Some(step)) => match threads::wait_deferred(held, step) {
+            (_, Waited::Done) => return SUCCESS,
+            (held, Waited::Failed(e)) => (held, e),
+            (held, Waited::Finalised) => {
+                drop(held);
+                let e = threads::finalised_while_waiting(name);
+                return crate::errors::register(name, &e);
             }
-        }
+        },
     };
     match held.running() {
         Some(mpi) => dispatch(mpi, name, comm, &error),
@@ -89,6 +84,7 @@ fn world_locked(
 }
 
 /// Runs `body` inside the panic boundary: a panic becomes an `MPI_ERR_INTERN` error.
+#[inline]
 pub fn guarded<R>(body: impl FnOnce() -> Result<R>) -> Result<R> {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
         Err(MpiError::new(

@@ -105,7 +105,10 @@ pub struct Held {
     guard: Option<MutexGuard<'static, ()>>,
 }
 
-/// Takes the process lock, or only counts the depth when this thread holds it already.
+/// Takes the process lock, or only counts the depth when this thread holds it already. (Cold:
+/// only `MPI_THREAD_MULTIPLE` calls it, and the single-threaded frames must not grow.)
+#[cold]
+#[inline(never)]
 pub fn lock() -> Held {
     let depth = DEPTH.get();
     let guard = (depth == 0).then(acquire);
@@ -161,7 +164,15 @@ impl Drop for Held {
 /// after one field comparison.
 #[inline]
 pub fn deferring(w: &Mpi) -> bool {
-    w.thread_level >= THREAD_MULTIPLE && DEPTH.get() == 1
+    w.thread_level >= THREAD_MULTIPLE && outermost_call()
+}
+
+/// True when this thread is in exactly one call. Out of line: the compiler would otherwise read
+/// the thread-local (a `__tls_get_addr` call in a shared library) before testing the level.
+#[cold]
+#[inline(never)]
+fn outermost_call() -> bool {
+    DEPTH.get() == 1
 }
 
 /// Hands the frame `step`, to be retried, with the lock released between tries, until it returns

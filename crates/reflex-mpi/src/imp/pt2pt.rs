@@ -24,10 +24,27 @@ fn send_mode(
 ) -> Result<()> {
     let buf = send_buf(buf, count, &dt)?;
     if threads::deferring(w) {
-        let start = move |w: &mut Mpi| w.world.engine.isend(buf, count, dt, dest, tag, comm, mode);
-        return threads::block_on(w, start, |_, _| Ok(()));
+        return send_deferred(w, buf, count, dt, dest, tag, comm, mode);
     }
     w.world.engine.send(buf, count, dt, dest, tag, comm, mode)
+}
+
+/// A blocking send under `MPI_THREAD_MULTIPLE` (out of line: the single-threaded path stays as is).
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
+fn send_deferred(
+    w: &mut Mpi,
+    buf: reflex_base::buf::SendBuf,
+    count: usize,
+    dt: Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: CommId,
+    mode: SendMode,
+) -> Result<()> {
+    let start = move |w: &mut Mpi| w.world.engine.isend(buf, count, dt, dest, tag, comm, mode);
+    threads::block_on(w, start, |_, _| Ok(()))
 }
 
 /// Writes a receive's status and returns its error (truncation...), if any.
@@ -117,11 +134,25 @@ pub fn recv(
 ) -> Result<()> {
     let rbuf = recv_buf(buf, count, &dt)?;
     if threads::deferring(w) {
-        let start = move |w: &mut Mpi| w.world.engine.irecv(rbuf, count, dt, source, tag, comm);
-        return threads::block_on(w, start, finish_recv(status));
+        return recv_deferred(w, rbuf, count, dt, (source, tag, comm), status);
     }
     let st = w.world.engine.recv(rbuf, count, dt, source, tag, comm)?;
     received(status, st)
+}
+
+/// A blocking receive under `MPI_THREAD_MULTIPLE` (out of line, as [`send_deferred`]).
+#[cold]
+#[inline(never)]
+fn recv_deferred(
+    w: &mut Mpi,
+    rbuf: reflex_base::buf::RecvBuf,
+    count: usize,
+    dt: Datatype,
+    (source, tag, comm): (c_int, c_int, CommId),
+    status: *mut MPI_Status,
+) -> Result<()> {
+    let start = move |w: &mut Mpi| w.world.engine.irecv(rbuf, count, dt, source, tag, comm);
+    threads::block_on(w, start, finish_recv(status))
 }
 
 /// `MPI_Irecv`.
