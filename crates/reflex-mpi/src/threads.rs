@@ -191,10 +191,12 @@ pub fn defer(step: impl FnMut(&mut Mpi) -> Result<bool> + 'static) -> Result<()>
 /// `MULTIPLE` the wait happens in the frame, without the lock.
 ///
 /// ```ignore
-/// // a blocking collective on top of its nonblocking schedule:
-/// pub fn barrier(w: &mut Mpi, comm: CommId) -> Result<()> {
-///     threads::block_on(w, move |w| w.world.engine.ibarrier(comm), |_, _| Ok(()))
+/// // a blocking collective on top of its nonblocking schedule (imp/coll/mod.rs, Mode::Blocking):
+/// if threads::deferring(w) {
+///     let start = move |w: &mut Mpi| w.world.engine.coll_start(comm, coll);
+///     return threads::block_on(w, start, |_, c| c.status.error.map_or(Ok(()), |e| Err(*e)));
 /// }
+/// w.world.engine.collective(comm, coll) // single-threaded: as before
 /// ```
 pub fn block_on(
     w: &mut Mpi,
