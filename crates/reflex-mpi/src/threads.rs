@@ -140,12 +140,6 @@ impl Held {
         unsafe { state::running() }
     }
 
-    /// The library's phase, under the lock.
-    pub fn phase(&mut self) -> &mut state::Phase {
-        // SAFETY: as for `running`.
-        unsafe { state::phase() }
-    }
-
     /// True for the outermost call of this thread (the one that took the mutex).
     fn outermost(&self) -> bool {
         self.guard.is_some()
