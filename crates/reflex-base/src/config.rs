@@ -271,6 +271,7 @@ settings! {
     direct_send: Switch = Switch::On, "REFLEX_DIRECT_SEND", "on: a non-contiguous datatype is gathered straight into shared-memory cells; off: packed into a temporary buffer first (VIRTUS experiments)";
     direct_recv: Switch = Switch::On, "REFLEX_DIRECT_RECV", "on: a non-contiguous receive is scattered straight from the cells; off: received into a temporary buffer and unpacked at completion";
     iov_min_block: ByteSize = ByteSize::kib(16), "REFLEX_IOV_MIN_BLOCK", "smallest average block of a non-contiguous large message read in place by process_vm_readv over iovecs (the kernel pins pages per remote block); smaller blocks are streamed through the cells";
+    coll_shm: Switch = Switch::On, "REFLEX_COLL_SHM", "on: blocking barrier, bcast, reduce, allreduce and allgather of small messages on communicators within one node go through a shared-memory board; off: point-to-point schedules only";
     spin_polls: u32 = 1000, "REFLEX_SPIN_POLLS", "empty polls before a waiting rank yields the CPU";
     yield_polls: u32 = 100, "REFLEX_YIELD_POLLS", "sched_yield rounds before sleeping on the futex doorbell";
     sleep_us: u32 = 1000, "REFLEX_SLEEP_US", "longest single futex sleep, in microseconds";

@@ -135,6 +135,8 @@ pub(crate) struct Comms {
     pub(crate) topos: HashMap<u32, Arc<Topology>>,
     /// Collectives started on each communicator so far (their sequence numbers, by slot).
     coll_seqs: Vec<u32>,
+    /// The shared-memory board of each communicator that tried to set one up.
+    pub(crate) boards: HashMap<u32, crate::coll::board::CommBoard>,
 }
 
 impl Comms {
@@ -201,6 +203,7 @@ impl Comms {
                 )
             })?;
         self.topos.remove(&id.0);
+        self.boards.remove(&id.0);
         Ok(comm)
     }
 }

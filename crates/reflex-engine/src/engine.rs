@@ -68,6 +68,8 @@ pub struct Engine<T: Transport> {
     pub(crate) colls: Vec<crate::request::RequestId>,
     /// Set while schedules are being advanced (sends they post must not re-enter).
     pub(crate) advancing: bool,
+    /// Name base of collective boards, when every rank shares this node's memory.
+    pub(crate) board_base: Option<String>,
 }
 
 impl<T: Transport> Engine<T> {
@@ -97,6 +99,7 @@ impl<T: Transport> Engine<T> {
             messages: Default::default(),
             colls: Vec::new(),
             advancing: false,
+            board_base: None,
         };
         engine.install_predefined_comms(nranks);
         engine

@@ -54,7 +54,14 @@ impl World {
         };
         // Single-copy reads a peer's memory by pid: only valid when every peer is on this node.
         let single_copy = config.single_copy != SingleCopy::Off && fabric.shares_memory_with_all();
-        let engine = Engine::new(fabric, rank, (0..size).collect(), tuning, single_copy);
+        let board_base = match &fabric {
+            Fabric::Shm(t) if config.coll_shm.is_on() => Some(t.segment().name().to_owned()),
+            _ => None,
+        };
+        let mut engine = Engine::new(fabric, rank, (0..size).collect(), tuning, single_copy);
+        if let Some(base) = board_base {
+            engine.enable_boards(base);
+        }
         Ok(World {
             engine,
             config,

@@ -5,10 +5,13 @@
 //! - [`ShmSegment`]: the node's segment (header, rank slots, rings), created by the node's leader;
 //! - [`ShmTransport`]: one rank's [`reflex_base::transport::Transport`] over it;
 //! - [`ring`]: the single-producer single-consumer packet ring (model-checked with loom);
+//! - [`board`]: shared flags and slots for the shared-memory collectives;
 //! - [`cma`]: single-copy transfers between processes (`process_vm_readv`) for large messages.
 
 #![warn(missing_docs)]
 
+#[cfg(not(all(loom, test)))]
+pub mod board;
 #[cfg(not(all(loom, test)))]
 pub mod cma;
 #[cfg(not(all(loom, test)))]

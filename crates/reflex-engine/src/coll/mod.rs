@@ -20,7 +20,11 @@
 //! | reduce_scatter | reduce to 0, then scatter |
 //! | scan, exscan | recursive doubling (prefix), in rank order |
 //! | neighbour collectives | one round to the topology's neighbours |
+//!
+//! Blocking barrier, bcast, reduce, allreduce and allgather of messages up to a board slot, on a
+//! communicator within one node, run on shared memory instead ([`board`]).
 
+pub mod board;
 pub mod data;
 pub mod exchange;
 pub mod reduce;
@@ -39,6 +43,9 @@ use sched::{Builder, Schedule};
 impl<T: Transport> Engine<T> {
     /// Runs collective `coll` on `comm` to completion.
     pub fn collective(&mut self, comm: CommId, coll: Coll) -> Result<()> {
+        let Some(coll) = self.try_board(comm, coll)? else {
+            return Ok(());
+        };
         let id = self.coll_start(comm, coll)?;
         let status = self.wait(id)?;
         match status.error {

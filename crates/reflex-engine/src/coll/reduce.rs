@@ -31,7 +31,7 @@ fn setup(b: &mut Builder, op: Reducer, dt: &Datatype, count: usize) -> Result<Op
 }
 
 /// The basic type a predefined operation works on, after checking that it applies to it.
-fn predefined_basic(op: crate::op::ReduceOp, dt: &Datatype) -> Result<Basic> {
+pub(crate) fn predefined_basic(op: crate::op::ReduceOp, dt: &Datatype) -> Result<Basic> {
     let basic = dt.uniform().ok_or_else(|| {
         MpiError::new(
             ErrorClass::Op,
