@@ -16,7 +16,10 @@ repo=$(cd "$here/../.." && pwd)
 prefix=$(cd "$1" 2>/dev/null && pwd) || { echo "buildsys: no such prefix: $1" >&2; exit 2; }
 build=${2:-$repo/build/buildsys}
 for file in bin/mpicc bin/mpicxx bin/mpiexec lib/libmpi.so.12 lib/pkgconfig/mpi.pc; do
-    [ -e "$prefix/$file" ] || { echo "buildsys: $prefix/$file missing (not a Reflex install?)" >&2; exit 2; }
+    [ -e "$prefix/$file" ] || {
+        echo "buildsys: $prefix/$file missing (not a Reflex install?)" >&2
+        exit 2
+    }
 done
 rm -rf "$build" && mkdir -p "$build" || exit 2
 # The programs must find Reflex's library through what they were linked with, not the environment.
@@ -41,7 +44,8 @@ quiet() {
 # check_program NAME BINARY LANG: the binary loads Reflex's libmpi and runs correctly on 2 ranks.
 check_program() {
     local name=$1 binary=$2 lang=$3 loaded out
-    loaded=$(ldd "$binary" 2>/dev/null | awk '$1 == "libmpi.so.12" || $1 == "libmpich.so.12" {print $3}')
+    loaded=$(ldd "$binary" 2>/dev/null |
+        awk '$1 == "libmpi.so.12" || $1 == "libmpich.so.12" {print $3}')
     if [ -z "$loaded" ] || [ "$(readlink -f "$loaded")" != "$libmpi" ]; then
         fail "$name: loads '${loaded:-no libmpi}', not $libmpi"
         ldd "$binary" | sed 's/^/       | /'

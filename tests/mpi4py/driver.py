@@ -12,7 +12,9 @@ mpi4py's own test directory, runs its tests with unittest and appends one JSON l
 A test (or the import, or MPI_Finalize) that runs past `--test-timeout` seconds makes this rank
 dump its Python stack to `<out>.r<rank>.hang` and exit (faulthandler's watchdog thread, which
 needs no GIL, so a rank blocked inside an MPI call is caught too); mpiexec then ends the job.
-The ranks pass a barrier (on a private communicator) after each test, so they stay in the same test.
+The ranks pass a barrier (on a private communicator) after each test, so that they stay in the
+same test; a rank whose test failed waits there `--grace` seconds only (its peers are then likely
+blocked in a collective it raised out of), then ends the job the same way.
 Runs under the venv's python; uses only the standard library and mpi4py.
 """
 

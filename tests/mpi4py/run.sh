@@ -5,11 +5,12 @@
 # Usage: tests/mpi4py/run.sh [suite.py options]
 #   --ranks 1,2,3       rank counts            --include REGEX   only matching test modules
 #   --update            rewrite expected-failures.txt from this run (edit the TODO comments)
+#   --replay            judge the last run again (results/results.json) without running it
 #   --verbose           also print the expected failures with their messages
 #   --test-timeout S    per test (default 30)  --file-timeout S  per module and rank count
 #   --budget S          for the whole run: the modules left when it is spent fail
 # Environment:
-#   REFLEX_PREFIX    the Reflex installation to test (default: <repo>/install)
+#   MPI4PY_PREFIX    the Reflex installation to test (default: <repo>/install)
 #   MPI4PY_WORK      cache and results (default: <repo>/build/mpi4py): sdist, venv, results/
 #   MPI4PY_VERSION   the mpi4py release (default 4.1.2)
 #   PYTHON           the python that creates the venv (default: python3; needs venv and headers)
@@ -19,7 +20,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-prefix=${REFLEX_PREFIX:-$repo/install}
+prefix=${MPI4PY_PREFIX:-$repo/install}
 work=${MPI4PY_WORK:-$repo/build/mpi4py}
 version=${MPI4PY_VERSION:-4.1.2}
 python=${PYTHON:-python3}
@@ -53,7 +54,7 @@ stamp() {
         sha256sum
 }
 
-# download_sdist: mpi4py's source release (its test/ directory holds the suite), with the venv's pip.
+# download_sdist: mpi4py's source release (its test/ directory holds the suite), with venv's pip.
 download_sdist() {
     [ -f "$sdist" ] && return 0
     echo "mpi4py: downloading the mpi4py $version sdist"
@@ -66,7 +67,7 @@ if [ -f "$venv/reflex-stamp" ] && [ "$(cat "$venv/reflex-stamp")" = "$want" ] &&
     "$venv/bin/python" -c 'import mpi4py.MPI' 2>/dev/null; then
     echo "mpi4py: reusing $venv (built against $prefix)"
 else
-    echo "mpi4py: building mpi4py $version against $prefix/bin/mpicc in $venv (log: $work/build.log)"
+    echo "mpi4py: building mpi4py $version with $prefix/bin/mpicc in $venv (log: $work/build.log)"
     start=$SECONDS
     rm -rf "$venv"
     "$python" -m venv "$venv" || die "cannot create a venv with $python (Debian: python3-venv)"

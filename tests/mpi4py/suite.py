@@ -44,9 +44,9 @@ def parse_args():
     parser.add_argument("--test-timeout", type=float, default=30.0, help="seconds per test")
     parser.add_argument("--file-timeout", type=float, default=600.0, help="seconds per job")
     parser.add_argument("--budget", type=float, default=0.0,
-                        help="seconds for the whole run; modules left when it is spent fail")  # fmt: skip
+                        help="seconds for the whole run; modules left then fail")  # fmt: skip
     parser.add_argument("--replay", action="store_true",
-                        help="judge the last run again (OUT/results.json) without running it")  # fmt: skip
+                        help="judge OUT/results.json again, not running")  # fmt: skip
     parser.add_argument("--update", action="store_true", help="rewrite the expected list")
     parser.add_argument("--verbose", action="store_true", help="print every failure's message")
     parser.add_argument("--show", type=int, default=40, help="unexpected failures to print per n")
@@ -180,7 +180,8 @@ def run_module(args, module, n, listed_skips, outdir):
 def tally(outcomes, excluded):
     counts = {"passed": 0, "failed": 0, "errors": 0, "crashed": 0, "skipped": 0}
     key = {"ok": "passed", "xfail": "passed", "xpass": "passed", "fail": "failed",
-           "error": "errors", "crash": "crashed", "timeout": "crashed", "skip": "skipped"}  # fmt: skip
+           "error": "errors", "crash": "crashed", "timeout": "crashed",
+           "skip": "skipped"}  # fmt: skip
     for outcome in outcomes.values():
         counts[key[outcome]] += 1
     counts["not run (listed skip)"] = len(excluded)
@@ -244,8 +245,9 @@ def report_ranks(args, n, result, entries):
     outcomes, messages = result["outcomes"], result["messages"]
     expected_fail, unexpected = xlist.classify(entries, n, outcomes)
     counts = tally(outcomes, result["excluded"])
+    seconds = result.get("seconds", 0)
     print(f"n={n}: " + ", ".join(f"{v} {k}" for k, v in counts.items())
-          + f"; {len(unexpected)} unexpected failures; {result.get('seconds', 0):.0f} s", flush=True)  # fmt: skip
+          + f"; {len(unexpected)} unexpected failures; {seconds:.0f} s", flush=True)  # fmt: skip
     shown = list(unexpected.items())[: args.show]
     for test_id, outcome in shown:
         print(f"  UNEXPECTED {outcome}: {test_id} (n={n})")
@@ -273,7 +275,8 @@ def print_summary(rows, entries, ranks):
                           if ids else "matched no test")  # fmt: skip
             for n, ids in gone
         )
-        print(f"  listed but not failing (trim the list?): line {entry.line} {entry.text()}: {where}")
+        print(f"  listed but not failing (trim the list?): line {entry.line} "
+              f"{entry.text()}: {where}")  # fmt: skip
 
 
 def main():
