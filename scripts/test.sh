@@ -44,3 +44,9 @@ MPI_LIB_DIR=install/lib tests/hosts/suite.sh hydra target/release --ranks 2,4
 
 stage "C MPI suite with TCP between every pair of ranks"
 MPI_LIB_DIR=install/lib tests/hosts/suite.sh tcp target/release --ranks 2,4
+
+stage "build systems: CMake find_package(MPI), pkg-config Makefile, Meson against install/"
+tests/buildsys/run.sh install
+
+stage "mpi4py built against install/, its test suite with 1, 2, 3 ranks (tests/mpi4py/expected-failures.txt)"
+tests/mpi4py/run.sh --budget 2400
