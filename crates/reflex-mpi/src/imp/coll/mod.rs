@@ -33,8 +33,16 @@ pub enum Mode {
     Init(*mut MPI_Request),
 }
 
-/// Runs `coll` on `comm` as `mode` says.
+/// Runs `coll` on `comm` as `mode` says. Under `MPI_THREAD_MULTIPLE` a blocking collective is
+/// started as a schedule and waited for without the process lock (`threads::block_on`), so that
+/// other threads of this process can make the progress it waits for.
 pub fn run(w: &mut Mpi, comm: CommId, coll: Coll, mode: Mode) -> Result<()> {
+    if matches!(mode, Mode::Blocking) && crate::threads::deferring(w) {
+        let start = move |w: &mut Mpi| w.world.engine.coll_start(comm, coll);
+        return crate::threads::block_on(w, start, |_, done| {
+            done.status.error.map_or(Ok(()), |e| Err(*e))
+        });
+    }
     let engine = &mut w.world.engine;
     match mode {
         Mode::Blocking => engine.collective(comm, coll),
