@@ -70,6 +70,8 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
         // Communication needs a committed type; constructors and queries take any valid one.
         "DATATYPE" => format!("let {n} = crate::kinds::datatype(w, {n})?;"),
         "DATATYPE_ANY" => format!("let {n} = crate::kinds::datatype_any(w, {n})?;"),
+        // Not significant on every rank (root-only, or beside MPI_IN_PLACE): NULL allowed.
+        "DATATYPE_OPT" => format!("let {n} = crate::kinds::datatype_opt(w, {n})?;"),
         "GROUP" => format!("let {n} = crate::kinds::group({n})?;"),
         "OP" => format!("let {n} = crate::kinds::op(w, {n})?;"),
         "COUNT" => format!("let {n} = crate::kinds::count({n}, \"{n}\")?;"),
@@ -95,7 +97,10 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
             }
         }
         // Arrays may be NULL when their length is 0; statuses may be MPI_STATUS(ES)_IGNORE.
+        // Buffers significant at the root only (or replaced by MPI_IN_PLACE) may be anything
+        // elsewhere, NULL included; the implementation checks them where they matter.
         k if k.ends_with("_OUT")
+            && !k.starts_with("BUF_")
             && !k.contains("ARRAY")
             && !matches!(k, "STATUS_OUT" | "STRING_OUT" | "ERRCODES_OUT" | "PTR_OUT") =>
         {

@@ -108,11 +108,37 @@ pub fn apply(op: ReduceOp, basic: &Basic, inout: &mut [u8], input: &[u8]) -> Res
         (ValueKind::Complex, 8) => complex_ops::<4>(op, basic, inout, input)?,
         (ValueKind::Complex, 16) => complex_ops::<8>(op, basic, inout, input)?,
         (ValueKind::Pair { value }, _) if matches!(op, ReduceOp::Minloc | ReduceOp::Maxloc) => {
-            pair_ops(op, value, basic, inout, input)?
+            let geometry = PairGeometry {
+                stride: basic.extent as usize,
+                index: value.index_offset(),
+            };
+            pair_ops(op, value, basic, geometry, inout, input)?
         }
         _ => return Err(unsupported(op, basic)),
     }
     Ok(())
+}
+
+/// [`apply`] on packed streams (what the collectives combine): elements follow each other
+/// without the padding of their in-memory layout, which matters for the pair types.
+pub fn apply_packed(op: ReduceOp, basic: &Basic, inout: &mut [u8], input: &[u8]) -> Result<()> {
+    match basic.kind {
+        ValueKind::Pair { value } if matches!(op, ReduceOp::Minloc | ReduceOp::Maxloc) => {
+            let geometry = PairGeometry {
+                stride: basic.size as usize,
+                index: value.value_size(),
+            };
+            pair_ops(op, value, basic, geometry, inout, input)
+        }
+        _ => apply(op, basic, inout, input),
+    }
+}
+
+/// Where the elements of a pair array are: distance between elements, offset of the index.
+#[derive(Debug, Clone, Copy)]
+struct PairGeometry {
+    stride: usize,
+    index: usize,
 }
 
 fn is_logical(op: ReduceOp) -> bool {
@@ -159,17 +185,14 @@ fn pair_ops(
     op: ReduceOp,
     value: PairValue,
     basic: &Basic,
+    at: PairGeometry,
     inout: &mut [u8],
     input: &[u8],
 ) -> Result<()> {
-    let (vsize, ioff): (usize, usize) = match value {
-        PairValue::Float => (4, 4),
-        PairValue::Double => (8, 8),
-        PairValue::Long => (8, 8),
-        PairValue::Short => (2, 4),
-        PairValue::Int => (4, 4),
-        PairValue::LongDouble => return Err(unsupported(op, basic)),
-    };
+    if value == PairValue::LongDouble {
+        return Err(unsupported(op, basic));
+    }
+    let (vsize, ioff) = (value.value_size(), at.index);
     let read_value = |b: &[u8]| -> f64 {
         match value {
             PairValue::Float => f32::from_ne_bytes(b[..4].try_into().expect("4 bytes")) as f64,
@@ -190,10 +213,9 @@ fn pair_ops(
                 .unwrap_or(std::cmp::Ordering::Equal),
         }
     };
-    let extent = basic.extent as usize;
     for (io, i) in inout
-        .chunks_exact_mut(extent)
-        .zip(input.chunks_exact(extent))
+        .chunks_exact_mut(at.stride)
+        .zip(input.chunks_exact(at.stride))
     {
         let index = |b: &[u8]| i32::from_ne_bytes(b[ioff..ioff + 4].try_into().expect("4 bytes"));
         let order = exact_less(i, io);
@@ -268,5 +290,35 @@ mod tests {
         let mut acc = z(1.0, 2.0);
         apply(ReduceOp::Prod, &c, &mut acc, &z(3.0, -1.0)).unwrap();
         assert_eq!(acc, z(5.0, 5.0));
+    }
+
+    #[test]
+    fn minloc_on_packed_pairs_steps_by_size_not_extent() {
+        // MPI_DOUBLE_INT: 12 bytes of data, extent 16; packed elements follow each other.
+        let pair = Basic {
+            kind: ValueKind::Pair {
+                value: PairValue::Double,
+            },
+            size: 12,
+            extent: 16,
+        };
+        let packed = |v: &[(f64, i32)]| -> Vec<u8> {
+            v.iter()
+                .flat_map(|(x, i)| x.to_ne_bytes().into_iter().chain(i.to_ne_bytes()))
+                .collect()
+        };
+        let mut acc = packed(&[(3.0, 0), (1.0, 0)]);
+        apply_packed(
+            ReduceOp::Minloc,
+            &pair,
+            &mut acc,
+            &packed(&[(2.0, 1), (1.0, 1)]),
+        )
+        .unwrap();
+        assert_eq!(
+            acc,
+            packed(&[(2.0, 1), (1.0, 0)]),
+            "smaller value wins, ties: lower index"
+        );
     }
 }

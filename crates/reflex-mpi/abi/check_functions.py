@@ -59,6 +59,7 @@ for _handle, _base in [("MPI_Comm", "COMM"), ("MPI_Group", "GROUP"), ("MPI_Datat
 KINDS.update({
     "KEYVAL": {"int"}, "KEYVAL_OUT": {"int *"}, "KEYVAL_INOUT": {"int *"},
     "DATATYPE_ANY": {"MPI_Datatype"},
+    "DATATYPE_OPT": {"MPI_Datatype"},
     "DATATYPE_ARRAY": {"const MPI_Datatype *", "MPI_Datatype *"},
     "DATATYPE_ARRAY_OUT": {"MPI_Datatype *"},
     "REQUEST_ARRAY": {"MPI_Request *"},

@@ -2390,7 +2390,7 @@ pub unsafe extern "C" fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -2419,7 +2419,7 @@ pub unsafe extern "C" fn PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_in
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::allgatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
         })
@@ -2474,7 +2474,7 @@ pub unsafe extern "C" fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int,
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -2501,7 +2501,7 @@ pub unsafe extern "C" fn MPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, 
 pub unsafe extern "C" fn PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Alltoallv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::alltoallv(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
         })
@@ -2629,10 +2629,9 @@ pub unsafe extern "C" fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, s
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::gather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
         })
@@ -2659,9 +2658,8 @@ pub unsafe extern "C" fn PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, 
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::gatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)
         })
@@ -2688,7 +2686,7 @@ pub unsafe extern "C" fn PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_in
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -2718,7 +2716,7 @@ pub unsafe extern "C" fn PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_i
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::iallgatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
@@ -2775,7 +2773,7 @@ pub unsafe extern "C" fn PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -2803,7 +2801,7 @@ pub unsafe extern "C" fn MPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int,
 pub unsafe extern "C" fn PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ialltoallv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::ialltoallv(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
@@ -2936,10 +2934,9 @@ pub unsafe extern "C" fn PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, 
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::igather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
@@ -2967,9 +2964,8 @@ pub unsafe extern "C" fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int,
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::igatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)
@@ -2996,7 +2992,6 @@ pub unsafe extern "C" fn PMPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_vo
     crate::call::world("MPI_Ireduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
@@ -3110,10 +3105,9 @@ pub unsafe extern "C" fn PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int,
     crate::call::world("MPI_Iscatter", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::iscatter(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
@@ -3139,10 +3133,9 @@ pub unsafe extern "C" fn MPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, 
 pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iscatterv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::iscatterv(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
@@ -3238,7 +3231,6 @@ pub unsafe extern "C" fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_voi
     crate::call::world("MPI_Reduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
@@ -3375,10 +3367,9 @@ pub unsafe extern "C" fn PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, 
     crate::call::world("MPI_Scatter", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::scatter(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
         })
@@ -3403,10 +3394,9 @@ pub unsafe extern "C" fn MPI_Scatter(sendbuf: *const c_void, sendcount: c_int, s
 pub unsafe extern "C" fn PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Scatterv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::scatterv(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)
         })
@@ -9294,7 +9284,7 @@ pub unsafe extern "C" fn PMPI_Allgather_init(sendbuf: *const c_void, sendcount: 
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -9325,7 +9315,7 @@ pub unsafe extern "C" fn PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount:
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -9384,7 +9374,7 @@ pub unsafe extern "C" fn PMPI_Alltoall_init(sendbuf: *const c_void, sendcount: c
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -9413,7 +9403,7 @@ pub unsafe extern "C" fn MPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_
 pub unsafe extern "C" fn PMPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Alltoallv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -9551,10 +9541,9 @@ pub unsafe extern "C" fn PMPI_Gather_init(sendbuf: *const c_void, sendcount: c_i
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -9583,9 +9572,8 @@ pub unsafe extern "C" fn PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -9756,7 +9744,6 @@ pub unsafe extern "C" fn PMPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut 
     crate::call::world("MPI_Reduce_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
@@ -9874,10 +9861,9 @@ pub unsafe extern "C" fn PMPI_Scatter_init(sendbuf: *const c_void, sendcount: c_
     crate::call::world("MPI_Scatter_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -9904,10 +9890,9 @@ pub unsafe extern "C" fn MPI_Scatter_init(sendbuf: *const c_void, sendcount: c_i
 pub unsafe extern "C" fn PMPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Scatterv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -10769,7 +10754,7 @@ pub unsafe extern "C" fn PMPI_Allgather_c(sendbuf: *const c_void, sendcount: ffi
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -10798,7 +10783,7 @@ pub unsafe extern "C" fn PMPI_Allgather_init_c(sendbuf: *const c_void, sendcount
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -10829,7 +10814,7 @@ pub unsafe extern "C" fn PMPI_Allgatherv_c(sendbuf: *const c_void, sendcount: ff
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::allgatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
         })
@@ -10856,7 +10841,7 @@ pub unsafe extern "C" fn PMPI_Allgatherv_init_c(sendbuf: *const c_void, sendcoun
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -10943,7 +10928,7 @@ pub unsafe extern "C" fn PMPI_Alltoall_c(sendbuf: *const c_void, sendcount: ffi:
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -10972,7 +10957,7 @@ pub unsafe extern "C" fn PMPI_Alltoall_init_c(sendbuf: *const c_void, sendcount:
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -11001,7 +10986,7 @@ pub unsafe extern "C" fn MPI_Alltoall_init_c(sendbuf: *const c_void, sendcount: 
 pub unsafe extern "C" fn PMPI_Alltoallv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Alltoallv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::alltoallv_c(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
         })
@@ -11026,7 +11011,7 @@ pub unsafe extern "C" fn MPI_Alltoallv_c(sendbuf: *const c_void, sendcounts: *co
 pub unsafe extern "C" fn PMPI_Alltoallv_init_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Alltoallv_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -11899,10 +11884,9 @@ pub unsafe extern "C" fn PMPI_Gather_c(sendbuf: *const c_void, sendcount: ffi::M
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::gather_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
         })
@@ -11929,10 +11913,9 @@ pub unsafe extern "C" fn PMPI_Gather_init_c(sendbuf: *const c_void, sendcount: f
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -11961,9 +11944,8 @@ pub unsafe extern "C" fn PMPI_Gatherv_c(sendbuf: *const c_void, sendcount: ffi::
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::gatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)
         })
@@ -11990,9 +11972,8 @@ pub unsafe extern "C" fn PMPI_Gatherv_init_c(sendbuf: *const c_void, sendcount: 
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -12109,7 +12090,7 @@ pub unsafe extern "C" fn PMPI_Iallgather_c(sendbuf: *const c_void, sendcount: ff
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -12139,7 +12120,7 @@ pub unsafe extern "C" fn PMPI_Iallgatherv_c(sendbuf: *const c_void, sendcount: f
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::iallgatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
@@ -12196,7 +12177,7 @@ pub unsafe extern "C" fn PMPI_Ialltoall_c(sendbuf: *const c_void, sendcount: ffi
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -12224,7 +12205,7 @@ pub unsafe extern "C" fn MPI_Ialltoall_c(sendbuf: *const c_void, sendcount: ffi:
 pub unsafe extern "C" fn PMPI_Ialltoallv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ialltoallv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::ialltoallv_c(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
@@ -12362,10 +12343,9 @@ pub unsafe extern "C" fn PMPI_Igather_c(sendbuf: *const c_void, sendcount: ffi::
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::igather_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
@@ -12393,9 +12373,8 @@ pub unsafe extern "C" fn PMPI_Igatherv_c(sendbuf: *const c_void, sendcount: ffi:
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::igatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)
@@ -12615,7 +12594,6 @@ pub unsafe extern "C" fn PMPI_Ireduce_c(sendbuf: *const c_void, recvbuf: *mut c_
     crate::call::world("MPI_Ireduce_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
@@ -12758,10 +12736,9 @@ pub unsafe extern "C" fn PMPI_Iscatter_c(sendbuf: *const c_void, sendcount: ffi:
     crate::call::world("MPI_Iscatter_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::iscatter_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
@@ -12787,10 +12764,9 @@ pub unsafe extern "C" fn MPI_Iscatter_c(sendbuf: *const c_void, sendcount: ffi::
 pub unsafe extern "C" fn PMPI_Iscatterv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iscatterv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::iscatterv_c(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
@@ -13439,7 +13415,6 @@ pub unsafe extern "C" fn PMPI_Reduce_c(sendbuf: *const c_void, recvbuf: *mut c_v
     crate::call::world("MPI_Reduce_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
@@ -13468,7 +13443,6 @@ pub unsafe extern "C" fn PMPI_Reduce_init_c(sendbuf: *const c_void, recvbuf: *mu
     crate::call::world("MPI_Reduce_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
@@ -13831,10 +13805,9 @@ pub unsafe extern "C" fn PMPI_Scatter_c(sendbuf: *const c_void, sendcount: ffi::
     crate::call::world("MPI_Scatter_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::scatter_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
         })
@@ -13860,10 +13833,9 @@ pub unsafe extern "C" fn PMPI_Scatter_init_c(sendbuf: *const c_void, sendcount: 
     crate::call::world("MPI_Scatter_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -13890,10 +13862,9 @@ pub unsafe extern "C" fn MPI_Scatter_init_c(sendbuf: *const c_void, sendcount: f
 pub unsafe extern "C" fn PMPI_Scatterv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Scatterv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::scatterv_c(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)
         })
@@ -13918,10 +13889,9 @@ pub unsafe extern "C" fn MPI_Scatterv_c(sendbuf: *const c_void, sendcounts: *con
 pub unsafe extern "C" fn PMPI_Scatterv_init_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Scatterv_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendtype = crate::kinds::datatype(w, sendtype)?;
-            crate::kinds::out_ptr(recvbuf, "recvbuf")?;
+            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;

@@ -43,6 +43,19 @@ pub fn datatype(w: &Mpi, h: MPI_Datatype) -> Result<Datatype> {
     }
 }
 
+/// A datatype argument that is not significant on every rank (root-only, or beside
+/// `MPI_IN_PLACE`): `MPI_DATATYPE_NULL` is accepted as a type of no data (a rank where it does
+/// matter then sees its blocks as empty); any other handle must be valid and committed.
+pub fn datatype_opt(w: &Mpi, h: MPI_Datatype) -> Result<Datatype> {
+    if h == handles::DATATYPE_NULL {
+        return Ok(Datatype::Basic(reflex_engine::Basic::plain(
+            reflex_engine::ValueKind::Byte,
+            0,
+        )));
+    }
+    datatype(w, h)
+}
+
 /// Any valid datatype, committed or not (constructors, queries, names, attributes).
 pub fn datatype_any(w: &Mpi, h: MPI_Datatype) -> Result<TypeArg> {
     w.objects.types.any(h)

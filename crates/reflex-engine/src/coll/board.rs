@@ -12,7 +12,7 @@
 //! - allgather: every rank publishes its block; everyone unpacks the others' blocks, starting
 //!   with rank + 1 so that ranks do not all read the same slot at once (the paper's staggering).
 //!
-//! A rank overwrites its slot only after everyone consumed the previous epoch (the
+//! A rank overwrites a slot only after everyone consumed the epoch that last used it (the
 //! acknowledgement). While waiting, a rank keeps the engine's progress running, so point-to-point
 //! traffic and nonblocking collectives still advance. The board of a communicator is created at
 //! its first eligible collective: rank 0 creates the file, everyone maps it, then it is unlinked,
@@ -40,10 +40,12 @@ pub(crate) enum CommBoard {
 
 /// Empty polls of a board flag between two rounds of engine progress.
 const POLLS_PER_PROGRESS: u32 = 8;
+/// A published slot starts with the length of the data (so readers detect mismatched counts).
+const LEN_BYTES: usize = 8;
 
 /// Bytes this rank publishes in `coll`, when it fits a slot (`None`: not a board collective).
 fn board_bytes(coll: &Coll) -> Option<usize> {
-    let fits = |n: usize| (n <= SLOT_BYTES).then_some(n);
+    let fits = |n: usize| (n + LEN_BYTES <= SLOT_BYTES).then_some(n);
     let input = |send: &Option<SendData>, recv: Option<&RecvData>| match (send, recv) {
         (Some(s), _) => s.packed_len().ok(),
         (None, Some(r)) => r.packed_len().ok(),
@@ -83,7 +85,7 @@ impl<T: Transport> Engine<T> {
         };
         let me = self.comms.get(comm)?.rank as usize;
         let run = BoardRun { board, me, epoch };
-        match coll {
+        let outcome = match coll {
             Coll::Barrier => self.board_barrier(&run),
             Coll::Bcast { data, root } => self.board_bcast(&run, data, root),
             Coll::Reduce {
@@ -96,9 +98,11 @@ impl<T: Transport> Engine<T> {
                 self.board_reduce(&run, send, Some(recv), op, None)
             }
             Coll::Allgather { send, recv } => self.board_allgather(&run, send, recv),
-            other => return Ok(Some(other)),
-        }?;
-        Ok(None)
+            _ => unreachable!("board_bytes admits board collectives only"),
+        };
+        // Consumed even after an error: the others must not wait for this rank's reads.
+        run.board.consume(run.me, run.epoch);
+        outcome.map(|()| None)
     }
 
     /// The board of `comm` and the epoch of the collective about to run on it, setting the
@@ -170,29 +174,19 @@ impl<T: Transport> Engine<T> {
 
     fn board_barrier(&mut self, run: &BoardRun) -> Result<()> {
         run.board.post(run.me, run.epoch);
-        self.await_board(|| run.everyone_posted())?;
-        run.board.consume(run.me, run.epoch);
-        Ok(())
+        self.await_board(|| run.everyone_posted())
     }
 
     fn board_bcast(&mut self, run: &BoardRun, mut data: RecvData, root: i32) -> Result<()> {
         let root = super::spec::check_root(root, run.board.nranks())?;
         let len = data.packed_len()?;
         if run.me == root {
-            self.await_board(|| run.slot_free())?;
-            let from = data.as_send();
-            run.board.fill(run.me, run.epoch, len, |slot| {
-                typed::pack(&from.dt, from.count, &from.buf, 0, slot)
-            });
-            run.board.post(run.me, run.epoch);
-        } else {
-            self.await_board(|| run.board.has_posted(root, run.epoch))?;
-            run.board.inspect(root, run.epoch, len, |slot| {
-                typed::unpack(&data.dt, data.count, &mut data.buf, 0, slot)
-            });
+            return self.publish(run, &data.as_send(), len);
         }
-        run.board.consume(run.me, run.epoch);
-        Ok(())
+        self.await_board(|| run.board.has_posted(root, run.epoch))?;
+        run.read(root, len, |bytes| {
+            typed::unpack(&data.dt, data.count, &mut data.buf, 0, bytes);
+        })
     }
 
     /// Allreduce (`root = None`) or reduce to `root`.
@@ -231,15 +225,16 @@ impl<T: Transport> Engine<T> {
             })?;
             typed::unpack(&out.dt, out.count, &mut out.buf, 0, &acc);
         }
-        run.board.consume(run.me, run.epoch);
         Ok(())
     }
 
     /// Waits until this rank's slot is free, packs `data` into it and posts.
     fn publish(&mut self, run: &BoardRun, data: &SendData, len: usize) -> Result<()> {
         self.await_board(|| run.slot_free())?;
-        run.board.fill(run.me, run.epoch, len, |slot| {
-            typed::pack(&data.dt, data.count, &data.buf, 0, slot)
+        run.board.fill(run.me, run.epoch, LEN_BYTES + len, |slot| {
+            let (head, body) = slot.split_at_mut(LEN_BYTES);
+            head.copy_from_slice(&(len as u64).to_le_bytes());
+            typed::pack(&data.dt, data.count, &data.buf, 0, body)
         });
         run.board.post(run.me, run.epoch);
         Ok(())
@@ -256,15 +251,14 @@ impl<T: Transport> Engine<T> {
     ) -> Result<Vec<u8>> {
         let last = run.board.nranks() - 1;
         self.await_board(|| run.board.has_posted(last, run.epoch))?;
-        let mut acc = run.board.inspect(last, run.epoch, len, <[u8]>::to_vec);
+        let mut acc = run.read_exactly(last, len, <[u8]>::to_vec)?;
         for r in (0..last).rev() {
             self.await_board(|| run.board.has_posted(r, run.epoch))?;
-            run.board
-                .inspect(r, run.epoch, len, |x| match (op, basic) {
-                    (Reducer::Predefined(p), Some(b)) => crate::op::apply(*p, &b, &mut acc, x),
-                    (Reducer::User(f), _) => f.reduce(x, &mut acc, count),
-                    (Reducer::Predefined(_), None) => Ok(()),
-                })?;
+            run.read_exactly(r, len, |x| match (op, basic) {
+                (Reducer::Predefined(p), Some(b)) => crate::op::apply_packed(*p, &b, &mut acc, x),
+                (Reducer::User(f), _) => f.reduce(x, &mut acc, count),
+                (Reducer::Predefined(_), None) => Ok(()),
+            })??;
         }
         Ok(acc)
     }
@@ -301,11 +295,10 @@ impl<T: Transport> Engine<T> {
             self.await_board(|| run.board.has_posted(r, run.epoch))?;
             let block = &mut recv[r];
             let want = block.packed_len()?;
-            run.board.inspect(r, run.epoch, want, |slot| {
-                typed::unpack(&block.dt, block.count, &mut block.buf, 0, slot)
-            });
+            run.read(r, want, |bytes| {
+                typed::unpack(&block.dt, block.count, &mut block.buf, 0, bytes);
+            })?;
         }
-        run.board.consume(run.me, run.epoch);
         Ok(())
     }
 }
@@ -318,6 +311,40 @@ struct BoardRun {
 }
 
 impl BoardRun {
+    /// Runs `f` on what `rank` published, which must fit the `room` bytes the reader has.
+    fn read<R>(&self, rank: usize, room: usize, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+        let have = self.published_len(rank);
+        if have > room {
+            return Err(MpiError::new(
+                ErrorClass::Truncate,
+                format!("collective arguments differ across ranks: rank {rank} sent {have} bytes, {room} expected"),
+            ));
+        }
+        Ok(self
+            .board
+            .inspect(rank, self.epoch, LEN_BYTES + have, |slot| {
+                f(&slot[LEN_BYTES..])
+            }))
+    }
+
+    /// Like [`BoardRun::read`], for operands that must have exactly `len` bytes.
+    fn read_exactly<R>(&self, rank: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+        let have = self.published_len(rank);
+        if have != len {
+            return Err(MpiError::new(
+                ErrorClass::Truncate,
+                format!("collective arguments differ across ranks: rank {rank} contributed {have} bytes, this rank {len}"),
+            ));
+        }
+        self.read(rank, len, f)
+    }
+
+    fn published_len(&self, rank: usize) -> usize {
+        self.board.inspect(rank, self.epoch, LEN_BYTES, |head| {
+            u64::from_le_bytes(head.try_into().expect("8-byte length")) as usize
+        })
+    }
+
     fn everyone_posted(&self) -> bool {
         (0..self.board.nranks()).all(|r| self.board.has_posted(r, self.epoch))
     }

@@ -40,7 +40,7 @@ pub(crate) fn predefined_basic(op: crate::op::ReduceOp, dt: &Datatype) -> Result
         )
     })?;
     let one = vec![0u8; basic.size as usize];
-    crate::op::apply(op, &basic, &mut one.clone(), &one)?;
+    crate::op::apply_packed(op, &basic, &mut one.clone(), &one)?;
     Ok(basic)
 }
 

@@ -285,7 +285,9 @@ impl Schedule {
             .ok_or_else(|| MpiError::new(ErrorClass::Intern, "schedule has no operation"))?;
         let inout = self.temp(upper)?;
         match (op, basic) {
-            (Reducer::Predefined(op), Some(basic)) => crate::op::apply(op, &basic, inout, input),
+            (Reducer::Predefined(op), Some(basic)) => {
+                crate::op::apply_packed(op, &basic, inout, input)
+            }
             (Reducer::User(f), _) => f.reduce(input, inout, count),
             (Reducer::Predefined(_), None) => Err(MpiError::new(
                 ErrorClass::Op,

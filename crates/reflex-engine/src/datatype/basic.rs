@@ -49,6 +49,23 @@ pub enum PairValue {
     LongDouble,
 }
 
+impl PairValue {
+    /// Bytes of the value half.
+    pub fn value_size(self) -> usize {
+        match self {
+            PairValue::Float | PairValue::Int => 4,
+            PairValue::Double | PairValue::Long => 8,
+            PairValue::Short => 2,
+            PairValue::LongDouble => 16,
+        }
+    }
+
+    /// Offset of the int index in memory (after the value, aligned to 4 bytes).
+    pub fn index_offset(self) -> usize {
+        self.value_size().max(4)
+    }
+}
+
 /// A predefined datatype: kind, size (bytes of data) and extent (stride between elements).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Basic {

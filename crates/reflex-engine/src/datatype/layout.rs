@@ -82,11 +82,16 @@ impl Bounds {
             ValueKind::UbMarker => (0, false, true),
             _ => (0, false, false),
         };
+        // A pair's data ends with its index, after any padding inside (MPI_SHORT_INT).
+        let data_end = match b.kind {
+            ValueKind::Pair { value } => value.index_offset() + 4,
+            _ => b.size as usize,
+        };
         Self {
             lb,
             ub: b.extent as isize,
             true_lb: 0,
-            true_ub: b.size as isize,
+            true_ub: data_end as isize,
             sticky_lb,
             sticky_ub,
         }
