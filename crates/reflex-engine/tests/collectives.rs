@@ -283,6 +283,7 @@ fn alltoallv_uneven_and_in_place() {
         let coll = Coll::Alltoall {
             send: Some(outgoing),
             recv: parts.clone(),
+            regular: false,
         };
         e.collective(COMM_WORLD, coll).unwrap();
         for (s, p) in parts.iter().enumerate() {
@@ -299,6 +300,7 @@ fn alltoallv_uneven_and_in_place() {
         let coll = Coll::Alltoall {
             send: None,
             recv: parts.clone(),
+            regular: true,
         };
         e.collective(COMM_WORLD, coll).unwrap();
         for (s, p) in parts.iter().enumerate() {

@@ -32,9 +32,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// `"REFLXBRD"`: marks an initialised board.
 const MAGIC: u64 = u64::from_le_bytes(*b"REFLXBRD");
 /// Bytes of data a rank can publish in one collective.
-pub const SLOT_BYTES: usize = 16 << 10;
+pub const SLOT_BYTES: usize = 32 << 10;
 /// Slots per rank, used in turn by consecutive epochs.
-pub const SLOTS: usize = 4;
+pub const SLOTS: usize = 8;
 /// Most ranks of one board.
 pub const MAX_BOARD_RANKS: usize = 1024;
 

@@ -63,6 +63,11 @@ fn board_bytes(coll: &Coll) -> Option<usize> {
             }
             fits(largest)
         }
+        Coll::Alltoall {
+            recv,
+            regular: true,
+            ..
+        } => fits(recv.first()?.packed_len().ok()?.checked_mul(recv.len())?),
         _ => None,
     }
 }
@@ -98,6 +103,7 @@ impl<T: Transport> Engine<T> {
                 self.board_reduce(&run, send, Some(recv), op, None)
             }
             Coll::Allgather { send, recv } => self.board_allgather(&run, send, recv),
+            Coll::Alltoall { send, recv, .. } => self.board_alltoall(&run, send, recv),
             _ => unreachable!("board_bytes admits board collectives only"),
         };
         // Consumed even after an error: the others must not wait for this rank's reads.
@@ -297,6 +303,55 @@ impl<T: Transport> Engine<T> {
             let want = block.packed_len()?;
             run.read(r, want, |bytes| {
                 typed::unpack(&block.dt, block.count, &mut block.buf, 0, bytes);
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl<T: Transport> Engine<T> {
+    /// Regular alltoall: every rank publishes its n blocks one after the other; rank r takes
+    /// block r of every slot (in place: what goes out is packed before anything comes in).
+    fn board_alltoall(
+        &mut self,
+        run: &BoardRun,
+        send: Option<Vec<SendData>>,
+        mut recv: Vec<RecvData>,
+    ) -> Result<()> {
+        let n = run.board.nranks();
+        super::spec::check_blocks(&recv, n, "the alltoall receive buffer")?;
+        let outgoing = match send {
+            Some(blocks) => blocks,
+            None => recv.iter().map(RecvData::as_send).collect(),
+        };
+        super::spec::check_blocks(&outgoing, n, "the alltoall send buffer")?;
+        let block = recv[0].packed_len()?;
+        self.await_board(|| run.slot_free())?;
+        let packed = run
+            .board
+            .fill(run.me, run.epoch, LEN_BYTES + n * block, |slot| {
+                let (head, body) = slot.split_at_mut(LEN_BYTES);
+                let mut at = 0;
+                for b in &outgoing {
+                    at += typed::pack(&b.dt, b.count, &b.buf, 0, &mut body[at..]);
+                }
+                head.copy_from_slice(&(at as u64).to_le_bytes());
+                at
+            });
+        run.board.post(run.me, run.epoch);
+        if packed != n * block {
+            return Err(MpiError::new(
+                ErrorClass::Truncate,
+                "alltoall blocks sent and received differ in size",
+            ));
+        }
+        for k in 0..n {
+            let r = (run.me + k) % n;
+            self.await_board(|| run.board.has_posted(r, run.epoch))?;
+            let into = &mut recv[r];
+            run.read_exactly(r, n * block, |bytes| {
+                let mine = &bytes[run.me * block..(run.me + 1) * block];
+                typed::unpack(&into.dt, into.count, &mut into.buf, 0, mine);
             })?;
         }
         Ok(())

@@ -22,7 +22,8 @@
 //! | neighbour collectives | one round to the topology's neighbours |
 //!
 //! Blocking barrier, bcast, reduce, allreduce and allgather of messages up to a board slot, on a
-//! communicator within one node, run on shared memory instead ([`board`]).
+//! communicator within one node, run on shared memory instead ([`board`]), and so does a regular
+//! alltoall whose blocks all fit one slot together.
 
 pub mod board;
 pub mod data;
@@ -82,7 +83,7 @@ impl<T: Transport> Engine<T> {
             Coll::Gather { send, recv, root } => data::gather(&mut b, send, recv, root)?,
             Coll::Scatter { send, recv, root } => data::scatter(&mut b, send, recv, root)?,
             Coll::Allgather { send, recv } => data::allgather(&mut b, send, recv)?,
-            Coll::Alltoall { send, recv } => data::alltoall(&mut b, send, recv)?,
+            Coll::Alltoall { send, recv, .. } => data::alltoall(&mut b, send, recv)?,
             Coll::Neighbor { send, recv } => {
                 let (sources, destinations) = self.neighbors(comm)?;
                 data::neighbor(&mut b, &sources, &destinations, send, recv)?

@@ -305,7 +305,10 @@ impl<T: Transport> Engine<T> {
         into: Option<RequestId>,
     ) -> Result<RequestId> {
         sched.seq = self.comms.next_coll_seq(sched.comm)?;
-        sched.temps = sched.temp_lens.iter().map(|&n| Some(vec![0; n])).collect();
+        // Large temporaries come from the engine's pool: fresh pages would cost a page fault
+        // each, every time the collective runs.
+        let spares = &mut self.core.spares;
+        sched.temps = sched.temp_lens.iter().map(|&n| Some(spares.take(n))).collect();
         let id = self.core.install(into, Op::Coll(Box::new(sched)));
         self.colls.push(id);
         self.advance_schedule(id);
@@ -361,14 +364,14 @@ impl<T: Transport> Engine<T> {
                     req.op = Op::Coll(sched);
                 }
             }
-            Ok(true) => self.finish_schedule(id, Status::empty()),
+            Ok(true) => self.finish_schedule(id, &mut sched, Status::empty()),
             Err(e) => {
                 self.abandon_transfers(&mut sched);
                 let status = Status {
                     error: Some(Box::new(e)),
                     ..Status::empty()
                 };
-                self.finish_schedule(id, status);
+                self.finish_schedule(id, &mut sched, status);
             }
         }
         entered
@@ -385,7 +388,10 @@ impl<T: Transport> Engine<T> {
         }
     }
 
-    fn finish_schedule(&mut self, id: RequestId, status: Status) {
+    fn finish_schedule(&mut self, id: RequestId, sched: &mut Schedule, status: Status) {
+        for temp in sched.temps.drain(..).flatten() {
+            self.core.spares.give(temp);
+        }
         self.colls.retain(|&c| c != id);
         self.core.complete(id, status);
     }

@@ -151,6 +151,9 @@ pub enum Coll {
         send: Option<Vec<SendData>>,
         /// One block per source.
         recv: Vec<RecvData>,
+        /// `MPI_Alltoall` itself: every block of every rank has the same size (the v and w forms
+        /// promise nothing a rank could check alone).
+        regular: bool,
     },
     /// `MPI_Reduce`: `send = None` is `MPI_IN_PLACE` at the root (its input is in `recv`).
     Reduce {

@@ -221,7 +221,11 @@ fn alltoall_coll(
     let (_, n) = me_and_size(w, comm)?;
     let recv = recv_blocks(recvbuf, regular(n, recvcount, &recvtype)?)?;
     let send = outgoing(sendbuf, || regular(n, sendcount, &sendtype))?;
-    Ok(Coll::Alltoall { send, recv })
+    Ok(Coll::Alltoall {
+        send,
+        recv,
+        regular: true,
+    })
 }
 forms!(alltoall, ialltoall, alltoall_init = alltoall_coll(
     sendbuf: *const c_void, sendcount: usize, sendtype: Datatype,
@@ -243,7 +247,11 @@ fn alltoallv_coll<C: Count, D: Displ>(
     let (_, n) = me_and_size(w, comm)?;
     let recv = recv_blocks(recvbuf, varying(n, recvcounts, rdispls, &recvtype)?)?;
     let send = outgoing(sendbuf, || varying(n, sendcounts, sdispls, &sendtype))?;
-    Ok(Coll::Alltoall { send, recv })
+    Ok(Coll::Alltoall {
+        send,
+        recv,
+        regular: false,
+    })
 }
 forms!(alltoallv, ialltoallv, alltoallv_init<C: Count, D: Displ> = alltoallv_coll(
     sendbuf: *const c_void, sendcounts: *const C, sdispls: *const D, sendtype: Datatype,
@@ -265,7 +273,11 @@ fn alltoallw_coll<C: Count, D: Displ>(
     let (_, n) = me_and_size(w, comm)?;
     let recv = recv_blocks(recvbuf, typed(w, n, recvcounts, rdispls, recvtypes)?)?;
     let send = outgoing(sendbuf, || typed(w, n, sendcounts, sdispls, sendtypes))?;
-    Ok(Coll::Alltoall { send, recv })
+    Ok(Coll::Alltoall {
+        send,
+        recv,
+        regular: false,
+    })
 }
 forms!(alltoallw, ialltoallw, alltoallw_init<C: Count, D: Displ> = alltoallw_coll(
     sendbuf: *const c_void, sendcounts: *const C, sdispls: *const D,
