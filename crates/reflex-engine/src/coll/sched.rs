@@ -308,7 +308,11 @@ impl<T: Transport> Engine<T> {
         // Large temporaries come from the engine's pool: fresh pages would cost a page fault
         // each, every time the collective runs.
         let spares = &mut self.core.spares;
-        sched.temps = sched.temp_lens.iter().map(|&n| Some(spares.take(n))).collect();
+        sched.temps = sched
+            .temp_lens
+            .iter()
+            .map(|&n| Some(spares.take(n)))
+            .collect();
         let id = self.core.install(into, Op::Coll(Box::new(sched)));
         self.colls.push(id);
         self.advance_schedule(id);
