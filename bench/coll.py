@@ -16,9 +16,7 @@ build/bench/raw/coll-*.txt. Python 3 standard library only.
 
 import argparse
 import os
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402  (bench/compare.py: tools(), build_program(), PIN, LABEL, ...)
@@ -61,19 +59,8 @@ def run_once(launch, binary, n, args, raw_path):
     cmd = launch(n) + ([compare.PIN] if n == 2 else []) + [binary, "-c", args.colls,
                                                              "-m", str(args.max)]
     cmd += ["-q"] if args.quick else []
-    start = time.monotonic()
-    try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=args.timeout, start_new_session=True)
-        out, code = p.stdout, p.returncode
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        code = f"timeout after {args.timeout}s"
-    with open(raw_path, "w") as f:
-        f.write("$ " + " ".join(cmd) + "\n" + out)
-    if code != 0:
-        log(f"    {' '.join(cmd)}: exit {code}; output in {raw_path}")
-    return parse_output(out), time.monotonic() - start
+    out, secs = compare.run_logged(cmd, args.timeout, raw_path)
+    return parse_output(out), secs
 
 
 def ratio(a, b):

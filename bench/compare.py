@@ -103,20 +103,26 @@ def run_once(launch, binary, n, tests, args, raw_path):
     cmd = launch(n) + ([PIN] if n == 2 and not args.no_pin else []) + [binary, "-t", tests]
     if args.quick:
         cmd.append("-q")
+    out, secs = run_logged(cmd, args.timeout, raw_path)
+    return parse_output(out), secs
+
+
+def run_logged(cmd, timeout, raw_path):
+    """Runs one benchmark job (its own session, so a timeout kills all of it); keeps the command
+    and its output in raw_path; returns (output, seconds)."""
     start = time.monotonic()
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=args.timeout, start_new_session=True)
+                           timeout=timeout, start_new_session=True)
         out, code = p.stdout, p.returncode
     except subprocess.TimeoutExpired as e:
         out = (e.stdout.decode() if isinstance(e.stdout, bytes) else e.stdout or "")
-        code = f"timeout after {args.timeout}s"
+        code = f"timeout after {timeout}s"
     with open(raw_path, "w") as f:
         f.write("$ " + " ".join(cmd) + "\n" + out)
-    secs = time.monotonic() - start
     if code != 0:
         log(f"    {' '.join(cmd)}: exit {code}; output in {raw_path}")
-    return parse_output(out), secs
+    return out, time.monotonic() - start
 
 
 def better(metric, a, b):

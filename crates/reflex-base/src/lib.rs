@@ -4,7 +4,8 @@
 //! - [`transport`]: the contract every transport (shared memory, TCP) implements for the engine;
 //! - [`buf`]: user buffers handed over the C ABI, wrapped so that the engine stays free of `unsafe`;
 //! - [`config`]: every `REFLEX_*` setting, typed and documented in one table;
-//! - [`futex`], [`cache`], [`segment`]: the primitives of shared memory (doorbells, padding, mapped files).
+//! - [`futex`], [`cache`], [`segment`]: the primitives of shared memory (doorbells, padding, mapped files);
+//! - [`x87`]: `long double` arithmetic for the reductions on `MPI_LONG_DOUBLE`.
 
 pub mod buf;
 pub mod cache;
@@ -12,3 +13,4 @@ pub mod config;
 pub mod futex;
 pub mod segment;
 pub mod transport;
+pub mod x87;

@@ -105,6 +105,7 @@ pub fn apply(op: ReduceOp, basic: &Basic, inout: &mut [u8], input: &[u8]) -> Res
         (ValueKind::Logical, 4) if is_logical(op) => integer_ops!(u32, op, inout, input, basic),
         (ValueKind::Float, 4) => float_ops!(f32, op, inout, input, basic),
         (ValueKind::Float, 8) => float_ops!(f64, op, inout, input, basic),
+        (ValueKind::Float, 16) => long_double_ops(op, basic, inout, input)?,
         (ValueKind::Complex, 8) => complex_ops::<4>(op, basic, inout, input)?,
         (ValueKind::Complex, 16) => complex_ops::<8>(op, basic, inout, input)?,
         (ValueKind::Pair { value }, _) if matches!(op, ReduceOp::Minloc | ReduceOp::Maxloc) => {
@@ -112,7 +113,7 @@ pub fn apply(op: ReduceOp, basic: &Basic, inout: &mut [u8], input: &[u8]) -> Res
                 stride: basic.extent as usize,
                 index: value.index_offset(),
             };
-            pair_ops(op, value, basic, geometry, inout, input)?
+            pair_ops(op, value, geometry, inout, input)?
         }
         _ => return Err(unsupported(op, basic)),
     }
@@ -128,7 +129,7 @@ pub fn apply_packed(op: ReduceOp, basic: &Basic, inout: &mut [u8], input: &[u8])
                 stride: basic.size as usize,
                 index: value.value_size(),
             };
-            pair_ops(op, value, basic, geometry, inout, input)
+            pair_ops(op, value, geometry, inout, input)
         }
         _ => apply(op, basic, inout, input),
     }
@@ -139,6 +140,36 @@ pub fn apply_packed(op: ReduceOp, basic: &Basic, inout: &mut [u8], input: &[u8])
 struct PairGeometry {
     stride: usize,
     index: usize,
+}
+
+/// MAX, MIN, SUM and PROD on C `long double` (x87 80-bit in 16 bytes; arithmetic on the FPU).
+fn long_double_ops(op: ReduceOp, basic: &Basic, inout: &mut [u8], input: &[u8]) -> Result<()> {
+    use reflex_base::x87;
+    use std::cmp::Ordering;
+    for (io, i) in inout
+        .chunks_exact_mut(x87::SIZE)
+        .zip(input.chunks_exact(x87::SIZE))
+    {
+        let take = match op {
+            ReduceOp::Max => x87::compare(i, io) == Ordering::Greater,
+            ReduceOp::Min => x87::compare(i, io) == Ordering::Less,
+            #[cfg(target_arch = "x86_64")]
+            ReduceOp::Sum => {
+                x87::combine(x87::Arith::Sum, i, io);
+                false
+            }
+            #[cfg(target_arch = "x86_64")]
+            ReduceOp::Prod => {
+                x87::combine(x87::Arith::Prod, i, io);
+                false
+            }
+            _ => return Err(unsupported(op, basic)),
+        };
+        if take {
+            io.copy_from_slice(i);
+        }
+    }
+    Ok(())
 }
 
 fn is_logical(op: ReduceOp) -> bool {
@@ -184,14 +215,10 @@ fn complex_ops<const H: usize>(
 fn pair_ops(
     op: ReduceOp,
     value: PairValue,
-    basic: &Basic,
     at: PairGeometry,
     inout: &mut [u8],
     input: &[u8],
 ) -> Result<()> {
-    if value == PairValue::LongDouble {
-        return Err(unsupported(op, basic));
-    }
     let (vsize, ioff) = (value.value_size(), at.index);
     let read_value = |b: &[u8]| -> f64 {
         match value {
@@ -206,6 +233,7 @@ fn pair_ops(
     };
     let exact_less = |a: &[u8], b: &[u8]| -> std::cmp::Ordering {
         match value {
+            PairValue::LongDouble => reflex_base::x87::compare(&a[..16], &b[..16]),
             PairValue::Long => i64::from_ne_bytes(a[..8].try_into().expect("8"))
                 .cmp(&i64::from_ne_bytes(b[..8].try_into().expect("8"))),
             _ => read_value(a)

@@ -104,7 +104,10 @@ pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alloc_mem(size: ffi::MPI_Aint, info: ffi::MPI_Info, baseptr: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Alloc_mem")
+    crate::call::world("MPI_Alloc_mem", None, |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::alloc_mem(w, size, info, baseptr)
+        })
 }
 
 /// `MPI_Alloc_mem`: forwards to `PMPI_Alloc_mem` (profiling tools interpose this symbol).
@@ -319,7 +322,9 @@ pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Free_mem(base: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Free_mem")
+    crate::call::world("MPI_Free_mem", None, |w| {
+            crate::imp::free_mem(w, base)
+        })
 }
 
 /// `MPI_Free_mem`: forwards to `PMPI_Free_mem` (profiling tools interpose this symbol).
@@ -5577,7 +5582,10 @@ pub unsafe extern "C" fn MPI_Comm_disconnect(comm: *mut ffi::MPI_Comm) -> c_int 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_get_parent")
+    crate::call::world("MPI_Comm_get_parent", None, |w| {
+            crate::kinds::out_ptr(parent, "parent")?;
+            crate::imp::comm_get_parent(w, parent)
+        })
 }
 
 /// `MPI_Comm_get_parent`: forwards to `PMPI_Comm_get_parent` (profiling tools interpose this symbol).

@@ -23,6 +23,8 @@ pub struct Objects {
     pub types: TypeTable,
     /// User-defined reduction operations.
     pub ops: OpTable,
+    /// Blocks handed out by `MPI_Alloc_mem`, by address.
+    pub allocations: HashMap<usize, std::alloc::Layout>,
 }
 
 impl Objects {

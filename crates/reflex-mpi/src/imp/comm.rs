@@ -120,3 +120,10 @@ pub fn comm_group(w: &mut Mpi, comm: CommId, group: *mut MPI_Group) -> Result<()
     write(group, handles::group_handle(id));
     Ok(())
 }
+
+/// `MPI_Comm_get_parent`: `MPI_COMM_NULL`, since Reflex does not spawn processes (a process that
+/// was not spawned has no parent, MPI-3.1 §10.3.2).
+pub fn comm_get_parent(_w: &mut Mpi, parent: *mut MPI_Comm) -> Result<()> {
+    write(parent, handles::COMM_NULL);
+    Ok(())
+}

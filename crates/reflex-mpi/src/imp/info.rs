@@ -24,10 +24,11 @@ pub fn objects_at_init(world: &World, thread_level: c_int) -> Objects {
         "MPI_THREAD_SINGLE",
         "MPI_THREAD_FUNNELED",
         "MPI_THREAD_SERIALIZED",
+        "MPI_THREAD_MULTIPLE",
     ]
     .get(thread_level as usize)
     .copied()
-    .unwrap_or("MPI_THREAD_SERIALIZED");
+    .unwrap_or("MPI_THREAD_MULTIPLE");
     let wdir = std::env::current_dir()
         .map(|d| d.to_string_lossy().into_owned())
         .unwrap_or_default();
