@@ -102,6 +102,8 @@ pub(crate) struct Schedule {
     seq: u32,
     next: usize,
     pending: Vec<(RequestId, Option<TempId>)>,
+    /// The first transfer that failed; reported when the schedule completes.
+    failed: Option<MpiError>,
 }
 
 /// Builds a [`Schedule`] round by round.
@@ -132,6 +134,7 @@ impl Builder {
                 seq: 0,
                 next: 0,
                 pending: Vec::new(),
+                failed: None,
             },
             round: Vec::new(),
             rank,
@@ -203,6 +206,7 @@ impl Schedule {
             seq: 0,
             next: 0,
             pending: Vec::new(),
+            failed: None,
             ..self.clone()
         }
     }
@@ -350,7 +354,10 @@ impl<T: Transport> Engine<T> {
                 break Ok(false);
             }
             if let Err(e) = self.collect_transfers(&mut sched) {
-                break Err(e);
+                // A transfer that failed (a truncated block: arguments that differ across ranks)
+                // does not stop the rounds: ranks further down a tree still get what this rank
+                // forwards, so they finish (with their own errors) instead of waiting forever.
+                sched.failed.get_or_insert(e);
             }
             if sched.next == sched.rounds.len() {
                 break Ok(true);
@@ -368,7 +375,13 @@ impl<T: Transport> Engine<T> {
                     req.op = Op::Coll(sched);
                 }
             }
-            Ok(true) => self.finish_schedule(id, &mut sched, Status::empty()),
+            Ok(true) => {
+                let status = Status {
+                    error: sched.failed.take().map(Box::new),
+                    ..Status::empty()
+                };
+                self.finish_schedule(id, &mut sched, status);
+            }
             Err(e) => {
                 self.abandon_transfers(&mut sched);
                 let status = Status {
