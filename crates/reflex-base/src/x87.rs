@@ -26,32 +26,29 @@ pub fn combine(op: Arith, input: &[u8], inout: &mut [u8]) {
         input.len() >= 10 && inout.len() >= 10,
         "long double needs 10 bytes"
     );
-    // SAFETY: both pointers address at least 10 readable (and, for `inout`, writable) bytes
-    // (asserted); the x87 stack is left as found (two loads, one popping operation, one popping
-    // store) and its registers are declared clobbered.
-    unsafe {
-        match op {
-            Arith::Sum => std::arch::asm!(
-                "fld tbyte ptr [{a}]",
-                "fld tbyte ptr [{b}]",
-                "faddp st(1), st",
-                "fstp tbyte ptr [{b}]",
-                a = in(reg) input.as_ptr(),
-                b = in(reg) inout.as_mut_ptr(),
-                out("st(0)") _, out("st(1)") _,
-                options(nostack),
-            ),
-            Arith::Prod => std::arch::asm!(
-                "fld tbyte ptr [{a}]",
-                "fld tbyte ptr [{b}]",
-                "fmulp st(1), st",
-                "fstp tbyte ptr [{b}]",
-                a = in(reg) input.as_ptr(),
-                b = in(reg) inout.as_mut_ptr(),
-                out("st(0)") _, out("st(1)") _,
-                options(nostack),
-            ),
-        }
+    let (a, b) = (input.as_ptr(), inout.as_mut_ptr());
+    // Load both, combine popping one, store popping the other: the x87 stack is left as found.
+    macro_rules! fpu {
+        ($op:literal) => {
+            // SAFETY: `a` and `b` address at least 10 bytes each (asserted), `b` writable; the
+            // x87 registers used are declared clobbered.
+            unsafe {
+                std::arch::asm!(
+                    "fld tbyte ptr [{a}]",
+                    "fld tbyte ptr [{b}]",
+                    concat!($op, " st(1), st"),
+                    "fstp tbyte ptr [{b}]",
+                    a = in(reg) a,
+                    b = in(reg) b,
+                    out("st(0)") _, out("st(1)") _,
+                    options(nostack),
+                )
+            }
+        };
+    }
+    match op {
+        Arith::Sum => fpu!("faddp"),
+        Arith::Prod => fpu!("fmulp"),
     }
 }
 

@@ -114,3 +114,16 @@ pub fn run_ranks(
         h.join().expect("rank thread panicked");
     }
 }
+
+/// Tuning for tests: a 256-byte eager limit and 1000-byte chunks (so small messages already take
+/// the rendezvous and streaming paths) and short spins (many rank threads share few cores).
+pub fn small_tuning() -> crate::Tuning {
+    crate::Tuning {
+        eager_limit: 256,
+        chunk: 1000,
+        spin_polls: 10,
+        yield_polls: 10,
+        sleep: Duration::from_micros(100),
+        ..crate::Tuning::default()
+    }
+}

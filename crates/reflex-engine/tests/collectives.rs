@@ -7,28 +7,16 @@
 use reflex_base::buf::{RecvBuf, SendBuf};
 use reflex_engine::coll::{Coll, RecvData, Reducer, SendData, UserReduce};
 use reflex_engine::datatype::Layout;
-use reflex_engine::testing::{run_ranks, MemTransport};
+use reflex_engine::testing::{run_ranks, small_tuning, MemTransport};
 use reflex_engine::topo::Cart;
 use reflex_engine::*;
 use std::sync::Arc;
 
 type E = Engine<MemTransport>;
 
-/// Small eager limit and chunks, so blocks above 256 bytes take the rendezvous path.
-fn tuning() -> Tuning {
-    Tuning {
-        eager_limit: 256,
-        chunk: 1000,
-        spin_polls: 10,
-        yield_polls: 10,
-        sleep: std::time::Duration::from_micros(100),
-        ..Tuning::default()
-    }
-}
-
 fn each_size(body: impl Fn(&mut E) + Send + Sync + Copy + 'static) {
     for n in 1..=7 {
-        run_ranks(n, 16, 4096, tuning(), body);
+        run_ranks(n, 16, 4096, small_tuning(), body);
     }
 }
 
@@ -663,7 +651,7 @@ fn persistent_collectives_restart_with_new_contents() {
 
 #[test]
 fn mismatched_arguments_and_bad_roots_are_errors() {
-    run_ranks(2, 16, 4096, tuning(), |e| {
+    run_ranks(2, 16, 4096, small_tuning(), |e| {
         let (me, _) = rank_size(e);
         let err = e
             .collective(

@@ -5,7 +5,7 @@
 //! memory. The C test suite covers the same ground through the real library and transport.
 
 use reflex_base::buf::{RecvBuf, SendBuf};
-use reflex_engine::testing::MemTransport;
+use reflex_engine::testing::{small_tuning, MemTransport};
 use reflex_engine::*;
 
 type E = Engine<MemTransport>;
@@ -34,17 +34,6 @@ fn run(
     body: impl Fn(&mut E) + Send + Sync + Copy + 'static,
 ) {
     reflex_engine::testing::run_ranks(n, capacity, 4096, tuning, body);
-}
-
-fn small_tuning() -> Tuning {
-    Tuning {
-        eager_limit: 256,
-        chunk: 1000,
-        spin_polls: 10,
-        yield_polls: 10,
-        sleep: std::time::Duration::from_micros(100),
-        ..Tuning::default()
-    }
 }
 
 #[test]

@@ -120,10 +120,10 @@ impl Board {
 
     fn word(&self, line: usize) -> &AtomicU32 {
         debug_assert!(line < 1 + 2 * self.nranks);
-        // SAFETY: `line` is inside the control area (callers index ranks below `nranks`), each
-        // line starts with an aligned 32-bit word that is only accessed atomically, and the
-        // mapping lives as long as `self`.
-        unsafe { &*self.seg.as_ptr().add(line * CACHE_PAD).cast::<AtomicU32>() }
+        let at = self.seg.as_ptr().wrapping_add(line * CACHE_PAD);
+        // SAFETY: a control line inside the mapping (ranks < nranks), starting with an aligned
+        // word only ever accessed atomically; the mapping lives as long as `self`.
+        unsafe { &*at.cast::<AtomicU32>() }
     }
 
     fn posted_word(&self, rank: usize) -> &AtomicU32 {
