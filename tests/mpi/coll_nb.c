@@ -10,7 +10,8 @@
  *    the two Isends placed among them, at different roots;
  *  - completion: Waitall over the reversed array, a Testany loop, a Waitsome loop, and
  *    single Waits in a scattered order; then every result is checked against a serial
- *    reference and every request must be MPI_REQUEST_NULL.
+ *    reference and every request must be MPI_REQUEST_NULL;
+ *  - a barrier closes the iteration, so the next one's messages cannot meet its wildcard.
  * Runs with any number of ranks.
  */
 #include "mtest.h"
@@ -321,6 +322,10 @@ int main(int argc, char **argv)
         int n = start(&b, rq);
         complete(s, n, rq);
         check(&b, s);
+        /* Messages from different senders are not ordered: without this barrier a neighbour
+         * already in the next iteration could send a message that this iteration's wildcard
+         * receive legitimately matches. */
+        CALL(MPI_Barrier(MPI_COMM_WORLD));
     }
     return MTest_Finalize();
 }
