@@ -2,7 +2,11 @@
 //!
 //! A communicator is a group (the world ranks of its members, in communicator-rank order), this
 //! process's rank in it, and a context id. Point-to-point traffic uses the context id `ctx`, collective
-//! traffic `ctx + 1`, so the two never match each other. New context ids are agreed by a max-reduction
+//! traffic `ctx + 1`, so the two never match each other. An intercommunicator also has a remote
+//! group: ranks in point-to-point calls name remote processes, and a message carries the sender's
+//! rank in its own (local) group, which is the receiver's name for it. It takes four context ids:
+//! `ctx` and `ctx + 1` between the groups, `ctx + 2` and `ctx + 3` inside each group (the hidden
+//! local communicator its collectives use). New context ids are agreed by a max-reduction
 //! over the parent communicator (every member proposes its next free id), which needs no central
 //! server; disjoint communicators created by one split may share an id safely because no process
 //! belongs to two of them.
@@ -44,8 +48,9 @@ impl Group {
     }
 }
 
-/// Result of comparing two groups or communicators (`MPI_IDENT` ... `MPI_UNEQUAL`, MPICH values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Result of comparing two groups or communicators (`MPI_IDENT` ... `MPI_UNEQUAL`, MPICH values),
+/// ordered from most to least alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(i32)]
 pub enum Comparison {
     /// Same object (communicators) or same members in the same order (groups).
@@ -82,8 +87,10 @@ pub struct Comm {
     pub ctx: u32,
     /// This process's rank in the communicator.
     pub rank: u32,
-    /// The members.
+    /// The members (the local group of an intercommunicator).
     pub group: Group,
+    /// The remote group of an intercommunicator (`None`: an intracommunicator).
+    pub remote: Option<Group>,
     /// The error handler, as the C ABI layer names it (opaque to the engine).
     pub errhandler: i32,
     /// `MPI_Comm_set_name`.
@@ -91,14 +98,46 @@ pub struct Comm {
 }
 
 impl Comm {
-    /// Number of ranks.
+    /// An intracommunicator with no name.
+    pub fn intra(ctx: u32, rank: u32, group: Group, errhandler: i32) -> Self {
+        Comm {
+            ctx,
+            rank,
+            group,
+            remote: None,
+            errhandler,
+            name: String::new(),
+        }
+    }
+
+    /// Number of ranks (of the local group, for an intercommunicator).
     pub fn size(&self) -> usize {
         self.group.size()
     }
 
-    /// World rank of communicator rank `rank` (caller checked the range).
+    /// Whether this is an intercommunicator.
+    pub fn is_inter(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// The processes that point-to-point ranks name: the remote group of an intercommunicator,
+    /// the group itself otherwise.
+    pub fn peers(&self) -> &Group {
+        self.remote.as_ref().unwrap_or(&self.group)
+    }
+
+    /// World rank of peer `rank` (caller checked the range).
     pub fn world_of(&self, rank: usize) -> usize {
-        self.group.members[rank] as usize
+        self.peers().members[rank] as usize
+    }
+
+    /// The context of collective traffic inside the local group.
+    pub fn local_coll_ctx(&self) -> u32 {
+        if self.is_inter() {
+            self.ctx + 3
+        } else {
+            self.ctx + 1
+        }
     }
 
     /// Checks a source rank: `0..size`, `PROC_NULL` or `ANY_SOURCE`.
@@ -111,17 +150,19 @@ impl Comm {
 
     /// Checks a destination rank: `0..size` or `PROC_NULL`.
     pub fn check_rank(&self, rank: i32, what: &str) -> Result<()> {
-        if rank == crate::request::PROC_NULL || (rank >= 0 && (rank as usize) < self.size()) {
-            Ok(())
-        } else {
-            Err(MpiError::new(
-                ErrorClass::Rank,
-                format!(
-                    "{what} rank {rank} is out of range for a communicator of size {}",
-                    self.size()
-                ),
-            ))
+        let n = self.peers().size();
+        if rank == crate::request::PROC_NULL || (rank >= 0 && (rank as usize) < n) {
+            return Ok(());
         }
+        let of = if self.is_inter() {
+            "the remote group of an intercommunicator"
+        } else {
+            "a communicator"
+        };
+        Err(MpiError::new(
+            ErrorClass::Rank,
+            format!("{what} rank {rank} is out of range for {of} of size {n}"),
+        ))
     }
 }
 
@@ -299,13 +340,7 @@ mod tests {
     #[test]
     fn freed_slots_are_reused_and_predefined_ones_protected() {
         let mut comms = Comms::default();
-        let c = |ctx| Comm {
-            ctx,
-            rank: 0,
-            group: group(&[0]),
-            errhandler: 0,
-            name: String::new(),
-        };
+        let c = |ctx| Comm::intra(ctx, 0, group(&[0]), 0);
         assert_eq!(comms.insert(c(0)), COMM_WORLD);
         assert_eq!(comms.insert(c(2)), COMM_SELF);
         let a = comms.insert(c(4));

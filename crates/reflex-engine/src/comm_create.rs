@@ -30,7 +30,7 @@ impl<T: Transport> Engine<T> {
         tag: i32,
     ) -> Result<Option<CommId>> {
         let g = self.groups.get(group)?.clone();
-        let p = self.comms.get(parent)?;
+        let p = self.intra(parent)?;
         if let Some(outsider) = g.members.iter().find(|m| p.group.rank_of(**m).is_none()) {
             return Err(MpiError::new(
                 ErrorClass::Group,
@@ -49,13 +49,7 @@ impl<T: Transport> Engine<T> {
             .max()
             .unwrap_or(self.comms.next_ctx);
         self.comms.next_ctx = ctx + 2;
-        let comm = Comm {
-            ctx,
-            rank: rank as u32,
-            group: g,
-            errhandler,
-            name: String::new(),
-        };
+        let comm = Comm::intra(ctx, rank as u32, g, errhandler);
         Ok(Some(self.comms.insert(comm)))
     }
 

@@ -48,15 +48,15 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Comm_dup`: same group, new context, same error handler, same topology.
     pub fn comm_dup(&mut self, parent: CommId) -> Result<CommId> {
+        let p = self.comms.get(parent)?;
+        if p.is_inter() {
+            let rank = p.rank as i32;
+            let dup = self.inter_split(parent, 0, rank)?;
+            return dup.ok_or_else(|| MpiError::new(ErrorClass::Intern, "duplicate is empty"));
+        }
         let (ctx, _) = self.exchange_for_new_comm(parent, 0, 0)?;
         let p = self.comms.get(parent)?;
-        let comm = Comm {
-            ctx,
-            rank: p.rank,
-            group: p.group.clone(),
-            errhandler: p.errhandler,
-            name: String::new(),
-        };
+        let comm = Comm::intra(ctx, p.rank, p.group.clone(), p.errhandler);
         let id = self.comms.insert(comm);
         if let Some(topo) = self.comms.topos.get(&parent.0).cloned() {
             self.comms.topos.insert(id.0, topo);
@@ -72,6 +72,9 @@ impl<T: Transport> Engine<T> {
                 ErrorClass::Arg,
                 format!("split color {color} is negative and not MPI_UNDEFINED"),
             ));
+        }
+        if self.comms.get(parent)?.is_inter() {
+            return self.inter_split(parent, color, key);
         }
         let (ctx, choices) = self.exchange_for_new_comm(parent, color, key)?;
         if color == UNDEFINED {
@@ -91,20 +94,18 @@ impl<T: Transport> Engine<T> {
             .iter()
             .position(|&m| m == me)
             .expect("this rank chose its own color") as u32;
-        let comm = Comm {
-            ctx,
-            rank,
-            group: Group {
-                members: members.into(),
-            },
-            errhandler: p.errhandler,
-            name: String::new(),
+        let group = Group {
+            members: members.into(),
         };
+        let comm = Comm::intra(ctx, rank, group, p.errhandler);
         Ok(Some(self.comms.insert(comm)))
     }
 
     /// `MPI_Comm_create`: the members of `group` (a subgroup of the parent) get a new communicator.
     pub fn comm_create(&mut self, parent: CommId, group: GroupId) -> Result<Option<CommId>> {
+        if self.comms.get(parent)?.is_inter() {
+            return self.inter_create(parent, group);
+        }
         let g = self.groups.get(group)?.clone();
         let p = self.comms.get(parent)?;
         if let Some(outsider) = g.members.iter().find(|m| p.group.rank_of(**m).is_none()) {
@@ -119,13 +120,7 @@ impl<T: Transport> Engine<T> {
             return Ok(None);
         };
         let errhandler = self.comms.get(parent)?.errhandler;
-        let comm = Comm {
-            ctx,
-            rank: rank as u32,
-            group: g,
-            errhandler,
-            name: String::new(),
-        };
+        let comm = Comm::intra(ctx, rank as u32, g, errhandler);
         Ok(Some(self.comms.insert(comm)))
     }
 
@@ -141,13 +136,17 @@ impl<T: Transport> Engine<T> {
             return Ok(Comparison::Ident);
         }
         let (ca, cb) = (self.comms.get(a)?, self.comms.get(b)?);
+        if ca.is_inter() || cb.is_inter() {
+            return Ok(Self::inter_compare(ca, cb));
+        }
         Ok(match compare_groups(&ca.group, &cb.group) {
             Comparison::Ident => Comparison::Congruent,
             other => other,
         })
     }
 
-    /// `MPI_Comm_group`: a new group handle with the communicator's members.
+    /// `MPI_Comm_group`: a new group handle with the communicator's members (the local group
+    /// of an intercommunicator).
     pub fn comm_group(&mut self, id: CommId) -> Result<GroupId> {
         let group = self.comms.get(id)?.group.clone();
         Ok(self.groups.insert(group))

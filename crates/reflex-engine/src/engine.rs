@@ -115,18 +115,12 @@ impl<T: Transport> Engine<T> {
         };
         let fatal = crate::ERRORS_ARE_FATAL;
         self.comms.insert(Comm {
-            ctx: 0,
-            rank: me,
-            group: world,
-            errhandler: fatal,
             name: "MPI_COMM_WORLD".into(),
+            ..Comm::intra(0, me, world, fatal)
         });
         self.comms.insert(Comm {
-            ctx: 2,
-            rank: 0,
-            group: own,
-            errhandler: fatal,
             name: "MPI_COMM_SELF".into(),
+            ..Comm::intra(2, 0, own, fatal)
         });
         self.comms.next_ctx = 4;
     }

@@ -14,6 +14,7 @@ pub mod bsend;
 pub mod coll;
 pub mod comm;
 pub mod comm_create;
+pub mod comm_inter;
 pub mod comm_ops;
 pub mod completion;
 mod core;

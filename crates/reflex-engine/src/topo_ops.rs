@@ -51,7 +51,7 @@ impl<T: Transport> Engine<T> {
 
     /// The first `n` ranks of `parent` in a new communicator (`None` for the others).
     fn first_ranks(&mut self, parent: CommId, n: usize, what: &str) -> Result<Option<CommId>> {
-        let p = self.comms.get(parent)?;
+        let p = self.intra(parent)?;
         if n > p.size() {
             return Err(MpiError::new(
                 ErrorClass::Arg,
@@ -111,7 +111,7 @@ impl<T: Transport> Engine<T> {
     }
 
     fn check_ranks(&self, parent: CommId, ranks: impl IntoIterator<Item = i32>) -> Result<()> {
-        let size = self.comms.get(parent)?.size();
+        let size = self.intra(parent)?.size();
         match ranks.into_iter().find(|&r| r < 0 || r as usize >= size) {
             Some(r) => Err(MpiError::new(
                 ErrorClass::Rank,

@@ -60,6 +60,7 @@ KINDS.update({
     "KEYVAL": {"int"}, "KEYVAL_OUT": {"int *"}, "KEYVAL_INOUT": {"int *"},
     "DATATYPE_ANY": {"MPI_Datatype"},
     "DATATYPE_OPT": {"MPI_Datatype"},
+    "COMM_OPT": {"MPI_Comm"},
     "DATATYPE_ARRAY": {"const MPI_Datatype *", "MPI_Datatype *"},
     "DATATYPE_ARRAY_OUT": {"MPI_Datatype *"},
     "REQUEST_ARRAY": {"MPI_Request *"},

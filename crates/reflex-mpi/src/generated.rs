@@ -3784,7 +3784,11 @@ pub unsafe extern "C" fn MPI_Comm_rank(comm: ffi::MPI_Comm, rank: *mut c_int) ->
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_remote_group(comm: ffi::MPI_Comm, group: *mut ffi::MPI_Group) -> c_int {
-    crate::call::unsupported("MPI_Comm_remote_group")
+    crate::call::world("MPI_Comm_remote_group", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(group, "group")?;
+            crate::imp::comm_remote_group(w, comm, group)
+        })
 }
 
 /// `MPI_Comm_remote_group`: forwards to `PMPI_Comm_remote_group` (profiling tools interpose this symbol).
@@ -3804,7 +3808,11 @@ pub unsafe extern "C" fn MPI_Comm_remote_group(comm: ffi::MPI_Comm, group: *mut 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_remote_size(comm: ffi::MPI_Comm, size: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Comm_remote_size")
+    crate::call::world("MPI_Comm_remote_size", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::out_ptr(size, "size")?;
+            crate::imp::comm_remote_size(w, comm, size)
+        })
 }
 
 /// `MPI_Comm_remote_size`: forwards to `PMPI_Comm_remote_size` (profiling tools interpose this symbol).
@@ -4281,7 +4289,13 @@ pub unsafe extern "C" fn MPI_Group_union(group1: ffi::MPI_Group, group2: ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: ffi::MPI_Comm, local_leader: c_int, peer_comm: ffi::MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Intercomm_create")
+    crate::call::world("MPI_Intercomm_create", Some(local_comm), |w| {
+            let local_comm = crate::kinds::comm(w, local_comm)?;
+            let local_leader = crate::kinds::rank_strict(w, local_comm, local_leader)?;
+            let tag = crate::kinds::tag(tag)?;
+            crate::kinds::out_ptr(newintercomm, "newintercomm")?;
+            crate::imp::intercomm_create(w, local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm)
+        })
 }
 
 /// `MPI_Intercomm_create`: forwards to `PMPI_Intercomm_create` (profiling tools interpose this symbol).
@@ -4301,7 +4315,11 @@ pub unsafe extern "C" fn MPI_Intercomm_create(local_comm: ffi::MPI_Comm, local_l
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Intercomm_merge(intercomm: ffi::MPI_Comm, high: c_int, newintracomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Intercomm_merge")
+    crate::call::world("MPI_Intercomm_merge", Some(intercomm), |w| {
+            let intercomm = crate::kinds::comm(w, intercomm)?;
+            crate::kinds::out_ptr(newintracomm, "newintracomm")?;
+            crate::imp::intercomm_merge(w, intercomm, high, newintracomm)
+        })
 }
 
 /// `MPI_Intercomm_merge`: forwards to `PMPI_Intercomm_merge` (profiling tools interpose this symbol).

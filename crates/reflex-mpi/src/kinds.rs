@@ -143,13 +143,23 @@ pub fn source(w: &Mpi, comm: CommId, r: c_int) -> Result<c_int> {
     Ok(r)
 }
 
-/// A root rank of `comm`.
+/// A root rank of `comm`; on an intercommunicator also `MPI_ROOT` or `MPI_PROC_NULL` (in the
+/// root's group), the root's rank in the remote group otherwise.
 pub fn root(w: &Mpi, comm: CommId, r: c_int) -> Result<c_int> {
-    let size = w.world.engine.comm(comm)?.size();
+    let c = w.world.engine.comm(comm)?;
+    let inter = c.is_inter();
+    if inter && (r == reflex_engine::coll::inter::ROOT || r == reflex_engine::PROC_NULL) {
+        return Ok(r);
+    }
+    let size = c.peers().size();
     if r < 0 || r as usize >= size {
+        let of = match inter {
+            true => "the remote group of an intercommunicator",
+            false => "a communicator",
+        };
         return Err(MpiError::new(
             ErrorClass::Root,
-            format!("root {r} is out of range for a communicator of size {size}"),
+            format!("root {r} is out of range for {of} of size {size}"),
         ));
     }
     Ok(r)

@@ -82,7 +82,8 @@ impl<T: Transport> Engine<T> {
     /// Runs `coll` on `comm`'s board when it is a board collective and the board is usable;
     /// otherwise hands `coll` back for a schedule.
     pub(crate) fn try_board(&mut self, comm: CommId, coll: Coll) -> Result<Option<Coll>> {
-        if self.board_base.is_none() || board_bytes(&coll).is_none() {
+        let inter = self.comms.get(comm)?.is_inter();
+        if inter || self.board_base.is_none() || board_bytes(&coll).is_none() {
             return Ok(Some(coll));
         }
         let Some((board, epoch)) = self.board_of(comm)? else {

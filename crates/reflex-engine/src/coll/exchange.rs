@@ -1,25 +1,77 @@
-//! The blocking all-to-all exchange of byte strings that communicator creation runs inside the
-//! engine (agreeing on context ids, splitting), outside the schedules of application collectives.
+//! The blocking exchanges of byte strings that communicator creation runs inside the engine
+//! (agreeing on context ids, splitting, building intercommunicators), outside the schedules of
+//! application collectives.
 //!
-//! It uses small fixed tags on the collective context, below the tags of schedules, so it can
-//! run while application collectives are in flight on the same communicator.
+//! They use small fixed tags on a collective context, below the tags of schedules, so they can
+//! run while application collectives are in flight on the same communicator. On an
+//! intercommunicator, [`Engine::allgather_inter`] gathers from both groups: once inside the local
+//! group (the hidden local context) and once across (the inter-group collective context).
 
 use crate::comm::CommId;
 use crate::engine::Engine;
-use crate::error::{MpiError, Result};
+use crate::error::{ErrorClass, MpiError, Result};
 use crate::packet::Envelope;
 use crate::request::{InBuf, Op, OutBuf, RequestId, SendMode};
 use reflex_base::transport::Transport;
 
-/// Tag of [`Engine::allgather_bytes`].
+/// Tag of [`Engine::allgather_bytes`] and of the local half of [`Engine::allgather_inter`].
 const TAG_ALLGATHER_BYTES: i32 = 4;
+/// Tag of the inter-group half of [`Engine::allgather_inter`].
+const TAG_ACROSS: i32 = 5;
+
+/// One side of a pairwise exchange: where to send, whom to receive from, and how.
+pub(crate) struct Peer {
+    /// Context of both messages.
+    pub ctx: u32,
+    /// World rank the message goes to.
+    pub world: u32,
+    /// Rank the reply is matched against (the peer's rank in its own group).
+    pub rank: i32,
+    /// This process's rank as the peer knows it.
+    pub me: u32,
+    /// Tag of both messages.
+    pub tag: i32,
+}
 
 impl<T: Transport> Engine<T> {
     /// Gathers one byte string from every rank of `comm` onto every rank (internal: split, dup).
     pub(crate) fn allgather_bytes(&mut self, comm: CommId, mine: Vec<u8>) -> Result<Vec<Vec<u8>>> {
         let c = self.comms.get(comm)?;
+        if c.is_inter() {
+            return Err(MpiError::new(
+                ErrorClass::Comm,
+                "this operation needs an intracommunicator",
+            ));
+        }
         let (ctx, members, rank) = (c.ctx + 1, c.group.members.clone(), c.rank as usize);
         self.exchange_among(ctx, &members, rank, TAG_ALLGATHER_BYTES, &mine)
+    }
+
+    /// Gathers one byte string of the same length from every process of intercommunicator
+    /// `comm`: returns the local group's strings and the remote group's, each by rank.
+    pub(crate) fn allgather_inter(
+        &mut self,
+        comm: CommId,
+        mine: &[u8],
+    ) -> Result<(Vec<Vec<u8>>, Vec<Vec<u8>>)> {
+        let c = self.comms.get(comm)?;
+        let remote = c.peers().members.clone();
+        let (local, rank, ctx) = (c.group.members.clone(), c.rank, c.ctx);
+        let here =
+            self.exchange_among(ctx + 3, &local, rank as usize, TAG_ALLGATHER_BYTES, mine)?;
+        let mut pending = Vec::with_capacity(remote.len());
+        for (r, &world) in remote.iter().enumerate() {
+            let peer = Peer {
+                ctx: ctx + 1,
+                world,
+                rank: r as i32,
+                me: rank,
+                tag: TAG_ACROSS,
+            };
+            pending.push(self.post_exchange(&peer, mine.to_vec(), mine.len())?);
+        }
+        let there = self.finish_exchanges(pending)?;
+        Ok((here, there))
     }
 
     /// Sends `mine` to every other member of `members` and receives theirs, over context `ctx`
@@ -33,33 +85,71 @@ impl<T: Transport> Engine<T> {
         tag: i32,
         mine: &[u8],
     ) -> Result<Vec<Vec<u8>>> {
-        let mut sends = Vec::with_capacity(members.len());
-        let mut recvs = Vec::with_capacity(members.len());
+        let mut pending = Vec::with_capacity(members.len());
         for (r, &world) in members.iter().enumerate().filter(|&(r, _)| r != me) {
-            let env = Envelope {
+            let peer = Peer {
                 ctx,
-                src: me as u32,
+                world,
+                rank: r as i32,
+                me: me as u32,
                 tag,
-                len: mine.len() as u64,
-                sreq: 0,
-                flags: 0,
             };
-            let out = OutBuf::Owned(mine.to_vec());
-            sends.push(self.start_send(out, world as usize, env, SendMode::Standard, None)?);
-            let id = self
-                .core
-                .new_recv(InBuf::Owned(vec![0; mine.len()]), r as i32, tag, None);
-            self.core.post_recv(id, ctx, r as i32, tag);
-            recvs.push((r, id));
+            pending.push(self.post_exchange(&peer, mine.to_vec(), mine.len())?);
         }
-        let mut all = vec![mine.to_vec(); members.len()];
-        for (r, id) in recvs {
-            all[r] = self.wait_owned(id)?;
+        let mut theirs = self.finish_exchanges(pending)?.into_iter();
+        Ok((0..members.len())
+            .map(|r| match r == me {
+                true => mine.to_vec(),
+                false => theirs.next().unwrap_or_default(),
+            })
+            .collect())
+    }
+
+    /// Sends `mine` to `peer` and receives `their_len` bytes back.
+    pub(crate) fn swap_bytes(
+        &mut self,
+        peer: &Peer,
+        mine: Vec<u8>,
+        their_len: usize,
+    ) -> Result<Vec<u8>> {
+        let pending = self.post_exchange(peer, mine, their_len)?;
+        let mut got = self.finish_exchanges(vec![pending])?;
+        Ok(got.pop().unwrap_or_default())
+    }
+
+    /// Posts the send and the receive of one pairwise exchange.
+    fn post_exchange(
+        &mut self,
+        peer: &Peer,
+        mine: Vec<u8>,
+        their_len: usize,
+    ) -> Result<(RequestId, RequestId)> {
+        let env = Envelope {
+            ctx: peer.ctx,
+            src: peer.me,
+            tag: peer.tag,
+            len: mine.len() as u64,
+            sreq: 0,
+            flags: 0,
+        };
+        let out = OutBuf::Owned(mine);
+        let send = self.start_send(out, peer.world as usize, env, SendMode::Standard, None)?;
+        let buf = InBuf::Owned(vec![0; their_len]);
+        let recv = self.core.new_recv(buf, peer.rank, peer.tag, None);
+        self.core.post_recv(recv, peer.ctx, peer.rank, peer.tag);
+        Ok((send, recv))
+    }
+
+    /// Waits for posted exchanges; returns what each received, in order.
+    fn finish_exchanges(&mut self, pending: Vec<(RequestId, RequestId)>) -> Result<Vec<Vec<u8>>> {
+        let mut got = Vec::with_capacity(pending.len());
+        for &(_, recv) in &pending {
+            got.push(self.wait_owned(recv)?);
         }
-        for s in sends {
-            self.wait(s)?;
+        for (send, _) in pending {
+            self.wait(send)?;
         }
-        Ok(all)
+        Ok(got)
     }
 
     /// Waits for an internal receive into an owned buffer and returns the buffer.

@@ -28,6 +28,7 @@
 pub mod board;
 pub mod data;
 pub mod exchange;
+pub mod inter;
 pub mod reduce;
 pub mod sched;
 pub mod spec;
@@ -75,8 +76,11 @@ impl<T: Transport> Engine<T> {
     /// Compiles `coll` for this rank of `comm`.
     fn schedule(&self, comm: CommId, coll: Coll) -> Result<Schedule> {
         let c = self.comms.get(comm)?;
-        let members = c.group.members.clone();
-        let mut b = Builder::new(comm, c.ctx + 1, members, c.rank as usize);
+        let mut b = Builder::new(comm, c);
+        if c.is_inter() {
+            inter::schedule(&mut b, coll)?;
+            return Ok(b.finish());
+        }
         match coll {
             Coll::Barrier => data::barrier(&mut b),
             Coll::Bcast { data, root } => data::bcast(&mut b, data, root)?,

@@ -12,13 +12,13 @@ use crate::datatype::{Basic, Datatype};
 use crate::error::{ErrorClass, MpiError, Result};
 
 /// The shape of one reduction: element count, datatype and packed length.
-struct Operand {
-    count: usize,
-    len: usize,
+pub(super) struct Operand {
+    pub(super) count: usize,
+    pub(super) len: usize,
 }
 
 /// Checks `op` against `dt` and installs it; returns the operand shape of `count` elements.
-fn setup(b: &mut Builder, op: Reducer, dt: &Datatype, count: usize) -> Result<Operand> {
+pub(super) fn setup(b: &mut Builder, op: Reducer, dt: &Datatype, count: usize) -> Result<Operand> {
     let basic = match &op {
         Reducer::Predefined(p) => Some(predefined_basic(*p, dt)?),
         Reducer::User(_) => None,
@@ -45,7 +45,7 @@ pub(crate) fn predefined_basic(op: crate::op::ReduceOp, dt: &Datatype) -> Result
 }
 
 /// Packs this rank's input into a new temporary.
-fn load(b: &mut Builder, input: SendData, len: usize) -> TempId {
+pub(super) fn load(b: &mut Builder, input: SendData, len: usize) -> TempId {
     let t = b.temp(len);
     b.step(Step::Pack { from: input, to: t });
     t
@@ -73,7 +73,7 @@ fn absorb_lower(b: &mut Builder, acc: TempId, t: TempId, count: usize) {
 
 /// Binomial reduction of every rank's `acc` onto `tree_root`, in rank order relative to it.
 /// Returns true on the tree root, whose `acc` then holds the result.
-fn reduce_tree(b: &mut Builder, acc: TempId, shape: &Operand, tree_root: usize) -> bool {
+pub(super) fn reduce_tree(b: &mut Builder, acc: TempId, shape: &Operand, tree_root: usize) -> bool {
     let (me, n) = (b.rank, b.size);
     let rel = (me + n - tree_root) % n;
     let mut children = Vec::new();
@@ -247,11 +247,23 @@ pub(crate) fn reduce_scatter(
     let shape = setup(b, op, &dt, total)?;
     let mine = recv.first(counts[me]);
     let acc = load(b, input, shape.len);
-    if !reduce_tree(b, acc, &shape, 0) {
+    if reduce_tree(b, acc, &shape, 0) {
+        scatter_result(b, acc, counts, dt.size(), mine);
+    } else {
         b.recv(0, 1, Dst::User(mine));
-        return Ok(());
     }
-    let size = dt.size();
+    Ok(())
+}
+
+/// Rank 0's part of a reduce-scatter whose result is in `acc` (elements of `elem` packed bytes):
+/// its own block is unpacked into `mine`, rank r's is sent to it with step tag 1.
+pub(super) fn scatter_result(
+    b: &mut Builder,
+    acc: TempId,
+    counts: &[usize],
+    elem: usize,
+    mine: RecvData,
+) {
     let mut offset = 0;
     for (r, &c) in counts.iter().enumerate() {
         if r == 0 {
@@ -261,11 +273,10 @@ pub(crate) fn reduce_scatter(
                 to: mine.clone(),
             });
         } else {
-            b.send(r, 1, Src::TempPart(acc, offset, c * size));
+            b.send(r, 1, Src::TempPart(acc, offset, c * elem));
         }
-        offset += c * size;
+        offset += c * elem;
     }
-    Ok(())
 }
 
 /// `MPI_Scan` and `MPI_Exscan`: recursive doubling. In step k a rank exchanges its partial

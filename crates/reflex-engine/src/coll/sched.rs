@@ -18,7 +18,7 @@
 //! which makes the numbers agree).
 
 use super::spec::{RecvData, Reducer, SendData};
-use crate::comm::CommId;
+use crate::comm::{Comm, CommId};
 use crate::datatype::{typed, Basic};
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -88,11 +88,20 @@ pub(crate) enum Step {
 }
 
 /// A collective in rounds, with its communicator and temporaries.
+///
+/// Peers are numbered `0..local_size` in the local group, then on through the remote group of
+/// an intercommunicator; the two halves travel on different contexts, since a sender's rank is
+/// its rank in its own group either way.
 #[derive(Debug, Clone)]
 pub(crate) struct Schedule {
     comm: CommId,
+    /// Collective context inside the local group.
     ctx: u32,
+    /// Collective context between the groups of an intercommunicator.
+    remote_ctx: u32,
+    /// World ranks of the local group, then of the remote group.
     members: Arc<[u32]>,
+    local_size: usize,
     rank: usize,
     rounds: Vec<Vec<Step>>,
     temp_lens: Vec<usize>,
@@ -111,22 +120,29 @@ pub(crate) struct Schedule {
 pub(crate) struct Builder {
     sched: Schedule,
     round: Vec<Step>,
-    /// This process's rank in the communicator.
+    /// This process's rank in the communicator (its local group).
     pub(crate) rank: usize,
-    /// Ranks in the communicator.
+    /// Ranks in the communicator (its local group).
     pub(crate) size: usize,
+    /// Ranks in the remote group of an intercommunicator (0 otherwise).
+    pub(crate) remote_size: usize,
 }
 
 impl Builder {
-    /// A schedule on `comm` (collective context `ctx`, world ranks `members`) for rank `rank`.
-    pub(crate) fn new(comm: CommId, ctx: u32, members: Arc<[u32]>, rank: usize) -> Self {
-        let size = members.len();
+    /// A schedule on communicator `id`, described by `comm`, for this process.
+    pub(crate) fn new(id: CommId, comm: &Comm) -> Self {
+        let (size, remote) = (comm.size(), comm.remote.as_ref());
+        let remote_size = remote.map_or(0, |g| g.size());
+        let members = comm.group.members.iter();
+        let members = members.chain(remote.iter().flat_map(|g| g.members.iter()));
         Builder {
             sched: Schedule {
-                comm,
-                ctx,
-                members,
-                rank,
+                comm: id,
+                ctx: comm.local_coll_ctx(),
+                remote_ctx: comm.ctx + 1,
+                members: members.copied().collect(),
+                local_size: size,
+                rank: comm.rank as usize,
                 rounds: Vec::new(),
                 temp_lens: Vec::new(),
                 reducer: None,
@@ -137,9 +153,15 @@ impl Builder {
                 failed: None,
             },
             round: Vec::new(),
-            rank,
+            rank: comm.rank as usize,
             size,
+            remote_size,
         }
+    }
+
+    /// The peer number of rank `r` of the remote group.
+    pub(crate) fn remote(&self, r: usize) -> usize {
+        self.size + r
     }
 
     /// Sets the reduction operation of `Combine` steps (`basic`: the element type of a
@@ -199,6 +221,14 @@ fn truncated(have: usize, room: usize) -> MpiError {
 }
 
 impl Schedule {
+    /// The context of messages to and from `peer`, and the rank that peer sends as.
+    fn address(&self, peer: usize) -> (u32, i32) {
+        match peer.checked_sub(self.local_size) {
+            Some(r) => (self.remote_ctx, r as i32),
+            None => (self.ctx, peer as i32),
+        }
+    }
+
     /// A fresh copy ready to run (persistent requests start one per `MPI_Start`).
     pub(crate) fn fresh(&self) -> Schedule {
         Schedule {
@@ -472,8 +502,9 @@ impl<T: Transport> Engine<T> {
                 (OutBuf::Owned(sched.temp(t)?[off..off + len].to_vec()), None)
             }
         };
+        let (ctx, _) = sched.address(peer);
         let env = Envelope {
-            ctx: sched.ctx,
+            ctx,
             src: sched.rank as u32,
             tag: sched.tag(tag),
             len: buf.len() as u64,
@@ -493,8 +524,9 @@ impl<T: Transport> Engine<T> {
             Dst::Temp(t) => (InBuf::Owned(sched.lend(t)?), Some(t)),
         };
         let tag = sched.tag(tag);
-        let rid = self.core.new_recv(buf, peer as i32, tag, None);
-        self.core.post_recv(rid, sched.ctx, peer as i32, tag);
+        let (ctx, source) = sched.address(peer);
+        let rid = self.core.new_recv(buf, source, tag, None);
+        self.core.post_recv(rid, ctx, source, tag);
         sched.pending.push((rid, back));
         Ok(())
     }

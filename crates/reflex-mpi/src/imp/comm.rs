@@ -107,13 +107,6 @@ pub fn comm_compare(w: &mut Mpi, comm1: CommId, comm2: CommId, result: *mut c_in
     Ok(())
 }
 
-/// `MPI_Comm_test_inter`: Reflex has intracommunicators only so far.
-pub fn comm_test_inter(w: &mut Mpi, comm: CommId, flag: *mut c_int) -> Result<()> {
-    w.world.engine.comm(comm)?;
-    write(flag, 0);
-    Ok(())
-}
-
 /// `MPI_Comm_group`.
 pub fn comm_group(w: &mut Mpi, comm: CommId, group: *mut MPI_Group) -> Result<()> {
     let id = w.world.engine.comm_group(comm)?;

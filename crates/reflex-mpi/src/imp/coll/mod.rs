@@ -22,6 +22,16 @@ use crate::state::Mpi;
 use reflex_engine::coll::Coll;
 use reflex_engine::{CommId, Result};
 
+/// Whether this process is the root of a rooted collective (`MPI_ROOT` on an
+/// intercommunicator).
+fn is_root(w: &Mpi, comm: CommId, root: std::ffi::c_int) -> Result<bool> {
+    let c = w.world.engine.comm(comm)?;
+    Ok(match c.is_inter() {
+        true => root == reflex_engine::coll::inter::ROOT,
+        false => c.rank as std::ffi::c_int == root,
+    })
+}
+
 /// How a collective call runs.
 #[derive(Debug, Clone, Copy)]
 pub enum Mode {

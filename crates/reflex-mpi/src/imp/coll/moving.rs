@@ -12,9 +12,15 @@ use reflex_engine::coll::{Coll, RecvData, SendData};
 use reflex_engine::{CommId, Datatype, Result};
 use std::ffi::{c_int, c_void};
 
-fn me_and_size(w: &Mpi, comm: CommId) -> Result<(usize, usize)> {
-    let c = w.world.engine.comm(comm)?;
-    Ok((c.rank as usize, c.size()))
+/// Whether this process is the root of a rooted collective, and the number of blocks the
+/// root's buffer has (the remote group's size on an intercommunicator).
+fn root_and_blocks(w: &Mpi, comm: CommId, root: c_int) -> Result<(bool, usize)> {
+    Ok((super::is_root(w, comm, root)?, blocks(w, comm)?))
+}
+
+/// The number of blocks of an unrooted collective's buffers.
+fn blocks(w: &Mpi, comm: CommId) -> Result<usize> {
+    Ok(w.world.engine.comm(comm)?.peers().size())
 }
 
 fn barrier_coll(_w: &mut Mpi, _comm: CommId) -> Result<Coll> {
@@ -65,8 +71,8 @@ fn gather_coll(
     root: c_int,
     comm: CommId,
 ) -> Result<Coll> {
-    let (me, n) = me_and_size(w, comm)?;
-    let recv = at_root(me as c_int == root, || {
+    let (here, n) = root_and_blocks(w, comm, root)?;
+    let recv = at_root(here, || {
         recv_blocks(recvbuf, regular(n, recvcount, &recvtype)?)
     })?;
     let send = contribution(sendbuf, sendcount, &sendtype)?;
@@ -89,8 +95,8 @@ fn gatherv_coll<C: Count, D: Displ>(
     root: c_int,
     comm: CommId,
 ) -> Result<Coll> {
-    let (me, n) = me_and_size(w, comm)?;
-    let recv = at_root(me as c_int == root, || {
+    let (here, n) = root_and_blocks(w, comm, root)?;
+    let recv = at_root(here, || {
         recv_blocks(recvbuf, varying(n, recvcounts, displs, &recvtype)?)
     })?;
     let send = contribution(sendbuf, sendcount, &sendtype)?;
@@ -120,8 +126,8 @@ fn scatter_coll(
     root: c_int,
     comm: CommId,
 ) -> Result<Coll> {
-    let (me, n) = me_and_size(w, comm)?;
-    let send = at_root(me as c_int == root, || {
+    let (here, n) = root_and_blocks(w, comm, root)?;
+    let send = at_root(here, || {
         send_blocks(sendbuf, regular(n, sendcount, &sendtype)?)
     })?;
     let recv = landing(recvbuf, recvcount, &recvtype)?;
@@ -144,8 +150,8 @@ fn scatterv_coll<C: Count, D: Displ>(
     root: c_int,
     comm: CommId,
 ) -> Result<Coll> {
-    let (me, n) = me_and_size(w, comm)?;
-    let send = at_root(me as c_int == root, || {
+    let (here, n) = root_and_blocks(w, comm, root)?;
+    let send = at_root(here, || {
         send_blocks(sendbuf, varying(n, sendcounts, displs, &sendtype)?)
     })?;
     let recv = landing(recvbuf, recvcount, &recvtype)?;
@@ -166,7 +172,7 @@ fn allgather_coll(
     recvtype: Datatype,
     comm: CommId,
 ) -> Result<Coll> {
-    let (_, n) = me_and_size(w, comm)?;
+    let n = blocks(w, comm)?;
     let recv = recv_blocks(recvbuf, regular(n, recvcount, &recvtype)?)?;
     let send = contribution(sendbuf, sendcount, &sendtype)?;
     Ok(Coll::Allgather { send, recv })
@@ -187,7 +193,7 @@ fn allgatherv_coll<C: Count, D: Displ>(
     recvtype: Datatype,
     comm: CommId,
 ) -> Result<Coll> {
-    let (_, n) = me_and_size(w, comm)?;
+    let n = blocks(w, comm)?;
     let recv = recv_blocks(recvbuf, varying(n, recvcounts, displs, &recvtype)?)?;
     let send = contribution(sendbuf, sendcount, &sendtype)?;
     Ok(Coll::Allgather { send, recv })
@@ -218,7 +224,7 @@ fn alltoall_coll(
     recvtype: Datatype,
     comm: CommId,
 ) -> Result<Coll> {
-    let (_, n) = me_and_size(w, comm)?;
+    let n = blocks(w, comm)?;
     let recv = recv_blocks(recvbuf, regular(n, recvcount, &recvtype)?)?;
     let send = outgoing(sendbuf, || regular(n, sendcount, &sendtype))?;
     Ok(Coll::Alltoall {
@@ -244,7 +250,7 @@ fn alltoallv_coll<C: Count, D: Displ>(
     recvtype: Datatype,
     comm: CommId,
 ) -> Result<Coll> {
-    let (_, n) = me_and_size(w, comm)?;
+    let n = blocks(w, comm)?;
     let recv = recv_blocks(recvbuf, varying(n, recvcounts, rdispls, &recvtype)?)?;
     let send = outgoing(sendbuf, || varying(n, sendcounts, sdispls, &sendtype))?;
     Ok(Coll::Alltoall {
@@ -270,7 +276,7 @@ fn alltoallw_coll<C: Count, D: Displ>(
     recvtypes: *const MPI_Datatype,
     comm: CommId,
 ) -> Result<Coll> {
-    let (_, n) = me_and_size(w, comm)?;
+    let n = blocks(w, comm)?;
     let recv = recv_blocks(recvbuf, typed(w, n, recvcounts, rdispls, recvtypes)?)?;
     let send = outgoing(sendbuf, || typed(w, n, sendcounts, sdispls, sendtypes))?;
     Ok(Coll::Alltoall {

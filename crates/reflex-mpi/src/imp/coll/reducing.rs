@@ -52,7 +52,7 @@ fn reduce_coll(
     comm: CommId,
 ) -> Result<Coll> {
     let op = reducer(w, op, &datatype)?;
-    let here = w.world.engine.comm(comm)?.rank as c_int == root;
+    let here = super::is_root(w, comm, root)?;
     let recv = match here {
         true => Some(recv_one(recvbuf, count, &datatype.dt)?),
         false => None,

@@ -1,0 +1,79 @@
+//! Intercommunicator calls (MPI-3.1 §6.6): create, merge, and the remote-group queries. The
+//! engine does the agreement (`reflex_engine::comm_inter`); point-to-point calls and
+//! collectives take intercommunicators like any other communicator.
+
+use super::util::write;
+use crate::ffi::*;
+use crate::handles;
+use crate::state::Mpi;
+use reflex_engine::{CommId, ErrorClass, MpiError, Result};
+use std::ffi::c_int;
+
+/// `MPI_Intercomm_create`.
+pub fn intercomm_create(
+    w: &mut Mpi,
+    local_comm: CommId,
+    local_leader: c_int,
+    peer_comm: MPI_Comm,
+    remote_leader: c_int,
+    tag: c_int,
+    newintercomm: *mut MPI_Comm,
+) -> Result<()> {
+    let engine = &mut w.world.engine;
+    let is_leader = engine.comm(local_comm)?.rank as c_int == local_leader;
+    // The peer communicator is significant at the local leader only.
+    let peer = match is_leader {
+        true => crate::kinds::comm(w, peer_comm)?,
+        false => local_comm,
+    };
+    let id = w.world.engine.intercomm_create(
+        local_comm,
+        local_leader as usize,
+        peer,
+        remote_leader,
+        tag,
+    )?;
+    write(newintercomm, handles::comm_handle(id));
+    Ok(())
+}
+
+/// `MPI_Intercomm_merge`.
+pub fn intercomm_merge(
+    w: &mut Mpi,
+    intercomm: CommId,
+    high: c_int,
+    newintracomm: *mut MPI_Comm,
+) -> Result<()> {
+    let id = w.world.engine.intercomm_merge(intercomm, high != 0)?;
+    write(newintracomm, handles::comm_handle(id));
+    Ok(())
+}
+
+/// `MPI_Comm_test_inter`.
+pub fn comm_test_inter(w: &mut Mpi, comm: CommId, flag: *mut c_int) -> Result<()> {
+    let inter = w.world.engine.comm(comm)?.is_inter();
+    write(flag, inter as c_int);
+    Ok(())
+}
+
+/// `MPI_Comm_remote_size`.
+pub fn comm_remote_size(w: &mut Mpi, comm: CommId, size: *mut c_int) -> Result<()> {
+    let c = w.world.engine.comm(comm)?;
+    let remote = c.remote.as_ref().ok_or_else(not_inter)?;
+    write(size, remote.size() as c_int);
+    Ok(())
+}
+
+/// `MPI_Comm_remote_group`.
+pub fn comm_remote_group(w: &mut Mpi, comm: CommId, group: *mut MPI_Group) -> Result<()> {
+    let id = w.world.engine.comm_remote_group(comm)?;
+    write(group, handles::group_handle(id));
+    Ok(())
+}
+
+fn not_inter() -> MpiError {
+    MpiError::new(
+        ErrorClass::Comm,
+        "the communicator is not an intercommunicator",
+    )
+}
