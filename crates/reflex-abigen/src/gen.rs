@@ -88,12 +88,23 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
             // MPI_BOTTOM when that type is derived (absolute addresses); the check sees the
             // handle, which is converted later.
             let c_at = f.params.iter().position(|q| q.name == c)?;
-            match f.params.get(c_at + 1) {
+            let check = match f.params.get(c_at + 1) {
                 Some(t) if t.kind.starts_with("DATATYPE") && !t.kind.ends_with("ARRAY") => format!(
                     "crate::kinds::typed_buffer({n}, {c}, {t}, \"{n}\")?;",
                     t = t.name
                 ),
                 _ => format!("crate::kinds::buffer({n}, {c}, \"{n}\")?;"),
+            };
+            // On an intercommunicator, the root's group sends nothing (MPI_ROOT) or takes no
+            // part at all (MPI_PROC_NULL): its send buffers may be anything.
+            let root = f.params.iter().find(|q| q.kind == "ROOT");
+            match (root, comm.as_ref(), p.kind.as_str()) {
+                (Some(r), Some(cm), "BUF_INPLACE_IN" | "BUF_INOUT") => format!(
+                    "if crate::kinds::buffer_significant(w, {cm}, {r}, {inout})? {{ {check} }}",
+                    r = r.name,
+                    inout = p.kind == "BUF_INOUT"
+                ),
+                _ => check,
             }
         }
         // Arrays may be NULL when their length is 0; statuses may be MPI_STATUS(ES)_IGNORE.

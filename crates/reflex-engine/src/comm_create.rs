@@ -62,6 +62,9 @@ impl<T: Transport> Engine<T> {
         label: Option<&[u8]>,
         key: i32,
     ) -> Result<Option<CommId>> {
+        if self.comms.get(parent)?.is_inter() {
+            return self.inter_split_by_label(parent, label, key);
+        }
         // One marker byte tells "no label" from an empty label.
         let tagged: Vec<u8> = match label {
             Some(l) => std::iter::once(1).chain(l.iter().copied()).collect(),

@@ -253,6 +253,49 @@ impl<T: Transport> Engine<T> {
         )))
     }
 
+    /// `MPI_Comm_split_type` on an intercommunicator (MPI-4.0 §7.4.2): processes of both groups
+    /// with equal labels get the same color (the lowest world rank among them).
+    pub(crate) fn inter_split_by_label(
+        &mut self,
+        comm: CommId,
+        label: Option<&[u8]>,
+        key: i32,
+    ) -> Result<Option<CommId>> {
+        let c = self.inter(comm)?;
+        let worlds: Vec<u32> = c
+            .group
+            .members
+            .iter()
+            .chain(&*c.peers().members)
+            .copied()
+            .collect();
+        // A length word then the label padded to the longest; length u32::MAX is "no label".
+        let len = label.map_or(u32::MAX, |l| l.len() as u32);
+        let (here, there) = self.allgather_inter(comm, &len.to_le_bytes())?;
+        let lens: Vec<u32> = here.iter().chain(&there).map(|b| unwords(b)[0]).collect();
+        let longest = lens
+            .iter()
+            .filter(|&&l| l != u32::MAX)
+            .max()
+            .copied()
+            .unwrap_or(0);
+        let mut padded = label.unwrap_or_default().to_vec();
+        padded.resize(longest.max(1) as usize, 0); // never empty, as for `allgather_var`
+        let (here, there) = self.allgather_inter(comm, &padded)?;
+        let labels: Vec<Option<&[u8]>> = (here.iter().chain(&there).zip(&lens))
+            .map(|(b, &l)| (l != u32::MAX).then(|| &b[..l as usize]))
+            .collect();
+        let color = match label {
+            None => UNDEFINED,
+            Some(mine) => (labels.iter().zip(&worlds))
+                .filter(|(l, _)| **l == Some(mine))
+                .map(|(_, &w)| w as i32)
+                .min()
+                .unwrap_or(UNDEFINED),
+        };
+        self.inter_split(comm, color, key)
+    }
+
     /// `MPI_Comm_create` on an intercommunicator: `group` is a subgroup of the local group.
     pub(crate) fn inter_create(&mut self, comm: CommId, group: GroupId) -> Result<Option<CommId>> {
         let g = self.groups.get(group)?.clone();

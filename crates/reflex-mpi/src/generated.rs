@@ -2577,7 +2577,7 @@ pub unsafe extern "C" fn MPI_Barrier(comm: ffi::MPI_Comm) -> c_int {
 pub unsafe extern "C" fn PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Bcast", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?;
+            if crate::kinds::buffer_significant(w, comm, root, true)? { crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype(w, datatype)?;
             let root = crate::kinds::root(w, comm, root)?;
@@ -2632,7 +2632,7 @@ pub unsafe extern "C" fn MPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void
 pub unsafe extern "C" fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Gather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -2661,7 +2661,7 @@ pub unsafe extern "C" fn MPI_Gather(sendbuf: *const c_void, sendcount: c_int, se
 pub unsafe extern "C" fn PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Gatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
@@ -2880,7 +2880,7 @@ pub unsafe extern "C" fn MPI_Ibarrier(comm: ffi::MPI_Comm, request: *mut ffi::MP
 pub unsafe extern "C" fn PMPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ibcast", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?;
+            if crate::kinds::buffer_significant(w, comm, root, true)? { crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype(w, datatype)?;
             let root = crate::kinds::root(w, comm, root)?;
@@ -2937,7 +2937,7 @@ pub unsafe extern "C" fn MPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_voi
 pub unsafe extern "C" fn PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Igather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -2967,7 +2967,7 @@ pub unsafe extern "C" fn MPI_Igather(sendbuf: *const c_void, sendcount: c_int, s
 pub unsafe extern "C" fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Igatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
@@ -2996,7 +2996,7 @@ pub unsafe extern "C" fn MPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, 
 pub unsafe extern "C" fn PMPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ireduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
@@ -3235,7 +3235,7 @@ pub unsafe extern "C" fn MPI_Op_free(op: *mut ffi::MPI_Op) -> c_int {
 pub unsafe extern "C" fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Reduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
@@ -9506,7 +9506,7 @@ pub unsafe extern "C" fn MPI_Barrier_init(comm: ffi::MPI_Comm, info: ffi::MPI_In
 pub unsafe extern "C" fn PMPI_Bcast_init(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Bcast_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?;
+            if crate::kinds::buffer_significant(w, comm, root, true)? { crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype(w, datatype)?;
             let root = crate::kinds::root(w, comm, root)?;
@@ -9565,7 +9565,7 @@ pub unsafe extern "C" fn MPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c
 pub unsafe extern "C" fn PMPI_Gather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Gather_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -9596,7 +9596,7 @@ pub unsafe extern "C" fn MPI_Gather_init(sendbuf: *const c_void, sendcount: c_in
 pub unsafe extern "C" fn PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Gatherv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
@@ -9769,7 +9769,7 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sen
 pub unsafe extern "C" fn PMPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Reduce_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
@@ -11112,7 +11112,7 @@ pub unsafe extern "C" fn MPI_Alltoallw_init_c(sendbuf: *const c_void, sendcounts
 pub unsafe extern "C" fn PMPI_Bcast_c(buffer: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Bcast_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?;
+            if crate::kinds::buffer_significant(w, comm, root, true)? { crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype(w, datatype)?;
             let root = crate::kinds::root(w, comm, root)?;
@@ -11139,7 +11139,7 @@ pub unsafe extern "C" fn MPI_Bcast_c(buffer: *mut c_void, count: ffi::MPI_Count,
 pub unsafe extern "C" fn PMPI_Bcast_init_c(buffer: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Bcast_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?;
+            if crate::kinds::buffer_significant(w, comm, root, true)? { crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype(w, datatype)?;
             let root = crate::kinds::root(w, comm, root)?;
@@ -11908,7 +11908,7 @@ pub unsafe extern "C" fn MPI_File_write_shared_c(fh: ffi::MPI_File, buf: *const 
 pub unsafe extern "C" fn PMPI_Gather_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Gather_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -11937,7 +11937,7 @@ pub unsafe extern "C" fn MPI_Gather_c(sendbuf: *const c_void, sendcount: ffi::MP
 pub unsafe extern "C" fn PMPI_Gather_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Gather_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -11968,7 +11968,7 @@ pub unsafe extern "C" fn MPI_Gather_init_c(sendbuf: *const c_void, sendcount: ff
 pub unsafe extern "C" fn PMPI_Gatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Gatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
@@ -11996,7 +11996,7 @@ pub unsafe extern "C" fn MPI_Gatherv_c(sendbuf: *const c_void, sendcount: ffi::M
 pub unsafe extern "C" fn PMPI_Gatherv_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Gatherv_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
@@ -12281,7 +12281,7 @@ pub unsafe extern "C" fn MPI_Ialltoallw_c(sendbuf: *const c_void, sendcounts: *c
 pub unsafe extern "C" fn PMPI_Ibcast_c(buffer: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ibcast_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?;
+            if crate::kinds::buffer_significant(w, comm, root, true)? { crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype(w, datatype)?;
             let root = crate::kinds::root(w, comm, root)?;
@@ -12367,7 +12367,7 @@ pub unsafe extern "C" fn MPI_Iexscan_c(sendbuf: *const c_void, recvbuf: *mut c_v
 pub unsafe extern "C" fn PMPI_Igather_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Igather_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -12397,7 +12397,7 @@ pub unsafe extern "C" fn MPI_Igather_c(sendbuf: *const c_void, sendcount: ffi::M
 pub unsafe extern "C" fn PMPI_Igatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Igatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
@@ -12619,7 +12619,7 @@ pub unsafe extern "C" fn MPI_Irecv_c(buf: *mut c_void, count: ffi::MPI_Count, da
 pub unsafe extern "C" fn PMPI_Ireduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ireduce_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
@@ -13440,7 +13440,7 @@ pub unsafe extern "C" fn MPI_Recv_init_c(buf: *mut c_void, count: ffi::MPI_Count
 pub unsafe extern "C" fn PMPI_Reduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Reduce_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
@@ -13468,7 +13468,7 @@ pub unsafe extern "C" fn MPI_Reduce_c(sendbuf: *const c_void, recvbuf: *mut c_vo
 pub unsafe extern "C" fn PMPI_Reduce_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Reduce_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
+            if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;

@@ -165,6 +165,20 @@ pub fn root(w: &Mpi, comm: CommId, r: c_int) -> Result<c_int> {
     Ok(r)
 }
 
+/// Whether this process's send buffer (`inout`: the buffer of `MPI_Bcast`) in a rooted
+/// collective is significant: always on an intracommunicator; on an intercommunicator not at
+/// `MPI_PROC_NULL`, and at `MPI_ROOT` only for a broadcast.
+pub fn buffer_significant(w: &Mpi, comm: CommId, root: c_int, inout: bool) -> Result<bool> {
+    if !w.world.engine.comm(comm)?.is_inter() {
+        return Ok(true);
+    }
+    Ok(match root {
+        reflex_engine::PROC_NULL => false,
+        reflex_engine::coll::inter::ROOT => inout,
+        _ => true,
+    })
+}
+
 /// A data buffer: NULL is accepted only with a zero count.
 pub fn buffer<T, N>(p: *const T, count: N, name: &str) -> Result<()>
 where

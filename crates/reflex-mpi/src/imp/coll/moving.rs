@@ -7,6 +7,7 @@ use super::blocks::{
 };
 use super::forms;
 use crate::ffi::MPI_Datatype;
+use crate::kinds::buffer_significant;
 use crate::state::Mpi;
 use reflex_engine::coll::{Coll, RecvData, SendData};
 use reflex_engine::{CommId, Datatype, Result};
@@ -29,13 +30,18 @@ fn barrier_coll(_w: &mut Mpi, _comm: CommId) -> Result<Coll> {
 forms!(barrier, ibarrier, barrier_init = barrier_coll());
 
 fn bcast_coll(
-    _w: &mut Mpi,
+    w: &mut Mpi,
     buffer: *mut c_void,
     count: usize,
     datatype: Datatype,
     root: c_int,
-    _comm: CommId,
+    comm: CommId,
 ) -> Result<Coll> {
+    // Not significant in the root's group of an intercommunicator, but for the root.
+    let count = match buffer_significant(w, comm, root, true)? {
+        true => count,
+        false => 0,
+    };
     let data = recv_one(buffer, count, &datatype)?;
     Ok(Coll::Bcast { data, root })
 }
@@ -43,12 +49,28 @@ forms!(bcast, ibcast, bcast_init = bcast_coll(
     buffer: *mut c_void, count: usize, datatype: Datatype, root: c_int
 ));
 
-/// This rank's contribution: `None` for `MPI_IN_PLACE` (where the engine checks it is allowed).
-fn contribution(p: *const c_void, count: usize, dt: &Datatype) -> Result<Option<SendData>> {
+/// This rank's block: `None` for `MPI_IN_PLACE` (where the engine checks it is allowed).
+fn own_block(p: *const c_void, count: usize, dt: &Datatype) -> Result<Option<SendData>> {
     if is_in_place(p) {
         return Ok(None);
     }
     send_one(p, count, dt).map(Some)
+}
+
+/// This rank's contribution to a rooted collective: `None` for `MPI_IN_PLACE`, and in the
+/// root's group of an intercommunicator, where it is not significant.
+fn contribution(
+    w: &Mpi,
+    comm: CommId,
+    root: c_int,
+    p: *const c_void,
+    count: usize,
+    dt: &Datatype,
+) -> Result<Option<SendData>> {
+    match buffer_significant(w, comm, root, false)? {
+        true => own_block(p, count, dt),
+        false => Ok(None),
+    }
 }
 
 /// The root's blocks (none elsewhere: the arguments are not significant there).
@@ -75,7 +97,7 @@ fn gather_coll(
     let recv = at_root(here, || {
         recv_blocks(recvbuf, regular(n, recvcount, &recvtype)?)
     })?;
-    let send = contribution(sendbuf, sendcount, &sendtype)?;
+    let send = contribution(w, comm, root, sendbuf, sendcount, &sendtype)?;
     Ok(Coll::Gather { send, recv, root })
 }
 forms!(gather, igather, gather_init = gather_coll(
@@ -99,7 +121,7 @@ fn gatherv_coll<C: Count, D: Displ>(
     let recv = at_root(here, || {
         recv_blocks(recvbuf, varying(n, recvcounts, displs, &recvtype)?)
     })?;
-    let send = contribution(sendbuf, sendcount, &sendtype)?;
+    let send = contribution(w, comm, root, sendbuf, sendcount, &sendtype)?;
     Ok(Coll::Gather { send, recv, root })
 }
 forms!(gatherv, igatherv, gatherv_init<C: Count, D: Displ> = gatherv_coll(
@@ -107,9 +129,17 @@ forms!(gatherv, igatherv, gatherv_init<C: Count, D: Displ> = gatherv_coll(
     recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: Datatype, root: c_int
 ));
 
-/// This rank's receive block: `None` for `MPI_IN_PLACE`.
-fn landing(p: *mut c_void, count: usize, dt: &Datatype) -> Result<Option<RecvData>> {
-    if is_in_place(p) {
+/// This rank's receive block: `None` for `MPI_IN_PLACE`, and in the root's group of an
+/// intercommunicator, where it is not significant.
+fn landing(
+    w: &Mpi,
+    comm: CommId,
+    root: c_int,
+    p: *mut c_void,
+    count: usize,
+    dt: &Datatype,
+) -> Result<Option<RecvData>> {
+    if is_in_place(p) || !buffer_significant(w, comm, root, false)? {
         return Ok(None);
     }
     recv_one(p, count, dt).map(Some)
@@ -130,7 +160,7 @@ fn scatter_coll(
     let send = at_root(here, || {
         send_blocks(sendbuf, regular(n, sendcount, &sendtype)?)
     })?;
-    let recv = landing(recvbuf, recvcount, &recvtype)?;
+    let recv = landing(w, comm, root, recvbuf, recvcount, &recvtype)?;
     Ok(Coll::Scatter { send, recv, root })
 }
 forms!(scatter, iscatter, scatter_init = scatter_coll(
@@ -154,7 +184,7 @@ fn scatterv_coll<C: Count, D: Displ>(
     let send = at_root(here, || {
         send_blocks(sendbuf, varying(n, sendcounts, displs, &sendtype)?)
     })?;
-    let recv = landing(recvbuf, recvcount, &recvtype)?;
+    let recv = landing(w, comm, root, recvbuf, recvcount, &recvtype)?;
     Ok(Coll::Scatter { send, recv, root })
 }
 forms!(scatterv, iscatterv, scatterv_init<C: Count, D: Displ> = scatterv_coll(
@@ -174,7 +204,7 @@ fn allgather_coll(
 ) -> Result<Coll> {
     let n = blocks(w, comm)?;
     let recv = recv_blocks(recvbuf, regular(n, recvcount, &recvtype)?)?;
-    let send = contribution(sendbuf, sendcount, &sendtype)?;
+    let send = own_block(sendbuf, sendcount, &sendtype)?;
     Ok(Coll::Allgather { send, recv })
 }
 forms!(allgather, iallgather, allgather_init = allgather_coll(
@@ -195,7 +225,7 @@ fn allgatherv_coll<C: Count, D: Displ>(
 ) -> Result<Coll> {
     let n = blocks(w, comm)?;
     let recv = recv_blocks(recvbuf, varying(n, recvcounts, displs, &recvtype)?)?;
-    let send = contribution(sendbuf, sendcount, &sendtype)?;
+    let send = own_block(sendbuf, sendcount, &sendtype)?;
     Ok(Coll::Allgather { send, recv })
 }
 forms!(allgatherv, iallgatherv, allgatherv_init<C: Count, D: Displ> = allgatherv_coll(

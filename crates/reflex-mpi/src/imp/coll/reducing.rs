@@ -57,7 +57,10 @@ fn reduce_coll(
         true => Some(recv_one(recvbuf, count, &datatype.dt)?),
         false => None,
     };
-    let send = input(sendbuf, count, &datatype)?;
+    let send = match crate::kinds::buffer_significant(w, comm, root, false)? {
+        true => input(sendbuf, count, &datatype)?,
+        false => None,
+    };
     Ok(Coll::Reduce {
         send,
         recv,
