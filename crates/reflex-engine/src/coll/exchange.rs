@@ -19,6 +19,9 @@ const TAG_ALLGATHER_BYTES: i32 = 4;
 /// Tag of the inter-group half of [`Engine::allgather_inter`].
 const TAG_ACROSS: i32 = 5;
 
+/// One byte string per rank of a group.
+pub(crate) type ByRank = Vec<Vec<u8>>;
+
 /// One side of a pairwise exchange: where to send, whom to receive from, and how.
 pub(crate) struct Peer {
     /// Context of both messages.
@@ -53,7 +56,7 @@ impl<T: Transport> Engine<T> {
         &mut self,
         comm: CommId,
         mine: &[u8],
-    ) -> Result<(Vec<Vec<u8>>, Vec<Vec<u8>>)> {
+    ) -> Result<(ByRank, ByRank)> {
         let c = self.comms.get(comm)?;
         let remote = c.peers().members.clone();
         let (local, rank, ctx) = (c.group.members.clone(), c.rank, c.ctx);

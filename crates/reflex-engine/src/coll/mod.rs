@@ -21,6 +21,9 @@
 //! | scan, exscan | recursive doubling (prefix), in rank order |
 //! | neighbour collectives | one round to the topology's neighbours |
 //!
+//! On intercommunicators the same algorithms run inside each group and are joined by transfers
+//! between the groups ([`inter`]).
+//!
 //! Blocking barrier, bcast, reduce, allreduce and allgather of messages up to a board slot, on a
 //! communicator within one node, run on shared memory instead ([`board`]), and so does a regular
 //! alltoall whose blocks all fit one slot together.
