@@ -14,6 +14,10 @@ use std::fmt;
 /// Prefix of every Reflex environment variable.
 pub const PREFIX: &str = "REFLEX_";
 
+/// Set by Reflex's launchers for the library (not settings): the pid of the process that
+/// started this rank, which the rank dies with (see `reflex_mpi`'s `MPI_Init`).
+pub const LAUNCHER_PID: &str = "REFLEX_LAUNCHER_PID";
+
 /// How a setting's value is read from text and shown.
 pub trait SettingValue: Sized {
     /// Parses the text of an environment variable (already trimmed).
@@ -377,7 +381,7 @@ impl Config {
         let mut invalid: Vec<InvalidValue> = Vec::new();
         for (name, value) in vars {
             let name = name.as_ref().to_string_lossy();
-            if !name.starts_with(PREFIX) {
+            if !name.starts_with(PREFIX) || name == LAUNCHER_PID {
                 continue;
             }
             let text = value.as_ref().to_str();

@@ -2,8 +2,9 @@
 //!
 //! Each rank gets one end of an AF_UNIX socketpair as `PMI_FD` (inheritable, like Hydra's, so
 //! wrapper scripts work), plus `PMI_RANK`, `PMI_SIZE`, `PMI_JOBID` (the job's unique KVS name),
-//! `MPI_LOCALNRANKS` and `MPI_LOCALRANKID` (launchers.md §2.1). All ranks join one process group
-//! led by rank 0, so a signal reaches their children too. Ranks are started with
+//! `MPI_LOCALNRANKS` and `MPI_LOCALRANKID` (launchers.md §2.1), and `REFLEX_LAUNCHER_PID` (the
+//! library arms a parent-death signal with it, so a rank dies with a killed launcher). All ranks
+//! join one process group led by rank 0, so a signal reaches their children too. Ranks are started with
 //! `posix_spawnp`, which also gives each an empty signal mask (mpiexec blocks the signals it
 //! reads through a signalfd) and default SIGPIPE handling (the Rust runtime ignores SIGPIPE in
 //! mpiexec, and an ignored signal would survive `exec`); std's `Command` does neither without
@@ -198,6 +199,10 @@ fn rank_environment(job: &Job<'_>, place: Place, pmi_fd: i32) -> io::Result<Vec<
         ("PMI_JOBID", job.kvsname.to_owned()),
         ("MPI_LOCALNRANKS", place.local_size.to_string()),
         ("MPI_LOCALRANKID", place.local_rank.to_string()),
+        (
+            reflex_base::config::LAUNCHER_PID,
+            std::process::id().to_string(),
+        ),
     ];
     for (name, value) in pmi {
         set_var(&mut vars, name.into(), value.into());

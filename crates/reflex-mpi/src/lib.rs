@@ -20,6 +20,7 @@ pub mod handles;
 pub mod imp;
 pub mod info;
 pub mod kinds;
+pub mod lifeline;
 pub mod objects;
 pub mod ops;
 pub mod state;

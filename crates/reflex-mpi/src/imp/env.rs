@@ -36,6 +36,7 @@ fn init_with(required: c_int) -> Result<c_int> {
         }
         Phase::Uninitialised => {}
     }
+    crate::lifeline::die_with_launcher();
     let world = World::init()?;
     // Every level is provided, MPI_THREAD_MULTIPLE included (crate::threads); below it nothing
     // is locked.
