@@ -182,6 +182,72 @@ setting_enum! {
     }
 }
 
+setting_enum! {
+    /// The barrier algorithm (point-to-point schedules).
+    BarrierAlgo {
+        /// Chosen by the selection table.
+        Auto = "auto",
+        /// Dissemination: round k signals rank + 2^k.
+        Dissemination = "dissemination",
+        /// Pairwise exchange (recursive doubling), non-powers of two folded first.
+        Pairwise = "pairwise",
+    }
+}
+
+setting_enum! {
+    /// The broadcast algorithm (point-to-point schedules).
+    BcastAlgo {
+        /// Chosen by the selection table.
+        Auto = "auto",
+        /// Binomial tree.
+        Binomial = "binomial",
+        /// k-nomial tree of fan-out `REFLEX_COLL_FANOUT`.
+        Knomial = "knomial",
+        /// Postal-model tree for latency `REFLEX_COLL_LAMBDA`.
+        Postal = "postal",
+        /// Scatter, then a ring allgather (van de Geijn): large messages.
+        ScatterAllgather = "scatter-allgather",
+    }
+}
+
+setting_enum! {
+    /// The allreduce algorithm (point-to-point schedules).
+    AllreduceAlgo {
+        /// Chosen by the selection table.
+        Auto = "auto",
+        /// Recursive doubling in rank order.
+        RecursiveDoubling = "recursive-doubling",
+        /// Ring reduce-scatter then ring allgather (commutative operations).
+        Ring = "ring",
+    }
+}
+
+setting_enum! {
+    /// The allgather algorithm (point-to-point schedules).
+    AllgatherAlgo {
+        /// Chosen by the selection table.
+        Auto = "auto",
+        /// One round of direct exchange.
+        Direct = "direct",
+        /// Ring: n − 1 rounds of one block.
+        Ring = "ring",
+        /// Bruck: ⌈log2 n⌉ rounds of doubling size.
+        Bruck = "bruck",
+    }
+}
+
+setting_enum! {
+    /// The alltoall algorithm (point-to-point schedules).
+    AlltoallAlgo {
+        /// Chosen by the selection table.
+        Auto = "auto",
+        /// Every transfer posted in one round.
+        Direct = "direct",
+        /// Pairwise exchange: n − 1 rounds, one peer each.
+        Pairwise = "pairwise",
+    }
+}
+
 /// Where a setting's value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Source {
@@ -276,6 +342,14 @@ settings! {
     direct_recv: Switch = Switch::On, "REFLEX_DIRECT_RECV", "on: a non-contiguous receive is scattered straight from the cells; off: received into a temporary buffer and unpacked at completion";
     iov_min_block: ByteSize = ByteSize::kib(16), "REFLEX_IOV_MIN_BLOCK", "smallest average block of a non-contiguous large message read in place by process_vm_readv over iovecs (the kernel pins pages per remote block); smaller blocks are streamed through the cells";
     coll_shm: Switch = Switch::On, "REFLEX_COLL_SHM", "on: blocking barrier, bcast, reduce, allreduce and allgather of small messages on communicators within one node go through a shared-memory board; off: point-to-point schedules only";
+    coll_barrier: BarrierAlgo = BarrierAlgo::Auto, "REFLEX_COLL_BARRIER", "barrier schedule: auto, dissemination or pairwise";
+    coll_bcast: BcastAlgo = BcastAlgo::Auto, "REFLEX_COLL_BCAST", "broadcast schedule: auto, binomial, knomial, postal or scatter-allgather";
+    coll_allreduce: AllreduceAlgo = AllreduceAlgo::Auto, "REFLEX_COLL_ALLREDUCE", "allreduce schedule: auto, recursive-doubling or ring (commutative operations; else recursive doubling)";
+    coll_allgather: AllgatherAlgo = AllgatherAlgo::Auto, "REFLEX_COLL_ALLGATHER", "allgather schedule: auto, direct, ring or bruck (blocks of one size; else ring)";
+    coll_alltoall: AlltoallAlgo = AlltoallAlgo::Auto, "REFLEX_COLL_ALLTOALL", "alltoall schedule: auto, direct or pairwise";
+    coll_fanout: u32 = 4, "REFLEX_COLL_FANOUT", "fan-out r of the k-nomial broadcast tree (at least 2)";
+    coll_lambda: u32 = 2, "REFLEX_COLL_LAMBDA", "latency of the postal-model broadcast, in send times (at least 1)";
+    coll_large: ByteSize = ByteSize::kib(64), "REFLEX_COLL_LARGE", "messages from this size on take the large-message schedules under auto (scatter-allgather bcast, ring allreduce, ring allgather)";
     spin_polls: u32 = 1000, "REFLEX_SPIN_POLLS", "empty polls before a waiting rank yields the CPU";
     yield_polls: u32 = 100, "REFLEX_YIELD_POLLS", "sched_yield rounds before sleeping on the futex doorbell";
     sleep_us: u32 = 1000, "REFLEX_SLEEP_US", "longest single futex sleep, in microseconds";

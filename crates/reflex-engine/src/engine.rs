@@ -34,6 +34,8 @@ pub struct Tuning {
     pub direct_recv: bool,
     /// Smallest average block of a non-contiguous message read in place over iovecs.
     pub iov_min: usize,
+    /// Which collective schedules run (`REFLEX_COLL_*`).
+    pub coll: crate::coll::select::CollTuning,
 }
 
 impl Default for Tuning {
@@ -47,6 +49,7 @@ impl Default for Tuning {
             direct_send: true,
             direct_recv: true,
             iov_min: 16 << 10,
+            coll: Default::default(),
         }
     }
 }

@@ -538,7 +538,7 @@ fn neighbor_alltoall_on_a_periodic_ring_and_a_graph() {
 
         // A directed graph: every rank sends to the next two ranks.
         let dests: Vec<usize> = (1..=2).map(|k| (me + k) % n).collect();
-        let srcs: Vec<usize> = (1..=2).map(|k| (me + n - k) % n).collect();
+        let srcs: Vec<usize> = (1..=2).map(|k| (me + 2 * n - k) % n).collect();
         let edges = |v: &[usize]| -> Vec<(i32, i32)> { v.iter().map(|&r| (r as i32, 1)).collect() };
         let graph = e
             .dist_graph_create_adjacent(COMM_WORLD, &edges(&srcs), &edges(&dests), false)

@@ -5,8 +5,11 @@
 //! packs and unpacks them on the fly); only a rank's own block is copied locally, and in-place
 //! alltoall packs what it sends first because the same memory receives.
 
+use super::large;
 use super::sched::{Builder, Dst, Src, Step};
+use super::select::{Allgather, Alltoall, Barrier, Bcast, CollTuning};
 use super::spec::{check_blocks, check_root, RecvData, SendData};
+use super::trees;
 use crate::comm::CommId;
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -14,9 +17,13 @@ use crate::request::PROC_NULL;
 use crate::topo::Topology;
 use reflex_base::transport::Transport;
 
-/// Allgather blocks up to this many bytes go to every rank in one round; larger ones go round
-/// a ring (n − 1 rounds, each rank sending one block per round).
-const ALLGATHER_DIRECT_MAX: usize = 2048;
+/// `MPI_Barrier` by the schedule the table picks.
+pub(crate) fn barrier_with(b: &mut Builder, table: &CollTuning) {
+    match table.barrier() {
+        Barrier::Dissemination => barrier(b),
+        Barrier::Pairwise => pairwise_barrier(b),
+    }
+}
 
 /// `MPI_Barrier`: dissemination. In round k every rank signals rank + 2^k and waits for
 /// rank − 2^k; after ⌈log2 n⌉ rounds every rank has heard, through some chain, from all others.
@@ -33,27 +40,57 @@ pub(crate) fn barrier(b: &mut Builder) {
     }
 }
 
-/// `MPI_Bcast`: binomial tree rooted at `root` (ranks relative to the root; a rank receives from
-/// the rank that differs in its lowest set bit, then sends to the ranks below that bit).
-pub(crate) fn bcast(b: &mut Builder, data: RecvData, root: i32) -> Result<()> {
+/// `MPI_Barrier` by pairwise exchange (recursive doubling): with n = 2^k + rem, the odd ranks
+/// below 2·rem first signal their even neighbour and wait for its release at the end; the other
+/// 2^k ranks exchange with partners at distance 1, 2, 4, … (renumbered past the folded ones).
+pub(crate) fn pairwise_barrier(b: &mut Builder) {
     let (me, n) = (b.rank, b.size);
-    let root = check_root(root, n)?;
-    let rel = (me + n - root) % n;
-    let mut mask = 1;
-    while mask < n {
-        if rel & mask != 0 {
-            b.recv((rel - mask + root) % n, 0, Dst::User(data.clone()));
-            b.end_round();
-            break;
-        }
-        mask <<= 1;
+    let pow = if n == 0 { 0 } else { 1 << n.ilog2() };
+    let rem = n - pow;
+    if me < 2 * rem && me % 2 == 1 {
+        b.send(me - 1, 0, Src::Empty);
+        b.recv(me - 1, 1, Dst::Empty);
+        return;
     }
-    mask >>= 1;
-    while mask > 0 {
-        if rel + mask < n {
-            b.send((rel + mask + root) % n, 0, Src::User(data.as_send()));
+    if me < 2 * rem {
+        b.recv(me + 1, 0, Dst::Empty);
+        b.end_round();
+    }
+    let new = if me < 2 * rem { me / 2 } else { me - rem };
+    let actual = |r: usize| if r < rem { 2 * r } else { r + rem };
+    let mut mask = 1;
+    let mut tag = 2u8;
+    while mask < pow {
+        let partner = actual(new ^ mask);
+        b.recv(partner, tag, Dst::Empty);
+        b.send(partner, tag, Src::Empty);
+        b.end_round();
+        mask <<= 1;
+        tag = tag.wrapping_add(1);
+    }
+    if me < 2 * rem {
+        b.send(me + 1, 1, Src::Empty);
+    }
+}
+
+/// `MPI_Bcast` down a binomial tree rooted at `root` (the local phase of intercommunicator
+/// collectives).
+pub(crate) fn bcast(b: &mut Builder, data: RecvData, root: i32) -> Result<()> {
+    bcast_with(b, data, root, Bcast::Knomial(2))
+}
+
+/// `MPI_Bcast` by the schedule `algo`.
+pub(crate) fn bcast_with(b: &mut Builder, data: RecvData, root: i32, algo: Bcast) -> Result<()> {
+    let n = b.size;
+    let root = check_root(root, n)?;
+    let rel = (b.rank + n - root) % n;
+    match algo {
+        Bcast::Knomial(r) => trees::bcast_down(b, data, root, &trees::knomial(rel, n, r)),
+        Bcast::Postal(lambda) => {
+            let node = trees::postal(n, lambda).swap_remove(rel);
+            trees::bcast_down(b, data, root, &node)
         }
-        mask >>= 1;
+        Bcast::ScatterAllgather => large::scatter_allgather_bcast(b, data, root)?,
     }
     Ok(())
 }
@@ -112,12 +149,14 @@ pub(crate) fn scatter(
     Ok(())
 }
 
-/// `MPI_Allgather(v)`: small blocks in one round of direct exchange; large ones round a ring,
-/// where in round k a rank forwards to its right neighbour the block it received in round k − 1.
+/// `MPI_Allgather(v)` by the schedule the table picks: one round of direct exchange, a ring
+/// (in round k a rank forwards to its right neighbour the block it received in round k − 1), or
+/// Bruck's doubling.
 pub(crate) fn allgather(
     b: &mut Builder,
     send: Option<SendData>,
     recv: Vec<RecvData>,
+    table: &CollTuning,
 ) -> Result<()> {
     let (me, n) = (b.rank, b.size);
     check_blocks(&recv, n, "the allgather receive buffer")?;
@@ -127,38 +166,44 @@ pub(crate) fn allgather(
             to: recv[me].clone(),
         });
     }
-    let mut largest = 0;
+    let mut lens = Vec::with_capacity(n);
     for block in &recv {
-        largest = largest.max(block.packed_len()?);
+        lens.push(block.packed_len()?);
     }
-    if largest <= ALLGATHER_DIRECT_MAX {
-        for k in 1..n {
-            let (to, from) = ((me + k) % n, (me + n - k) % n);
-            b.recv(from, 0, Dst::User(recv[from].clone()));
-            b.send(to, 0, Src::User(recv[me].as_send()));
+    let largest = lens.iter().copied().max().unwrap_or(0);
+    let uniform = lens.iter().all(|&l| l == largest);
+    match table.allgather(n, largest, uniform) {
+        Allgather::Direct => {
+            for k in 1..n {
+                let (to, from) = ((me + k) % n, (me + n - k) % n);
+                b.recv(from, 0, Dst::User(recv[from].clone()));
+                b.send(to, 0, Src::User(recv[me].as_send()));
+            }
         }
-        return Ok(());
-    }
-    let (left, right) = ((me + n - 1) % n, (me + 1) % n);
-    for k in 0..n.saturating_sub(1) {
-        let (out, into) = ((me + n - k) % n, (me + n - k - 1) % n);
-        b.recv(left, 0, Dst::User(recv[into].clone()));
-        b.send(right, 0, Src::User(recv[out].as_send()));
-        b.end_round();
+        Allgather::Bruck => large::bruck_allgather(b, recv, largest),
+        Allgather::Ring => {
+            let (left, right) = ((me + n - 1) % n, (me + 1) % n);
+            for k in 0..n.saturating_sub(1) {
+                let (out, into) = ((me + n - k) % n, (me + n - k - 1) % n);
+                b.recv(left, 0, Dst::User(recv[into].clone()));
+                b.send(right, 0, Src::User(recv[out].as_send()));
+                b.end_round();
+            }
+        }
     }
     Ok(())
 }
 
-/// `MPI_Alltoall(v,w)`: every receive and every send posted in one round, peers in the order
-/// rank + 1, rank + 2, … so that no rank is everyone's first destination.
+/// `MPI_Alltoall(v,w)`: peers in the order rank + 1, rank + 2, … so that no rank is everyone's
+/// first destination; every transfer in one round (direct) or one peer per round (pairwise).
 pub(crate) fn alltoall(
     b: &mut Builder,
     send: Option<Vec<SendData>>,
     recv: Vec<RecvData>,
+    table: &CollTuning,
 ) -> Result<()> {
     let (me, n) = (b.rank, b.size);
     check_blocks(&recv, n, "the alltoall receive buffer")?;
-    let peers: Vec<usize> = (1..n).map(|k| (me + k) % n).collect();
     let outgoing: Vec<Src> = match send {
         Some(send) => {
             check_blocks(&send, n, "the alltoall send buffer")?;
@@ -182,11 +227,18 @@ pub(crate) fn alltoall(
             staged
         }
     };
-    for &r in &peers {
-        b.recv(r, 0, Dst::User(recv[r].clone()));
+    let mut largest = 0;
+    for block in &recv {
+        largest = largest.max(block.packed_len()?);
     }
-    for &r in &peers {
-        b.send(r, 0, outgoing[r].clone());
+    let pairwise = table.alltoall(n, largest) == Alltoall::Pairwise;
+    for k in 1..n {
+        let (to, from) = ((me + k) % n, (me + n - k) % n);
+        b.recv(from, 0, Dst::User(recv[from].clone()));
+        b.send(to, 0, outgoing[to].clone());
+        if pairwise {
+            b.end_round();
+        }
     }
     Ok(())
 }

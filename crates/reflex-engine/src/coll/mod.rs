@@ -32,9 +32,12 @@ pub mod board;
 pub mod data;
 pub mod exchange;
 pub mod inter;
+pub mod large;
 pub mod reduce;
 pub mod sched;
+pub mod select;
 pub mod spec;
+pub mod trees;
 
 pub use spec::{Coll, RecvData, Reducer, SendData, UserReduce};
 
@@ -84,13 +87,17 @@ impl<T: Transport> Engine<T> {
             inter::schedule(&mut b, coll)?;
             return Ok(b.finish());
         }
+        let table = &self.tuning.coll;
         match coll {
-            Coll::Barrier => data::barrier(&mut b),
-            Coll::Bcast { data, root } => data::bcast(&mut b, data, root)?,
+            Coll::Barrier => data::barrier_with(&mut b, table),
+            Coll::Bcast { data, root } => {
+                let algo = table.bcast(b.size, data.packed_len()?);
+                data::bcast_with(&mut b, data, root, algo)?
+            }
             Coll::Gather { send, recv, root } => data::gather(&mut b, send, recv, root)?,
             Coll::Scatter { send, recv, root } => data::scatter(&mut b, send, recv, root)?,
-            Coll::Allgather { send, recv } => data::allgather(&mut b, send, recv)?,
-            Coll::Alltoall { send, recv, .. } => data::alltoall(&mut b, send, recv)?,
+            Coll::Allgather { send, recv } => data::allgather(&mut b, send, recv, table)?,
+            Coll::Alltoall { send, recv, .. } => data::alltoall(&mut b, send, recv, table)?,
             Coll::Neighbor { send, recv } => {
                 let (sources, destinations) = self.neighbors(comm)?;
                 data::neighbor(&mut b, &sources, &destinations, send, recv)?
@@ -101,7 +108,17 @@ impl<T: Transport> Engine<T> {
                 op,
                 root,
             } => reduce::reduce(&mut b, send, recv, op, root)?,
-            Coll::Allreduce { send, recv, op } => reduce::allreduce(&mut b, send, recv, op)?,
+            Coll::Allreduce { send, recv, op } => {
+                let input = send.unwrap_or_else(|| recv.as_send());
+                let (n, count) = (b.size, input.count);
+                let ring = table.allreduce(n, count, input.packed_len()?, op.commutative());
+                match ring {
+                    select::Allreduce::Ring => large::ring_allreduce(&mut b, input, recv, op)?,
+                    select::Allreduce::RecursiveDoubling => {
+                        reduce::allreduce(&mut b, Some(input), recv, op)?
+                    }
+                }
+            }
             Coll::ReduceScatter {
                 send,
                 recv,

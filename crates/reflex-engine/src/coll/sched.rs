@@ -77,6 +77,10 @@ pub(crate) enum Step {
     Copy { from: SendData, to: RecvData },
     /// Copy one temporary into another of the same size.
     Dup { from: TempId, to: TempId },
+    /// Copy all of temporary `from` into `to` from byte `at` on.
+    Splice { from: TempId, to: TempId, at: usize },
+    /// Fill all of temporary `to` from `from`, starting at byte `at`.
+    Extract { from: TempId, at: usize, to: TempId },
     /// `upper = lower op upper` on `count` elements; with `into_lower` the result is then swapped
     /// into `lower` (so either operand can accumulate while keeping the operand order).
     Combine {
@@ -289,6 +293,27 @@ impl Schedule {
             Step::Dup { from, to } => {
                 let src = self.temps[from].take().ok_or_else(|| in_use(from))?;
                 let copied = self.temp(to).map(|t| t.copy_from_slice(&src));
+                self.temps[from] = Some(src);
+                copied?;
+            }
+            Step::Splice { from, to, at } => {
+                let src = self.temps[from].take().ok_or_else(|| in_use(from))?;
+                let copied = self.temp(to).and_then(|t| {
+                    let room = t.len().saturating_sub(at);
+                    let into = t.get_mut(at..at + src.len());
+                    into.map(|d| d.copy_from_slice(&src))
+                        .ok_or_else(|| truncated(src.len(), room))
+                });
+                self.temps[from] = Some(src);
+                copied?;
+            }
+            Step::Extract { from, at, to } => {
+                let src = self.temps[from].take().ok_or_else(|| in_use(from))?;
+                let copied = self.temp(to).and_then(|t| {
+                    let part = src.get(at..at + t.len());
+                    part.map(|p| t.copy_from_slice(p))
+                        .ok_or_else(|| truncated(t.len(), src.len().saturating_sub(at)))
+                });
                 self.temps[from] = Some(src);
                 copied?;
             }

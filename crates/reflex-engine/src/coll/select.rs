@@ -1,0 +1,193 @@
+//! The selection table: which point-to-point schedule runs a collective, by communicator size
+//! and message size, unless a `REFLEX_COLL_*` setting forces one (for experiments and sweeps).
+//!
+//! Locality is decided before this table: a blocking collective on a communicator inside one
+//! node that fits the shared-memory board runs there ([`super::board`]); everything else comes
+//! here. Under `auto`:
+//!
+//! | collective | choice |
+//! |---|---|
+//! | barrier | dissemination |
+//! | bcast | binomial; scatter + ring allgather from `REFLEX_COLL_LARGE` bytes on ≥ 4 ranks |
+//! | allreduce | recursive doubling; ring from `REFLEX_COLL_LARGE` bytes on ≥ 3 ranks (commutative, ≥ 1 element per rank) |
+//! | allgather | direct up to 2 KiB blocks on ≤ 8 ranks, Bruck for such blocks on more ranks, else ring |
+//! | alltoall | direct; pairwise from `REFLEX_COLL_LARGE` bytes per block on > 8 ranks |
+//!
+//! A forced algorithm that cannot run a given call (a ring allreduce of a non-commutative
+//! operation, Bruck over blocks of different sizes) falls back to the `auto` choice.
+
+use reflex_base::config::{AllgatherAlgo, AllreduceAlgo, AlltoallAlgo, BarrierAlgo, BcastAlgo};
+use reflex_base::config::{ByteSize, Config};
+
+/// Allgather blocks up to this many bytes go to every rank in one round (or by Bruck).
+const ALLGATHER_SMALL: usize = 2048;
+
+/// The collective settings, as the engine uses them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CollTuning {
+    pub barrier: BarrierAlgo,
+    pub bcast: BcastAlgo,
+    pub allreduce: AllreduceAlgo,
+    pub allgather: AllgatherAlgo,
+    pub alltoall: AlltoallAlgo,
+    /// Fan-out of the k-nomial broadcast.
+    pub fanout: usize,
+    /// Latency of the postal-model broadcast, in send times.
+    pub lambda: usize,
+    /// Where the large-message schedules start, in bytes.
+    pub large: usize,
+}
+
+impl Default for CollTuning {
+    fn default() -> Self {
+        Self::from_config(&Config::default())
+    }
+}
+
+impl CollTuning {
+    /// The settings of `config`.
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            barrier: config.coll_barrier,
+            bcast: config.coll_bcast,
+            allreduce: config.coll_allreduce,
+            allgather: config.coll_allgather,
+            alltoall: config.coll_alltoall,
+            fanout: config.coll_fanout.max(2) as usize,
+            lambda: config.coll_lambda.max(1) as usize,
+            large: ByteSize::get(config.coll_large),
+        }
+    }
+
+    /// The barrier of `n` ranks.
+    pub(crate) fn barrier(&self) -> Barrier {
+        match self.barrier {
+            BarrierAlgo::Pairwise => Barrier::Pairwise,
+            BarrierAlgo::Auto | BarrierAlgo::Dissemination => Barrier::Dissemination,
+        }
+    }
+
+    /// The broadcast of `bytes` to `n` ranks.
+    pub(crate) fn bcast(&self, n: usize, bytes: usize) -> Bcast {
+        match self.bcast {
+            BcastAlgo::Binomial => Bcast::Knomial(2),
+            BcastAlgo::Knomial => Bcast::Knomial(self.fanout),
+            BcastAlgo::Postal => Bcast::Postal(self.lambda),
+            BcastAlgo::ScatterAllgather if bytes >= n => Bcast::ScatterAllgather,
+            _ if bytes >= self.large && n >= 4 => Bcast::ScatterAllgather,
+            _ => Bcast::Knomial(2),
+        }
+    }
+
+    /// The allreduce of `count` elements (`bytes` packed) over `n` ranks.
+    pub(crate) fn allreduce(
+        &self,
+        n: usize,
+        count: usize,
+        bytes: usize,
+        commutes: bool,
+    ) -> Allreduce {
+        let ring_fits = commutes && count >= n && n >= 2;
+        match self.allreduce {
+            AllreduceAlgo::Ring if ring_fits => Allreduce::Ring,
+            AllreduceAlgo::RecursiveDoubling => Allreduce::RecursiveDoubling,
+            _ if ring_fits && n >= 3 && bytes >= self.large => Allreduce::Ring,
+            _ => Allreduce::RecursiveDoubling,
+        }
+    }
+
+    /// The allgather over `n` ranks whose largest block has `largest` bytes (`uniform`: all
+    /// blocks have that size).
+    pub(crate) fn allgather(&self, n: usize, largest: usize, uniform: bool) -> Allgather {
+        match self.allgather {
+            AllgatherAlgo::Direct => Allgather::Direct,
+            AllgatherAlgo::Ring => Allgather::Ring,
+            AllgatherAlgo::Bruck if uniform => Allgather::Bruck,
+            _ if largest > ALLGATHER_SMALL || (n > 8 && !uniform) => Allgather::Ring,
+            _ if n > 8 => Allgather::Bruck,
+            _ => Allgather::Direct,
+        }
+    }
+
+    /// The alltoall over `n` ranks whose largest block has `largest` bytes.
+    pub(crate) fn alltoall(&self, n: usize, largest: usize) -> Alltoall {
+        match self.alltoall {
+            AlltoallAlgo::Direct => Alltoall::Direct,
+            AlltoallAlgo::Pairwise => Alltoall::Pairwise,
+            AlltoallAlgo::Auto if n > 8 && largest >= self.large => Alltoall::Pairwise,
+            AlltoallAlgo::Auto => Alltoall::Direct,
+        }
+    }
+}
+
+/// A barrier schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Barrier {
+    Dissemination,
+    Pairwise,
+}
+
+/// A broadcast schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bcast {
+    /// k-nomial tree of this fan-out (2: binomial).
+    Knomial(usize),
+    /// Postal-model tree for this λ.
+    Postal(usize),
+    ScatterAllgather,
+}
+
+/// An allreduce schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Allreduce {
+    RecursiveDoubling,
+    Ring,
+}
+
+/// An allgather schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Allgather {
+    Direct,
+    Ring,
+    Bruck,
+}
+
+/// An alltoall schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Alltoall {
+    Direct,
+    Pairwise,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_follows_the_table_and_forced_choices_fall_back_when_they_cannot_run() {
+        let t = CollTuning::default();
+        assert_eq!(t.bcast(8, 1 << 20), Bcast::ScatterAllgather);
+        assert_eq!(t.bcast(2, 1 << 20), Bcast::Knomial(2));
+        assert_eq!(t.allreduce(4, 1 << 18, 1 << 20, true), Allreduce::Ring);
+        assert_eq!(
+            t.allreduce(4, 1 << 18, 1 << 20, false),
+            Allreduce::RecursiveDoubling
+        );
+        assert_eq!(t.allgather(16, 64, true), Allgather::Bruck);
+        assert_eq!(t.allgather(4, 64, true), Allgather::Direct);
+        assert_eq!(t.allgather(4, 1 << 16, true), Allgather::Ring);
+        let forced = CollTuning {
+            allreduce: AllreduceAlgo::Ring,
+            allgather: AllgatherAlgo::Bruck,
+            bcast: BcastAlgo::Postal,
+            ..t
+        };
+        assert_eq!(
+            forced.allreduce(4, 2, 8, true),
+            Allreduce::RecursiveDoubling
+        );
+        assert_eq!(forced.allreduce(4, 4, 16, true), Allreduce::Ring);
+        assert_eq!(forced.allgather(4, 64, false), Allgather::Direct);
+        assert_eq!(forced.bcast(4, 4), Bcast::Postal(2));
+    }
+}
