@@ -12,7 +12,7 @@ use crate::error::{ErrorClass, MpiError, Result};
 use crate::msgbuf::Typed;
 use crate::packet::{self, Envelope};
 use crate::request::{
-    InBuf, Op, OutBuf, Persistent, Request, RequestId, SendMode, SendOp, SendPhase, Status,
+    Hooks, InBuf, Op, OutBuf, Persistent, Request, RequestId, SendMode, SendOp, SendPhase, Status,
     PROC_NULL,
 };
 use reflex_base::buf::{RecvBuf, SendBuf};
@@ -162,6 +162,30 @@ impl<T: Transport> Engine<T> {
                 .insert(Request::completed(Status::empty())));
         }
         self.start_user_send(out, dest, tag, comm, mode, None)
+    }
+
+    /// A standard send that takes a copy of its data at once, so the buffer may change as soon as
+    /// this returns (`MPI_Isendrecv_replace` receives into it).
+    pub fn isend_copied(
+        &mut self,
+        buf: SendBuf,
+        count: usize,
+        dt: Datatype,
+        (dest, tag): (i32, i32),
+        comm: CommId,
+    ) -> Result<RequestId> {
+        let mut out = self.out_buf(buf, count, &dt)?;
+        if self.try_send_eager_now(&mut out, dest, tag, comm)? {
+            return Ok(self
+                .core
+                .requests
+                .insert(Request::completed(Status::empty())));
+        }
+        if !matches!(out, OutBuf::Owned(_)) {
+            let core = &mut self.core;
+            out = OutBuf::Owned(out.packed_copy(&mut core.stats, &mut core.spares));
+        }
+        self.start_user_send(out, dest, tag, comm, SendMode::Standard, None)
     }
 
     /// Starts a send of all of `buf`, into request `into` (persistent) or a new one.
@@ -585,8 +609,13 @@ impl<T: Transport> Engine<T> {
     }
 
     /// `MPI_Cancel`: a posted, unmatched receive is cancelled; anything else completes normally.
+    /// A pair cancels its receive.
     pub fn cancel(&mut self, id: RequestId) -> Result<()> {
-        self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
+        let req = self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
+        let id = match req.op {
+            Op::Pair { recv, .. } => recv,
+            _ => id,
+        };
         if let Some(pos) = self.core.posted.iter().position(|p| p.id == id) {
             self.core.posted.remove(pos);
             let mut status = null_status();
@@ -597,17 +626,29 @@ impl<T: Transport> Engine<T> {
     }
 
     /// `MPI_Request_free`: the application drops its handle; the operation still completes.
-    pub fn request_free(&mut self, id: RequestId) -> Result<()> {
+    /// Returns the callbacks of a complete generalized request, released now: its `free_fn` is
+    /// due (else `MPI_Grequest_complete` hands them back later).
+    pub fn request_free(&mut self, id: RequestId) -> Result<Option<Hooks>> {
         let req = self
             .core
             .requests
             .get_mut(id)
             .ok_or_else(|| bad_request(id))?;
-        req.detached = true;
-        if req.complete {
-            self.core.release(id);
+        if let Op::Pair { .. } = req.op {
+            self.release_parts(id);
+            self.core.requests.remove(id);
+            return Ok(None);
         }
-        Ok(())
+        req.detached = true;
+        if !req.complete {
+            return Ok(None);
+        }
+        let hooks = match &req.op {
+            Op::Generalized(hooks) => Some(hooks.clone()),
+            _ => None,
+        };
+        self.core.release(id);
+        Ok(hooks)
     }
 
     /// `MPI_Buffer_attach`.

@@ -6,10 +6,12 @@
 //! being released. Slots are reused through a free list, so steady-state traffic allocates nothing.
 
 use crate::datatype::Datatype;
-use crate::error::MpiError;
+use crate::error::{MpiError, Result};
 pub(crate) use crate::msgbuf::{InBuf, OutBuf};
 use crate::packet::Envelope;
 use reflex_base::buf::{RecvBuf, SendBuf};
+use std::fmt;
+use std::sync::Arc;
 
 /// Index of a request in the engine's slab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -58,6 +60,39 @@ impl Status {
         }
     }
 }
+
+/// The application's side of a generalized request (MPI-3.1 §12.2): the callbacks registered with
+/// `MPI_Grequest_start`, implemented by the C layer.
+///
+/// The engine never calls them: they are application code, which may call MPI (and so the engine)
+/// again. It hands them back when one is due, in a [`crate::Completion`] (query then free, see
+/// [`crate::Completion::settle`]) or from the calls that release the request.
+pub trait Generalized: Send + Sync {
+    /// `query_fn`: fills in the status of the completed operation.
+    fn query(&self, status: &mut Status) -> Result<()>;
+    /// `free_fn`: releases the application's state of the request.
+    fn free(&self) -> Result<()>;
+    /// `cancel_fn`: asks the application to cancel; `complete` tells whether it already completed.
+    fn cancel(&self, complete: bool) -> Result<()>;
+}
+
+/// The callbacks of one generalized request (compared by identity).
+#[derive(Clone)]
+pub struct Hooks(pub Arc<dyn Generalized>);
+
+impl fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Hooks(..)")
+    }
+}
+
+impl PartialEq for Hooks {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Hooks {}
 
 /// Where a send stands in its protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,6 +184,14 @@ pub(crate) enum Op {
     Coll(Box<crate::coll::sched::Schedule>),
     /// Completed at creation (PROC_NULL peers, buffered sends, inactive persistent requests).
     Null,
+    /// A generalized request: the application completes it (`MPI_Grequest_complete`).
+    Generalized(Hooks),
+    /// A send and a receive that complete as one request (`MPI_Isendrecv`): complete when both
+    /// are; its status is the receive's.
+    Pair {
+        send: RequestId,
+        recv: RequestId,
+    },
 }
 
 #[derive(Debug)]

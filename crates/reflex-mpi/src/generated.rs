@@ -6603,7 +6603,9 @@ pub unsafe extern "C" fn MPI_Win_wait(win: ffi::MPI_Win) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Grequest_complete(request: ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Grequest_complete")
+    crate::call::world("MPI_Grequest_complete", None, |w| {
+            crate::imp::grequest_complete(w, request)
+        })
 }
 
 /// `MPI_Grequest_complete`: forwards to `PMPI_Grequest_complete` (profiling tools interpose this symbol).
@@ -6623,7 +6625,10 @@ pub unsafe extern "C" fn MPI_Grequest_complete(request: ffi::MPI_Request) -> c_i
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Grequest_start(query_fn: *const c_void, free_fn: *const c_void, cancel_fn: *const c_void, extra_state: *mut c_void, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Grequest_start")
+    crate::call::world("MPI_Grequest_start", None, |w| {
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::grequest_start(w, query_fn, free_fn, cancel_fn, extra_state, request)
+        })
 }
 
 /// `MPI_Grequest_start`: forwards to `PMPI_Grequest_start` (profiling tools interpose this symbol).
@@ -8774,7 +8779,7 @@ pub unsafe extern "C" fn MPI_File_f2c(file: ffi::MPI_Fint) -> ffi::MPI_File {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_c2f(c_status: *const ffi::MPI_Status, f_status: *mut ffi::MPI_Fint) -> c_int {
-    crate::call::unsupported("MPI_Status_c2f")
+    crate::call::anytime("MPI_Status_c2f", || crate::imp::status_c2f(c_status, f_status))
 }
 
 /// `MPI_Status_c2f`: forwards to `PMPI_Status_c2f` (profiling tools interpose this symbol).
@@ -8794,7 +8799,7 @@ pub unsafe extern "C" fn MPI_Status_c2f(c_status: *const ffi::MPI_Status, f_stat
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_f2c(f_status: *const ffi::MPI_Fint, c_status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_Status_f2c")
+    crate::call::anytime("MPI_Status_f2c", || crate::imp::status_f2c(f_status, c_status))
 }
 
 /// `MPI_Status_f2c`: forwards to `PMPI_Status_f2c` (profiling tools interpose this symbol).
@@ -9146,7 +9151,21 @@ pub unsafe extern "C" fn MPI_Type_ub(datatype: ffi::MPI_Datatype, displacement: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Isendrecv")
+    crate::call::world("MPI_Isendrecv", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let sendtag = crate::kinds::tag(sendtag)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let recvtag = crate::kinds::recv_tag(recvtag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::isendrecv(w, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request)
+        })
 }
 
 /// `MPI_Isendrecv`: forwards to `PMPI_Isendrecv` (profiling tools interpose this symbol).
@@ -9166,7 +9185,18 @@ pub unsafe extern "C" fn MPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Isendrecv_replace(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Isendrecv_replace")
+    crate::call::world("MPI_Isendrecv_replace", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let sendtag = crate::kinds::tag(sendtag)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let recvtag = crate::kinds::recv_tag(recvtag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::isendrecv_replace(w, buf, count, datatype, dest, sendtag, source, recvtag, comm, request)
+        })
 }
 
 /// `MPI_Isendrecv_replace`: forwards to `PMPI_Isendrecv_replace` (profiling tools interpose this symbol).
@@ -10676,7 +10706,7 @@ pub unsafe extern "C" fn MPI_T_source_get_timestamp(source_index: c_int, timesta
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_c2f08(c_status: *const ffi::MPI_Status, f08_status: *mut ffi::MPI_F08_status) -> c_int {
-    crate::call::unsupported("MPI_Status_c2f08")
+    crate::call::anytime("MPI_Status_c2f08", || crate::imp::status_c2f08(c_status, f08_status))
 }
 
 /// `MPI_Status_c2f08`: forwards to `PMPI_Status_c2f08` (profiling tools interpose this symbol).
@@ -10696,7 +10726,7 @@ pub unsafe extern "C" fn MPI_Status_c2f08(c_status: *const ffi::MPI_Status, f08_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_f082c(f08_status: *const ffi::MPI_F08_status, c_status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_Status_f082c")
+    crate::call::anytime("MPI_Status_f082c", || crate::imp::status_f082c(f08_status, c_status))
 }
 
 /// `MPI_Status_f082c`: forwards to `PMPI_Status_f082c` (profiling tools interpose this symbol).
@@ -10716,7 +10746,7 @@ pub unsafe extern "C" fn MPI_Status_f082c(f08_status: *const ffi::MPI_F08_status
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_f082f(f08_status: *const ffi::MPI_F08_status, f_status: *mut ffi::MPI_Fint) -> c_int {
-    crate::call::unsupported("MPI_Status_f082f")
+    crate::call::anytime("MPI_Status_f082f", || crate::imp::status_f082f(f08_status, f_status))
 }
 
 /// `MPI_Status_f082f`: forwards to `PMPI_Status_f082f` (profiling tools interpose this symbol).
@@ -10736,7 +10766,7 @@ pub unsafe extern "C" fn MPI_Status_f082f(f08_status: *const ffi::MPI_F08_status
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_f2f08(f_status: *const ffi::MPI_Fint, f08_status: *mut ffi::MPI_F08_status) -> c_int {
-    crate::call::unsupported("MPI_Status_f2f08")
+    crate::call::anytime("MPI_Status_f2f08", || crate::imp::status_f2f08(f_status, f08_status))
 }
 
 /// `MPI_Status_f2f08`: forwards to `PMPI_Status_f2f08` (profiling tools interpose this symbol).
@@ -12845,7 +12875,21 @@ pub unsafe extern "C" fn MPI_Isend_c(buf: *const c_void, count: ffi::MPI_Count, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Isendrecv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Isendrecv_c")
+    crate::call::world("MPI_Isendrecv_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
+            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendtype = crate::kinds::datatype(w, sendtype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let sendtag = crate::kinds::tag(sendtag)?;
+            crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
+            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype(w, recvtype)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let recvtag = crate::kinds::recv_tag(recvtag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::isendrecv_c(w, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request)
+        })
 }
 
 /// `MPI_Isendrecv_c`: forwards to `PMPI_Isendrecv_c` (profiling tools interpose this symbol).
@@ -12865,7 +12909,18 @@ pub unsafe extern "C" fn MPI_Isendrecv_c(sendbuf: *const c_void, sendcount: ffi:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Isendrecv_replace_c(buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Isendrecv_replace_c")
+    crate::call::world("MPI_Isendrecv_replace_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let sendtag = crate::kinds::tag(sendtag)?;
+            let source = crate::kinds::source(w, comm, source)?;
+            let recvtag = crate::kinds::recv_tag(recvtag)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::isendrecv_replace_c(w, buf, count, datatype, dest, sendtag, source, recvtag, comm, request)
+        })
 }
 
 /// `MPI_Isendrecv_replace_c`: forwards to `PMPI_Isendrecv_replace_c` (profiling tools interpose this symbol).
@@ -13215,7 +13270,10 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallw_init_c(sendbuf: *const c_void, s
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_create_c(user_fn: *const c_void, commute: c_int, op: *mut ffi::MPI_Op) -> c_int {
-    crate::call::unsupported("MPI_Op_create_c")
+    crate::call::world("MPI_Op_create_c", None, |w| {
+            crate::kinds::out_ptr(op, "op")?;
+            crate::imp::op_create_c(w, user_fn, commute, op)
+        })
 }
 
 /// `MPI_Op_create_c`: forwards to `PMPI_Op_create_c` (profiling tools interpose this symbol).

@@ -18,10 +18,12 @@ const SLOT_MASK: u32 = 0x00ff_ffff;
 /// A user-defined operation.
 #[derive(Debug, Clone, Copy)]
 pub struct UserOp {
-    /// The `MPI_User_function`.
+    /// The `MPI_User_function` (or `MPI_User_function_c`, see `large_count`).
     pub function: *const c_void,
     /// Whether the application declared it commutative.
     pub commute: bool,
+    /// Made by `MPI_Op_create_c`: the function takes its count as an `MPI_Count *`.
+    pub large_count: bool,
 }
 
 /// An operation argument checked to be valid.
@@ -118,6 +120,7 @@ mod tests {
         let op = UserOp {
             function: std::ptr::null(),
             commute: false,
+            large_count: false,
         };
         let h = t.create(op).unwrap();
         assert_eq!(h as u32 & 0xff00_0000, 0x9800_0000);

@@ -8,10 +8,11 @@
 pub use super::{
     bsend as bsend_c, bsend_init as bsend_init_c, get_elements_x as get_elements_c,
     ibsend as ibsend_c, imrecv as imrecv_c, irecv as irecv_c, irsend as irsend_c, isend as isend_c,
-    issend as issend_c, mrecv as mrecv_c, recv as recv_c, recv_init as recv_init_c,
-    reduce_local as reduce_local_c, rsend as rsend_c, rsend_init as rsend_init_c, send as send_c,
-    send_init as send_init_c, sendrecv as sendrecv_c, sendrecv_replace as sendrecv_replace_c,
-    ssend as ssend_c, ssend_init as ssend_init_c, type_contiguous as type_contiguous_c,
+    isendrecv as isendrecv_c, isendrecv_replace as isendrecv_replace_c, issend as issend_c,
+    mrecv as mrecv_c, recv as recv_c, recv_init as recv_init_c, reduce_local as reduce_local_c,
+    rsend as rsend_c, rsend_init as rsend_init_c, send as send_c, send_init as send_init_c,
+    sendrecv as sendrecv_c, sendrecv_replace as sendrecv_replace_c, ssend as ssend_c,
+    ssend_init as ssend_init_c, type_contiguous as type_contiguous_c,
     type_get_extent_x as type_get_extent_c, type_get_true_extent_x as type_get_true_extent_c,
     type_size_x as type_size_c,
 };

@@ -9,7 +9,11 @@ use crate::ffi::*;
 use crate::handles;
 use crate::state::Mpi;
 use crate::threads::{self, try_retire};
-use reflex_engine::{CommId, Completion, Datatype, ErrorClass, MpiError, Result, SendMode, Status};
+use reflex_engine::fabric::Fabric;
+use reflex_engine::Engine;
+use reflex_engine::{
+    CommId, Completion, Datatype, ErrorClass, MpiError, RequestId, Result, SendMode, Status,
+};
 use std::ffi::{c_int, c_void};
 
 fn send_mode(
@@ -289,6 +293,72 @@ pub fn sendrecv_replace(
     let sbuf = unsafe { reflex_base::buf::SendBuf::from_raw(copy.as_ptr(), copy.len()) };
     let s = e.isend(sbuf, count, dt, dest, sendtag, comm, SendMode::Standard)?;
     wait_pair(w, s, r, status, copy)
+}
+
+/// `MPI_Isendrecv`: the receive and the send start at once and complete as one request, whose
+/// status is the receive's.
+#[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
+pub fn isendrecv(
+    w: &mut Mpi,
+    sendbuf: *const c_void,
+    sendcount: usize,
+    sendtype: Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: usize,
+    recvtype: Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: CommId,
+    request: *mut MPI_Request,
+) -> Result<()> {
+    let (rbuf, sbuf) = (
+        recv_buf(recvbuf, recvcount, &recvtype)?,
+        send_buf(sendbuf, sendcount, &sendtype)?,
+    );
+    let e = &mut w.world.engine;
+    let r = e.irecv(rbuf, recvcount, recvtype, source, recvtag, comm)?;
+    let mode = SendMode::Standard;
+    let s = e
+        .isend(sbuf, sendcount, sendtype, dest, sendtag, comm, mode)
+        .inspect_err(|_| drop_part(e, r, true))?;
+    write(request, handles::request_handle(e.pair(s, r)));
+    Ok(())
+}
+
+/// Abandons one part of a send-receive whose other part could not start (a receive is
+/// cancelled first); the engine releases it once it is done.
+fn drop_part(e: &mut Engine<Fabric>, id: RequestId, recv: bool) {
+    if recv {
+        let _ = e.cancel(id);
+    }
+    let _ = e.request_free(id);
+}
+
+/// `MPI_Isendrecv_replace`: the send takes a copy of `buf` when it starts, so the reply may land
+/// in `buf` whenever it comes.
+#[allow(clippy::too_many_arguments)] // the MPI call's own parameter list
+pub fn isendrecv_replace(
+    w: &mut Mpi,
+    buf: *mut c_void,
+    count: usize,
+    dt: Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: CommId,
+    request: *mut MPI_Request,
+) -> Result<()> {
+    let (sbuf, rbuf) = (send_buf(buf, count, &dt)?, recv_buf(buf, count, &dt)?);
+    let e = &mut w.world.engine;
+    let s = e.isend_copied(sbuf, count, dt.clone(), (dest, sendtag), comm)?;
+    let r = e
+        .irecv(rbuf, count, dt, source, recvtag, comm)
+        .inspect_err(|_| drop_part(e, s, false))?;
+    write(request, handles::request_handle(e.pair(s, r)));
+    Ok(())
 }
 
 /// `MPI_Probe`.

@@ -1,4 +1,5 @@
-//! User-defined reduction operations (MPI-3.1 §5.9.5): `MPI_Op_create`/`_free`/`_commutative`,
+//! User-defined reduction operations (MPI-3.1 §5.9.5): `MPI_Op_create` (and MPI-4's
+//! `MPI_Op_create_c`, whose function takes an `MPI_Count`)/`_free`/`_commutative`,
 //! `MPI_Reduce_local`, and reductions with a user operation.
 //!
 //! The engine's collectives run user operations through [`UserReducer`], which implements the
@@ -20,6 +21,9 @@ use std::sync::Arc;
 /// `MPI_User_function`.
 type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
 
+/// `MPI_User_function_c` (`MPI_Op_create_c`).
+type UserFnC = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype);
+
 /// `MPI_Op_create`.
 pub fn op_create(
     w: &mut Mpi,
@@ -27,12 +31,33 @@ pub fn op_create(
     commute: c_int,
     op: *mut MPI_Op,
 ) -> Result<()> {
+    create(w, user_fn, commute, op, false)
+}
+
+/// `MPI_Op_create_c`: the function takes its count as an `MPI_Count`.
+pub fn op_create_c(
+    w: &mut Mpi,
+    user_fn: *const c_void,
+    commute: c_int,
+    op: *mut MPI_Op,
+) -> Result<()> {
+    create(w, user_fn, commute, op, true)
+}
+
+fn create(
+    w: &mut Mpi,
+    user_fn: *const c_void,
+    commute: c_int,
+    op: *mut MPI_Op,
+    large_count: bool,
+) -> Result<()> {
     if user_fn.is_null() {
         return Err(MpiError::new(ErrorClass::Arg, "user_fn is NULL"));
     }
     let h = w.objects.ops.create(UserOp {
         function: user_fn,
         commute: commute != 0,
+        large_count,
     })?;
     write(op, h);
     Ok(())
@@ -65,13 +90,21 @@ fn call(
     count: usize,
     dt: &TypeArg,
 ) -> Result<()> {
+    let mut handle = dt.handle;
+    if op.large_count {
+        let mut n = count as MPI_Count;
+        // SAFETY: the pointer was given to MPI_Op_create_c as an MPI_User_function_c.
+        let f: UserFnC = unsafe { std::mem::transmute(op.function) };
+        // SAFETY: as for the int form below.
+        unsafe { f(input, inout, &mut n, &mut handle) };
+        return Ok(());
+    }
     let mut n = c_int::try_from(count).map_err(|_| {
         MpiError::new(
             ErrorClass::Count,
             format!("count {count} does not fit an int"),
         )
     })?;
-    let mut handle = dt.handle;
     // SAFETY: the pointer was given to MPI_Op_create as an MPI_User_function.
     let f: UserFn = unsafe { std::mem::transmute(op.function) };
     // SAFETY: a C callback called with buffers holding `count` elements of `dt` and valid

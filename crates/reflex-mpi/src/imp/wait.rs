@@ -5,7 +5,12 @@
 //! The blocking forms wait in the engine, except under `MPI_THREAD_MULTIPLE`
 //! ([`threads::deferring`]): there they hand the call frame a check that is retried, without the
 //! process lock, until it completes something (the frame drives progress between tries).
+//!
+//! A generalized request's callbacks run where it is retired (`query_fn`, then `free_fn`:
+//! [`Completion::settle`]), at `MPI_Request_free`, `MPI_Cancel` and `MPI_Request_get_status`
+//! (see [`super::grequest`]).
 
+use super::grequest;
 use super::util::{c_status, status_bytes, write, write_status};
 use crate::ffi::*;
 use crate::handles;
@@ -66,7 +71,8 @@ pub fn wait(w: &mut Mpi, request: *mut MPI_Request, status: *mut MPI_Status) -> 
     threads::block_on(
         w,
         |_| Ok(id),
-        move |_, c| {
+        move |_, mut c| {
+            c.settle();
             finish(request, &c);
             write_status(status, &c.status);
             c.status.error.map_or(Ok(()), |e| Err(*e))
@@ -87,7 +93,8 @@ pub fn test(
         return Ok(());
     };
     match w.world.engine.test(id)? {
-        Some(c) => {
+        Some(mut c) => {
+            c.settle();
             finish(request, &c);
             write(flag, 1);
             write_status(status, &c.status);
@@ -107,7 +114,8 @@ fn retire_at(
     i: usize,
 ) -> Result<Completion> {
     let id = ids[i].expect("ready requests are non-null");
-    let c = w.world.engine.retire(id)?;
+    let mut c = w.world.engine.retire(id)?;
+    c.settle();
     // SAFETY: `i` < count, the array length MPI guarantees.
     finish(unsafe { array.add(i) }, &c);
     Ok(c)
@@ -264,7 +272,8 @@ pub fn waitall(
         let slot = unsafe { array.add(i) };
         let st = match read_request(slot)? {
             Some(id) => {
-                let c = w.world.engine.wait_retire(id)?;
+                let mut c = w.world.engine.wait_retire(id)?;
+                c.settle();
                 finish(slot, &c);
                 c.status
             }
@@ -387,9 +396,9 @@ pub fn request_free(w: &mut Mpi, request: *mut MPI_Request) -> Result<()> {
     let id = read_request(request)?.ok_or_else(|| {
         MpiError::new(ErrorClass::Request, "MPI_Request_free on MPI_REQUEST_NULL")
     })?;
-    w.world.engine.request_free(id)?;
+    let due = w.world.engine.request_free(id)?;
     write(request, handles::REQUEST_NULL);
-    Ok(())
+    due.map_or(Ok(()), |hooks| hooks.0.free()) // a complete generalized request's free_fn
 }
 
 /// `MPI_Request_get_status`.
@@ -405,18 +414,23 @@ pub fn request_get_status(
         write_status(status, &Status::empty());
         return Ok(());
     };
-    let st = w.world.engine.request_status(id)?;
-    if let Some(st) = &st {
-        write_status(status, st);
-    }
-    write(flag, c_int::from(st.is_some()));
-    Ok(())
+    let Some(mut st) = w.world.engine.request_status(id)? else {
+        write(flag, 0);
+        return Ok(());
+    };
+    let queried = grequest::query_status(w, id, &mut st);
+    write_status(status, &st);
+    write(flag, 1);
+    queried
 }
 
 /// `MPI_Cancel`.
 pub fn cancel(w: &mut Mpi, request: *mut MPI_Request) -> Result<()> {
     let id = read_request(request)?
         .ok_or_else(|| MpiError::new(ErrorClass::Request, "MPI_Cancel on MPI_REQUEST_NULL"))?;
+    if let Some(cancelled) = grequest::cancel_hook(w, id)? {
+        return cancelled;
+    }
     w.world.engine.cancel(id)
 }
 
