@@ -107,13 +107,14 @@ def run_once(launch, binary, n, tests, args, raw_path):
     return parse_output(out), secs
 
 
-def run_logged(cmd, timeout, raw_path):
-    """Runs one benchmark job (its own session, so a timeout kills all of it); keeps the command
-    and its output in raw_path; returns (output, seconds)."""
+def run_logged(cmd, timeout, raw_path, env=None):
+    """Runs one benchmark job (its own session, so a timeout kills all of it; `env`: its
+    environment, default ours); keeps the command and its output in raw_path; returns
+    (output, seconds)."""
     start = time.monotonic()
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=timeout, start_new_session=True)
+                           timeout=timeout, start_new_session=True, env=env)
         out, code = p.stdout, p.returncode
     except subprocess.TimeoutExpired as e:
         out = (e.stdout.decode() if isinstance(e.stdout, bytes) else e.stdout or "")
