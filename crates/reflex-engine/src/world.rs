@@ -111,6 +111,9 @@ fn tuning_of(config: &Config, nranks: usize) -> Tuning {
         direct_send: config.direct_send.is_on(),
         direct_recv: config.direct_recv.is_on(),
         iov_min: config.iov_min_block.get(),
-        coll: crate::coll::select::CollTuning::from_config(config),
+        coll: crate::coll::select::CollTuning {
+            oversubscribed,
+            ..crate::coll::select::CollTuning::from_config(config)
+        },
     }
 }
