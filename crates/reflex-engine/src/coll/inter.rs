@@ -19,7 +19,7 @@
 //! collectives are not defined on them.
 
 use super::data;
-use super::reduce::{load, reduce_tree, scatter_result, setup};
+use super::reduce::{load, reduce_tree, result_buffer, scatter_result, setup};
 use super::sched::{Builder, Dst, Src};
 use super::spec::{check_blocks, check_root, Coll, RecvData, Reducer, SendData};
 use crate::error::{ErrorClass, MpiError, Result};
@@ -176,12 +176,7 @@ fn reduce(
     root: i32,
 ) -> Result<()> {
     match side(b, root)? {
-        Side::Root => {
-            let into = recv.ok_or_else(|| {
-                MpiError::new(ErrorClass::Buffer, "the root has no receive buffer")
-            })?;
-            b.recv(b.remote(0), ACROSS, Dst::User(into));
-        }
+        Side::Root => b.recv(b.remote(0), ACROSS, Dst::User(result_buffer(recv)?)),
         Side::Idle => {}
         Side::Leaf(r) => {
             let input = given(send)?;

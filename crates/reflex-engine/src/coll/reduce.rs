@@ -127,7 +127,7 @@ pub(crate) fn reduce(
     Ok(())
 }
 
-fn result_buffer(recv: Option<RecvData>) -> Result<RecvData> {
+pub(super) fn result_buffer(recv: Option<RecvData>) -> Result<RecvData> {
     recv.ok_or_else(|| MpiError::new(ErrorClass::Buffer, "the root has no receive buffer"))
 }
 
