@@ -14,6 +14,9 @@
 //!
 //! Readings the summary leaves open, fixed here: the payload term "(W + (N_ring−1)·T_s)" is read
 //! as (W + N_ring − 1)·T_s (W words pipelined over N_ring − 1 hops; the printed form mixes units);
+//! the fan-out is capped at the nodes there are (r ≤ N for the barrier, as the paper states, and
+//! r ≤ N − 1 receivers for the broadcast, without which (4.1) charges 5 flag writes for 3
+//! receivers at N = 4, r = 4);
 //! T_PCI_read(W) = W·T_PCI_read (one PCI read per word); T_flag_read = T_PCI_read and
 //! T_flag_write = T_PCI_write; T_overhead is not published and is 0 in the paper sets. Constant
 //! terms that always appear together are one parameter when fitting (T_PCI_write + T_overhead =
@@ -126,9 +129,12 @@ pub const BCAST: LinearModel = LinearModel {
 };
 
 fn bcast_features(s: Shape) -> Vec<f64> {
-    let (receivers, r, w) = (s.ranks.saturating_sub(1), s.fanout.max(2), words(s.bytes));
-    let levels = ceil_log(r, receivers);
-    let last = ceil_div(receivers, r.pow(floor_log(r, receivers) as u32)).saturating_sub(1);
+    let receivers = s.ranks.saturating_sub(1);
+    // A node cannot notify more receivers than there are: r ≤ N − 1.
+    let r = s.fanout.min(receivers).max(1);
+    let (base, w) = (r.max(2), words(s.bytes));
+    let levels = ceil_log(base, receivers);
+    let last = ceil_div(receivers, base.pow(floor_log(base, receivers) as u32)).saturating_sub(1);
     vec![
         levels as f64,
         ((r - 1) + last) as f64,
@@ -150,9 +156,11 @@ pub const BARRIER: LinearModel = LinearModel {
 };
 
 fn barrier_features(s: Shape) -> Vec<f64> {
-    let steps = ceil_log(s.fanout.max(2), s.ranks) as f64;
+    // Groups hold at most N nodes (the paper: r ≤ N).
+    let r = s.fanout.min(s.ranks).max(2);
+    let steps = ceil_log(r, s.ranks) as f64;
     vec![
-        steps * (s.fanout.max(2) - 1) as f64,
+        steps * (r - 1) as f64,
         steps,
         steps * 3.0 * s.ranks.saturating_sub(1) as f64,
     ]
@@ -215,6 +223,8 @@ mod tests {
         assert!(close(RM_MODEL.barrier(4, 4), 2.85 + 0.33 + 9.0 * 0.058)); // 3.702
         assert!((RM_MODEL.barrier(4, 4) - 3.70).abs() < 0.005);
         assert!((SCRAMNET.barrier(4, 4) - 8.32).abs() < 0.005);
+        // Groups are capped at N: N = 2 with r = 4 is one step of one flag read.
+        assert!(close(RM_MODEL.barrier(2, 4), 0.95 + 0.33 + 3.0 * 0.058));
         // N = 32: r = 8 takes 2 steps, r = 4 three (the summary's 24.7 vs 25.7 µs).
         assert!(close(
             RM_MODEL.barrier(32, 8),
@@ -233,6 +243,13 @@ mod tests {
         // ⌈7 / 4^1⌉ − 1 = 1 extra write, (16 + 7) slots, 16 word reads.
         let expect = 2.0 * 0.95 + (3.0 + 1.0) * 0.33 + 23.0 * 0.571 + 16.0 * 0.95 + 0.33;
         assert!(close(SCRAMNET.bcast(8, 64, 4), expect));
+        // r is capped at the 3 receivers of N = 4: one level, 2 + (⌈3/3⌉ − 1) = 2 writes.
+        assert!(close(
+            RM_MODEL.bcast(4, 0, 4),
+            0.95 + 2.0 * 0.33 + 3.0 * 0.058 + 0.33
+        ));
+        // N = 2: the root's one flag write is the T_PCI_write term; no tree level.
+        assert!(close(RM_MODEL.bcast(2, 4, 4), 2.0 * 0.058 + 0.95 + 0.33));
         // N = 5, r = 4, 0 bytes: 4 receivers, one level, ⌈4/4⌉ − 1 = 0.
         assert!(close(
             RM_MODEL.bcast(5, 0, 4),
