@@ -342,8 +342,9 @@ mod tests {
 
     #[test]
     fn confounded_parameters_are_named() {
-        // With one fan-out, (r−1)·steps is proportional to steps: T_flag_read and T_step merge.
-        let samples = synthetic(&rm::BARRIER, &rm::RM_MODEL.barrier_theta(), &GRID, 4);
+        // With one fan-out (N ≥ r everywhere), (r−1)·steps is proportional to steps:
+        // T_flag_read and T_step merge.
+        let samples = synthetic(&rm::BARRIER, &rm::RM_MODEL.barrier_theta(), &GRID[3..], 4);
         let e = fit_model(&rm::BARRIER, &samples, &FitOptions::default())
             .unwrap_err()
             .to_string();
