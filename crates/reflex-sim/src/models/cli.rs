@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use super::fit::FitOptions;
 use super::input::parse_samples;
-use super::report::{fit_report, paper, sweep_r, FitReport};
+use super::report::{fit_report, paper, sweep_r, FitReport, SweepCosts};
 use super::{catalogue, rm};
 use crate::error::{Result, SimError};
 
@@ -72,6 +72,9 @@ pub enum Command {
         /// Extra cost per tree level in µs (unstated software cost; see the calibration warning).
         #[arg(long, default_value_t = 0.0)]
         step_cost: f64,
+        /// Extra cost per flag read in µs (larger values favour smaller fan-outs).
+        #[arg(long, default_value_t = 0.0)]
+        read_cost: f64,
     },
     /// List the models: name, collectives, formula, parameters.
     List,
@@ -139,16 +142,23 @@ pub fn run(cli: Cli) -> Result<String> {
             bytes,
             max_r,
             step_cost,
+            read_cost,
         } => {
             check_fanout(max_r)?;
-            if !step_cost.is_finite() {
-                return Err(SimError::invalid("--step-cost must be a finite number"));
+            if !step_cost.is_finite() || !read_cost.is_finite() {
+                return Err(SimError::invalid(
+                    "--step-cost and --read-cost must be finite numbers",
+                ));
             }
             let params = match set {
                 Set::Scramnet => rm::SCRAMNET,
                 Set::Rm => rm::RM_MODEL,
             };
-            Ok(sweep_r(params, bytes, max_r, step_cost))
+            let extra = SweepCosts {
+                step: step_cost,
+                read: read_cost,
+            };
+            Ok(sweep_r(params, bytes, max_r, extra))
         }
         Command::List => Ok(list()),
     }

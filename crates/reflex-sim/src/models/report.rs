@@ -375,22 +375,31 @@ fn pick_sizes(bytes: &[usize]) -> Vec<usize> {
     vec![bytes[0], bytes[bytes.len() / 2], bytes[bytes.len() - 1]]
 }
 
+/// Extra costs (µs) added to the published constants by `sweep-r`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SweepCosts {
+    /// Added to every tree level: T_step of the barrier, the per-level flag read of the bcast.
+    pub step: f64,
+    /// Added to every flag read (T_flag_read of both).
+    pub read: f64,
+}
+
 /// `reflex-models sweep-r`: the fan-out r that minimises (4.2) and (4.1) at each N, with the
-/// time at r = 4 for comparison. `step_cost` (µs) is added to every tree level (T_step of the
-/// barrier, T_flag_read of the broadcast), the kind of unstated cost the calibration warning
-/// points at.
-pub fn sweep_r(set: RmParams, bytes: usize, max_r: usize, step_cost: f64) -> String {
+/// time at r = 4 for comparison, with optional extra costs (the kind of unstated cost the
+/// calibration warning points at).
+pub fn sweep_r(set: RmParams, bytes: usize, max_r: usize, extra: SweepCosts) -> String {
     let mut out = format!(
-        "# Best fan-out r per N, {} parameters, per-level cost +{step_cost} µs, r = 2..{max_r}; \
-         broadcast of {bytes} bytes\n\n\
+        "# Best fan-out r per N, {} parameters, +{} µs per tree level, +{} µs per flag read, \
+         r = 2..{max_r}; broadcast of {bytes} bytes\n\n\
          | N | barrier best r | µs | barrier r=4 µs | bcast best r | µs | bcast r=4 µs |\n\
          |---|---|---|---|---|---|---|\n",
-        set.name
+        set.name, extra.step, extra.read
     );
     let mut barrier_theta = set.barrier_theta();
-    barrier_theta[1] += step_cost;
+    barrier_theta[0] += extra.read;
+    barrier_theta[1] += extra.step;
     let mut bcast_theta = set.bcast_theta();
-    bcast_theta[0] += step_cost;
+    bcast_theta[0] += extra.step + extra.read;
     let barrier = |n: usize, r: usize| rm::BARRIER.eval(&barrier_theta, shape(n, 0, r));
     let bcast = |n: usize, r: usize| rm::BCAST.eval(&bcast_theta, shape(n, bytes, r));
     let ranks = (2..=32).chain((6..=10).map(|k| 1usize << k));
@@ -453,9 +462,19 @@ mod tests {
     fn sweep_r_with_the_printed_constants_prefers_6_at_32_ranks() {
         // At N = 32, r ≥ 6 needs 2 steps (6² ≥ 32) and r = 4 three; a step costs
         // (r−1)·0.95 + 0.33 + 93·0.058, so r = 6 wins: 2·(4.75 + 0.33 + 5.394) = 20.948.
-        let text = sweep_r(rm::RM_MODEL, 0, 16, 0.0);
+        let text = sweep_r(rm::RM_MODEL, 0, 16, SweepCosts::default());
         let row = text.lines().find(|l| l.starts_with("| 32 |")).unwrap();
         assert!(row.starts_with("| 32 | 6 | 20.948 | 25.722 |"), "{row}");
+        // Per step (4.2) costs (r−1)·a + c, with c the same for every r. At N = 32, r = 4 (3
+        // steps) beats r = 2 (5 steps) only if a < c/2 and r = 6 (2 steps) only if a > c: no
+        // choice of extra costs makes r = 4 the best, whatever the paper's figure shows.
+        for read in [0.0, 1.0, 2.5, 5.0, 20.0] {
+            for step in [0.0, 1.0, 5.0, 20.0] {
+                let text = sweep_r(rm::RM_MODEL, 0, 16, SweepCosts { step, read });
+                let row = text.lines().find(|l| l.starts_with("| 32 |")).unwrap();
+                assert!(!row.starts_with("| 32 | 4 |"), "{row}");
+            }
+        }
     }
 
     #[test]
