@@ -158,7 +158,7 @@ fn not_identifiable(model: &LinearModel, names: &[&str], d: Dependent) -> SimErr
         "it does not affect any of these points".to_string()
     } else {
         format!(
-            "on these points its effect is a combination of {}'s",
+            "on these points its effect is a combination of the effects of {}",
             names[..k].join(", ")
         )
     };
@@ -349,7 +349,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("parameter T_step cannot be determined") && e.contains("T_flag_read's"),
+            e.contains("parameter T_step cannot be determined")
+                && e.contains("the effects of T_flag_read ("),
             "{e}"
         );
         assert!(e.contains("--fix T_step=VALUE"), "{e}");

@@ -266,6 +266,13 @@ fn group_report(
                 let _ = writeln!(out, "{}", fit_row(&f));
                 fits.push(f);
             }
+            Err(SimError::Invalid(why)) => {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | not fitted: {why} | | |",
+                    m.name, m.formula
+                );
+            }
             Err(e) => {
                 let _ = writeln!(out, "| {} | {} | not fitted: {e} | | |", m.name, m.formula);
             }
@@ -490,7 +497,7 @@ mod tests {
         );
         assert!(text.contains("| 1024 | - | 5.000 |"), "{text}");
         assert!(text.contains("nic-barrier: T_init = 0.500"), "{text}");
-        assert!(text.contains("| binomial | ⌈log2 N⌉·(α + β·m) | not fitted: invalid request: model `binomial` has 2 free parameters but there are only 1 points (lines 4)"), "{text}");
+        assert!(text.contains("| binomial | ⌈log2 N⌉·(α + β·m) | not fitted: model `binomial` has 2 free parameters but there are only 1 points (lines 4)"), "{text}");
     }
 
     #[test]
