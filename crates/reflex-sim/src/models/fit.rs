@@ -97,10 +97,12 @@ pub fn fit_model(model: &LinearModel, samples: &[Sample], opts: &FitOptions) -> 
     if samples.len() < free.len() {
         let lines: Vec<String> = samples.iter().map(|s| s.line.to_string()).collect();
         return Err(SimError::invalid(format!(
-            "model `{}` has {} free parameters but there are only {} points (lines {}): need at least {}",
+            "model `{}` has {} free parameters but there {} only {} (line{} {}): need at least {}",
             model.name,
             free.len(),
-            samples.len(),
+            if samples.len() == 1 { "is" } else { "are" },
+            points(samples.len()),
+            if samples.len() == 1 { "" } else { "s" },
             lines.join(", "),
             free.len()
         )));
@@ -150,6 +152,11 @@ pub fn fit_model(model: &LinearModel, samples: &[Sample], opts: &FitOptions) -> 
         r2: r_squared(samples, &predicted),
         max_rel_err: max_relative_error(samples, &predicted),
     })
+}
+
+/// "1 point", "3 points".
+pub fn points(n: usize) -> String {
+    format!("{n} point{}", if n == 1 { "" } else { "s" })
 }
 
 fn not_identifiable(model: &LinearModel, names: &[&str], d: Dependent) -> SimError {
@@ -244,7 +251,7 @@ fn max_relative_error(samples: &[Sample], predicted: &[f64]) -> (f64, usize) {
         .iter()
         .zip(predicted)
         .map(|(s, p)| ((p - s.usec).abs() / s.usec, s.line))
-        .fold((0.0, 0), |best, e| if e.0 > best.0 { e } else { best })
+        .fold((-1.0, 0), |best, e| if e.0 > best.0 { e } else { best })
 }
 
 #[cfg(test)]

@@ -170,8 +170,8 @@ pub fn fit_report(what: &str, samples: &[Sample], opts: &FitReport) -> Result<St
         )));
     }
     let mut out = format!(
-        "# Fit of {what}: {} points; {} least squares; fan-out r = {} for rm-* models\n",
-        samples.len(),
+        "# Fit of {what}: {}; {} least squares; fan-out r = {} for rm-* models\n",
+        super::fit::points(samples.len()),
         if opts.fit.relative {
             "relative"
         } else {
@@ -196,7 +196,8 @@ fn model_names() -> String {
 
 type Groups = BTreeMap<(usize, String), Vec<Sample>>;
 
-fn group(samples: &[Sample], max_bytes: Option<usize>) -> BTreeMap<(String, String), Vec<Sample>> {
+/// Measurements by (collective, algorithm), in [`COLLECTIVES`] order, then by label.
+fn group(samples: &[Sample], max_bytes: Option<usize>) -> Vec<((String, String), Vec<Sample>)> {
     let mut groups: Groups = BTreeMap::new();
     for s in samples
         .iter()
@@ -253,8 +254,8 @@ fn group_report(
     let bytes = distinct(points.iter().map(|s| s.bytes));
     let _ = writeln!(
         out,
-        "\n## {collective} / {label}: {} points, ranks {}, bytes {}\n",
-        points.len(),
+        "\n## {collective} / {label}: {}, ranks {}, bytes {}\n",
+        super::fit::points(points.len()),
         join(&ranks),
         join(&bytes)
     );
@@ -497,7 +498,7 @@ mod tests {
         );
         assert!(text.contains("| 1024 | - | 5.000 |"), "{text}");
         assert!(text.contains("nic-barrier: T_init = 0.500"), "{text}");
-        assert!(text.contains("| binomial | ⌈log2 N⌉·(α + β·m) | not fitted: model `binomial` has 2 free parameters but there are only 1 points (lines 4)"), "{text}");
+        assert!(text.contains("| binomial | ⌈log2 N⌉·(α + β·m) | not fitted: model `binomial` has 2 free parameters but there is only 1 point (line 4)"), "{text}");
     }
 
     #[test]
