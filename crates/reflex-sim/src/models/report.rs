@@ -259,7 +259,7 @@ fn group_report(
         join(&ranks),
         join(&bytes)
     );
-    let _ = writeln!(out, "| model | formula | parameters (µs, µs/byte) | R² | max rel. error |\n|---|---|---|---|---|");
+    let _ = writeln!(out, "| model | formula | parameters (µs, µs/byte) | R² | max rel. error | notes |\n|---|---|---|---|---|---|");
     let mut fits = Vec::new();
     for m in models {
         match fit_model(m, points, &opts.fit) {
@@ -270,12 +270,16 @@ fn group_report(
             Err(SimError::Invalid(why)) => {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | not fitted: {why} | | |",
+                    "| {} | {} | not fitted: {why} | | | |",
                     m.name, m.formula
                 );
             }
             Err(e) => {
-                let _ = writeln!(out, "| {} | {} | not fitted: {e} | | |", m.name, m.formula);
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | not fitted: {e} | | | |",
+                    m.name, m.formula
+                );
             }
         }
     }
@@ -311,12 +315,31 @@ fn fit_row(f: &Fit) -> String {
     let r2 = f.r2.map_or("-".to_string(), |v| format!("{v:.4}"));
     let (err, line) = f.max_rel_err;
     format!(
-        "| {} | {} | {} | {r2} | {:.1} % (line {line}) |",
+        "| {} | {} | {} | {r2} | {:.1} % (line {line}) | {} |",
         f.model.name,
         f.model.formula,
         params.join(", "),
-        100.0 * err
+        100.0 * err,
+        fit_notes(f).join("; ")
     )
+}
+
+/// Warnings about a fit that is exact by construction or not physical.
+fn fit_notes(f: &Fit) -> Vec<&'static str> {
+    let free = f.fixed.iter().filter(|x| !**x).count();
+    let negative = f
+        .theta
+        .iter()
+        .zip(&f.fixed)
+        .any(|(v, fixed)| !fixed && *v < 0.0);
+    let mut notes = Vec::new();
+    if f.points == free {
+        notes.push("as many points as parameters: exact by construction");
+    }
+    if negative {
+        notes.push("negative parameter: not physical");
+    }
+    notes
 }
 
 /// T_init pinned to the measured 2-rank latency, T_adj = T_0 − T_init (the two are otherwise
@@ -493,12 +516,12 @@ mod tests {
         let samples = parse_samples("m.csv", csv).unwrap();
         let text = fit_report("m.csv", &samples, &FitReport::default()).unwrap();
         assert!(
-            text.contains("| dissemination | ⌈log2 N⌉·α | alpha = 0.500 | 1.0000 | 0.0 % (line"),
+            text.contains("| dissemination | ⌈log2 N⌉·α | alpha = 0.500 | 1.0000 | 0.0 % (line "),
             "{text}"
         );
         assert!(text.contains("| 1024 | - | 5.000 |"), "{text}");
         assert!(text.contains("nic-barrier: T_init = 0.500"), "{text}");
-        assert!(text.contains("| binomial | ⌈log2 N⌉·(α + β·m) | not fitted: model `binomial` has 2 free parameters but there is only 1 point (line 4)"), "{text}");
+        assert!(text.contains("| binomial | ⌈log2 N⌉·(α + β·m) | not fitted: model `binomial` has 2 free parameters but there is only 1 point (line 4): need at least 2 | | | |"), "{text}");
     }
 
     #[test]
