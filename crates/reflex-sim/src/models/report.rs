@@ -292,7 +292,8 @@ fn group_report(
     if fits.is_empty() {
         return out;
     }
-    let sizes = if opts.sizes.is_empty() {
+    // Barrier models ignore the size: predict at the measured one(s).
+    let sizes = if opts.sizes.is_empty() || collective == "barrier" {
         pick_sizes(&bytes)
     } else {
         opts.sizes.clone()
