@@ -12,6 +12,7 @@ build/bench/raw/coll-*.txt. Python 3 standard library only.
 
   python3 bench/coll.py --quick              # 1 round, short repetitions, fewer sizes
   python3 bench/coll.py --ranks 2 --only reflex,openmpi --colls barrier,allreduce
+  python3 bench/coll.py --quick --ranks 2,4 --only reflex --csv coll.csv   # for reflex-models fit
 """
 
 import argparse
@@ -36,6 +37,8 @@ def parse_args(argv):
     p.add_argument("--max", type=int, default=4 << 20, help="largest message in bytes")
     p.add_argument("--timeout", type=int, default=600, help="seconds per run")
     p.add_argument("--out", help="also write the tables to this file")
+    p.add_argument("--csv", help="also write every result as CSV collective,algorithm,ranks,bytes,usec "
+                                 "(algorithm = implementation; the input of reflex-models fit)")
     args = p.parse_args(argv)
     args.rounds = args.rounds or (1 if args.quick else 3)
     return args
@@ -84,6 +87,15 @@ def table(coll, results, impls):
     return "\n".join(lines + [""])
 
 
+def write_csv(path, results):
+    """One line per (implementation, ranks, collective, size): the best time in µs."""
+    with open(path, "w") as f:
+        f.write("collective,algorithm,ranks,bytes,usec\n")
+        for (impl, n, coll, size), v in sorted(results.items(), key=lambda kv: (
+                COLLS.index(kv[0][2]), kv[0][0], kv[0][1], kv[0][3])):
+            f.write(f"{coll},{impl},{n},{size},{v}\n")
+
+
 def main(argv):
     args = parse_args(argv)
     build_dir = os.path.join(compare.REPO, "build", "bench")
@@ -119,6 +131,8 @@ def main(argv):
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)
+    if args.csv:
+        write_csv(args.csv, results)
     return 0
 
 

@@ -14,13 +14,16 @@
 //! - [`sim`]: the flit-level wormhole / virtual cut-through simulator (two-phase clock, one seeded
 //!   RNG, no globals), traffic, selection policy and sweeps;
 //! - [`reconfig`]: timed topology events, static and dynamic reconfiguration;
-//! - [`report`]: CSV/JSON/SVG output and the `reproduce` command.
+//! - [`report`]: CSV/JSON/SVG output and the `reproduce` command;
+//! - [`models`]: analytical collective models (reflective-memory (4.1)-(4.3), NIC barrier,
+//!   log-tree algorithms), least-squares fitting and the `reflex-models` command.
 #![forbid(unsafe_code)]
 
 pub mod check;
 pub mod cli;
 pub mod error;
 pub mod metrics;
+pub mod models;
 pub mod reconfig;
 pub mod report;
 pub mod rng;
