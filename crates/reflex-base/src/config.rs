@@ -350,6 +350,8 @@ settings! {
     coll_fanout: u32 = 4, "REFLEX_COLL_FANOUT", "fan-out r of the k-nomial broadcast tree (at least 2)";
     coll_lambda: u32 = 2, "REFLEX_COLL_LAMBDA", "latency of the postal-model broadcast, in send times (at least 1)";
     coll_large: ByteSize = ByteSize::kib(64), "REFLEX_COLL_LARGE", "messages from this size on take the large-message schedules under auto (scatter-allgather bcast, ring allreduce, ring allgather)";
+    progress_thread: Switch = Switch::Off, "REFLEX_PROGRESS_THREAD", "on: a thread of each rank advances nonblocking collectives and rendezvous transfers while the application computes (every MPI call then takes the process lock); off: progress only inside MPI calls";
+    progress_us: u32 = 20, "REFLEX_PROGRESS_US", "pause of the progress thread between polls while operations are pending, in microseconds (it sleeps 1 ms when nothing is pending)";
     spin_polls: u32 = 1000, "REFLEX_SPIN_POLLS", "empty polls before a waiting rank yields the CPU";
     yield_polls: u32 = 100, "REFLEX_YIELD_POLLS", "sched_yield rounds before sleeping on the futex doorbell";
     sleep_us: u32 = 1000, "REFLEX_SLEEP_US", "longest single futex sleep, in microseconds";

@@ -144,6 +144,12 @@ impl<T: Transport> Engine<T> {
         Ok(events)
     }
 
+    /// Whether progress has something to advance: a collective schedule, queued packets or
+    /// posted receives (the progress thread polls often only then).
+    pub fn busy(&self) -> bool {
+        !self.colls.is_empty() || self.core.outbox_len > 0 || !self.core.posted.is_empty()
+    }
+
     /// `MPI_Test`: progresses once; retires and returns the request if it is complete.
     pub fn test(&mut self, id: RequestId) -> Result<Option<Completion>> {
         self.core.requests.get(id).ok_or_else(|| bad_request(id))?;

@@ -23,6 +23,7 @@ pub mod kinds;
 pub mod lifeline;
 pub mod objects;
 pub mod ops;
+pub mod progress;
 pub mod state;
 pub mod threads;
 pub mod typegrid;

@@ -38,6 +38,8 @@ fn init_with(required: c_int) -> Result<c_int> {
     }
     crate::lifeline::die_with_launcher();
     let world = World::init()?;
+    let progress = (world.config.progress_thread.is_on())
+        .then(|| std::time::Duration::from_micros(u64::from(world.config.progress_us)));
     // Every level is provided, MPI_THREAD_MULTIPLE included (crate::threads); below it nothing
     // is locked.
     let provided = required.clamp(0, crate::threads::THREAD_MULTIPLE);
@@ -58,6 +60,14 @@ fn init_with(required: c_int) -> Result<c_int> {
     }));
     crate::threads::set_level(provided);
     clock_origin();
+    if let Some(pause) = progress {
+        crate::progress::start(pause).map_err(|e| {
+            MpiError::new(
+                ErrorClass::Other,
+                format!("cannot start the progress thread (REFLEX_PROGRESS_THREAD=on): {e}"),
+            )
+        })?;
+    }
     Ok(provided)
 }
 
