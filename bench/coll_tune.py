@@ -4,10 +4,10 @@
 Runs bench/coll.c under Reflex only, once per schedule forced through the REFLEX_COLL_*
 settings (REFLEX_COLL_SHM=off, so that small messages take the point-to-point schedules too):
 barrier (dissemination, pairwise), bcast (binomial, k-nomial for each fan-out r, postal for
-each latency λ, scatter-allgather), allreduce (recursive doubling, ring), allgather (direct,
+each latency λ, scatter-allgather), allreduce (recursive doubling, Rabenseifner, ring), allgather (direct,
 ring, Bruck), alltoall (direct, pairwise). Prints one table per collective and rank count (µs
 per operation, the best schedule of each size marked *), then the crossovers: the size from
-which the large-message schedule (scatter-allgather bcast, ring allreduce) stays ahead of the
+which the large-message schedule (scatter-allgather bcast, Rabenseifner allreduce) stays ahead of the
 small one. With --write FILE the suggested settings are written as an environment file
 (`set -a; . FILE` before mpiexec, or export by hand).
 
@@ -24,7 +24,7 @@ import coll  # noqa: E402  (bench/coll.py: parse_output)
 import compare  # noqa: E402
 
 LARGE_PAIRS = {"bcast": ("binomial", "scatter-allgather"),
-               "allreduce": ("recursive-doubling", "ring")}
+               "allreduce": ("recursive-doubling", "rabenseifner")}
 
 
 def variants(args):
@@ -36,7 +36,8 @@ def variants(args):
     out += [("bcast", f"postal λ={lam}", {"REFLEX_COLL_BCAST": "postal", "REFLEX_COLL_LAMBDA": lam})
             for lam in args.lambdas.split(",")]
     out += [("bcast", "scatter-allgather", {"REFLEX_COLL_BCAST": "scatter-allgather"})]
-    out += [("allreduce", a, {"REFLEX_COLL_ALLREDUCE": a}) for a in ("recursive-doubling", "ring")]
+    out += [("allreduce", a, {"REFLEX_COLL_ALLREDUCE": a})
+            for a in ("recursive-doubling", "rabenseifner", "ring")]
     out += [("allgather", a, {"REFLEX_COLL_ALLGATHER": a}) for a in ("direct", "ring", "bruck")]
     out += [("alltoall", a, {"REFLEX_COLL_ALLTOALL": a}) for a in ("direct", "pairwise")]
     return [v for v in out if v[0] in args.colls.split(",")]

@@ -219,6 +219,8 @@ setting_enum! {
         RecursiveDoubling = "recursive-doubling",
         /// Ring reduce-scatter then ring allgather (commutative operations).
         Ring = "ring",
+        /// Recursive-halving reduce-scatter then recursive-doubling allgather.
+        Rabenseifner = "rabenseifner",
     }
 }
 
@@ -344,7 +346,7 @@ settings! {
     coll_shm: Switch = Switch::On, "REFLEX_COLL_SHM", "on: blocking barrier, bcast, reduce, allreduce and allgather of small messages on communicators within one node go through a shared-memory board; off: point-to-point schedules only";
     coll_barrier: BarrierAlgo = BarrierAlgo::Auto, "REFLEX_COLL_BARRIER", "barrier schedule: auto, dissemination or pairwise";
     coll_bcast: BcastAlgo = BcastAlgo::Auto, "REFLEX_COLL_BCAST", "broadcast schedule: auto, binomial, knomial, postal or scatter-allgather";
-    coll_allreduce: AllreduceAlgo = AllreduceAlgo::Auto, "REFLEX_COLL_ALLREDUCE", "allreduce schedule: auto, recursive-doubling or ring (commutative operations; else recursive doubling)";
+    coll_allreduce: AllreduceAlgo = AllreduceAlgo::Auto, "REFLEX_COLL_ALLREDUCE", "allreduce schedule: auto, recursive-doubling, rabenseifner or ring (commutative operations; else recursive doubling)";
     coll_allgather: AllgatherAlgo = AllgatherAlgo::Auto, "REFLEX_COLL_ALLGATHER", "allgather schedule: auto, direct, ring or bruck (blocks of one size; else ring)";
     coll_alltoall: AlltoallAlgo = AlltoallAlgo::Auto, "REFLEX_COLL_ALLTOALL", "alltoall schedule: auto, direct or pairwise";
     coll_fanout: u32 = 4, "REFLEX_COLL_FANOUT", "fan-out r of the k-nomial broadcast tree (at least 2)";

@@ -1,16 +1,18 @@
 //! Every schedule the selection table can pick, forced through `CollTuning` the way the
 //! `REFLEX_COLL_*` settings force it, on 1 to 9 ranks of the in-process transport: barrier
 //! (dissemination, pairwise), bcast (binomial, k-nomial r = 3, postal λ = 3, scatter-allgather)
-//! from every root, allreduce (recursive doubling, ring; in place; bit-identical doubles),
+//! from every root, allreduce (recursive doubling, ring, Rabenseifner; in place; bit-identical
+//! doubles; Rabenseifner also with a non-commutative operation, in rank order),
 //! allgather (direct, ring, Bruck; in place), alltoall (direct, pairwise), each checked against
 //! a serial reference.
 
 use reflex_base::buf::{RecvBuf, SendBuf};
 use reflex_base::config::{AllgatherAlgo, AllreduceAlgo, AlltoallAlgo, BarrierAlgo, BcastAlgo};
 use reflex_engine::coll::select::CollTuning;
-use reflex_engine::coll::{Coll, RecvData, Reducer, SendData};
+use reflex_engine::coll::{Coll, RecvData, Reducer, SendData, UserReduce};
 use reflex_engine::testing::{run_ranks, small_tuning, MemTransport};
 use reflex_engine::*;
+use std::sync::Arc;
 
 type E = Engine<MemTransport>;
 
@@ -196,8 +198,12 @@ fn allreduce_sums(e: &mut E) {
 }
 
 #[test]
-fn both_allreduces_sum_and_agree_bit_for_bit() {
-    for algo in [AllreduceAlgo::RecursiveDoubling, AllreduceAlgo::Ring] {
+fn every_allreduce_sums_and_agrees_bit_for_bit() {
+    for algo in [
+        AllreduceAlgo::RecursiveDoubling,
+        AllreduceAlgo::Ring,
+        AllreduceAlgo::Rabenseifner,
+    ] {
         each_size(forced(|t| t.allreduce = algo), allreduce_sums);
     }
 }
@@ -222,6 +228,66 @@ fn allgather_blocks(e: &mut E) {
             }
         }
     }
+}
+
+/// Affine maps x ↦ a·x + b as int pairs, composed "lower first, then upper" (wrapping):
+/// associative, not commutative.
+struct Compose;
+
+impl UserReduce for Compose {
+    fn commutative(&self) -> bool {
+        false
+    }
+    fn reduce(&self, input: &[u8], inout: &mut [u8], _count: usize) -> Result<()> {
+        let word = |b: &[u8], i: usize| i32::from_ne_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
+        for (lo, up) in input.chunks_exact(8).zip(inout.chunks_exact_mut(8)) {
+            let (a1, b1, a2, b2) = (word(lo, 0), word(lo, 1), word(up, 0), word(up, 1));
+            let (a, b) = (a1.wrapping_mul(a2), b1.wrapping_mul(a2).wrapping_add(b2));
+            up[..4].copy_from_slice(&a.to_ne_bytes());
+            up[4..].copy_from_slice(&b.to_ne_bytes());
+        }
+        Ok(())
+    }
+}
+
+fn map_of(rank: usize, i: usize) -> [i32; 2] {
+    [(rank + i % 3 + 2) as i32, (rank * 7 + i) as i32]
+}
+
+#[test]
+fn rabenseifner_keeps_rank_order_for_a_non_commutative_operation() {
+    let t = forced(|t| t.allreduce = AllreduceAlgo::Rabenseifner);
+    each_size(t, |e| {
+        let (me, n) = (e.world_rank(), e.world_size());
+        let pairs =
+            Datatype::derived(reflex_engine::datatype::Layout::vector(1, 2, 2, int()).unwrap());
+        let count = 50;
+        let mine: Vec<i32> = (0..count).flat_map(|i| map_of(me, i)).collect();
+        let out = recv(2 * count);
+        let coll = Coll::Allreduce {
+            send: Some(SendData {
+                dt: pairs.clone(),
+                count,
+                ..send(&mine)
+            }),
+            recv: RecvData {
+                dt: pairs,
+                count,
+                ..out.clone()
+            },
+            op: Reducer::User(Arc::new(Compose)),
+        };
+        e.collective(COMM_WORLD, coll).unwrap();
+        let want: Vec<i32> = (0..count)
+            .flat_map(|i| {
+                (1..n).fold(map_of(0, i), |[a, b], r| {
+                    let [a2, b2] = map_of(r, i);
+                    [a.wrapping_mul(a2), b.wrapping_mul(a2).wrapping_add(b2)]
+                })
+            })
+            .collect();
+        assert_eq!(ints(&out), want, "rank {me} of {n}");
+    });
 }
 
 #[test]

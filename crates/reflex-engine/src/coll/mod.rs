@@ -111,9 +111,12 @@ impl<T: Transport> Engine<T> {
             Coll::Allreduce { send, recv, op } => {
                 let input = send.unwrap_or_else(|| recv.as_send());
                 let (n, count) = (b.size, input.count);
-                let ring = table.allreduce(n, count, input.packed_len()?, op.commutative());
-                match ring {
+                let algo = table.allreduce(n, count, input.packed_len()?, op.commutative());
+                match algo {
                     select::Allreduce::Ring => large::ring_allreduce(&mut b, input, recv, op)?,
+                    select::Allreduce::Rabenseifner => {
+                        large::rabenseifner_allreduce(&mut b, input, recv, op)?
+                    }
                     select::Allreduce::RecursiveDoubling => {
                         reduce::allreduce(&mut b, Some(input), recv, op)?
                     }

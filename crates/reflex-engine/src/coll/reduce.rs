@@ -52,7 +52,7 @@ pub(super) fn load(b: &mut Builder, input: SendData, len: usize) -> TempId {
 }
 
 /// `acc = acc op t` (acc holds lower ranks).
-fn absorb_upper(b: &mut Builder, acc: TempId, t: TempId, count: usize) {
+pub(super) fn absorb_upper(b: &mut Builder, acc: TempId, t: TempId, count: usize) {
     b.step(Step::Combine {
         lower: acc,
         upper: t,
@@ -62,7 +62,7 @@ fn absorb_upper(b: &mut Builder, acc: TempId, t: TempId, count: usize) {
 }
 
 /// `acc = t op acc` (t holds lower ranks).
-fn absorb_lower(b: &mut Builder, acc: TempId, t: TempId, count: usize) {
+pub(super) fn absorb_lower(b: &mut Builder, acc: TempId, t: TempId, count: usize) {
     b.step(Step::Combine {
         lower: t,
         upper: acc,

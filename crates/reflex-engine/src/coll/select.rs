@@ -9,7 +9,7 @@
 //! |---|---|
 //! | barrier | dissemination |
 //! | bcast | binomial; scatter + ring allgather from `REFLEX_COLL_LARGE` bytes on ≥ 4 ranks† |
-//! | allreduce | recursive doubling; ring from `REFLEX_COLL_LARGE` bytes on ≥ 3 ranks† (commutative, ≥ 1 element per rank) |
+//! | allreduce | recursive doubling; Rabenseifner from `REFLEX_COLL_LARGE` bytes on ≥ 3 ranks† (≥ 1 element per rank); ring only when forced (commutative operations) |
 //! | allgather | direct up to 2 KiB blocks on ≤ 8 ranks, Bruck† for such blocks on more ranks, else ring |
 //! | alltoall | direct; pairwise from `REFLEX_COLL_LARGE` bytes per block on > 8 ranks† |
 //!
@@ -104,11 +104,12 @@ impl CollTuning {
         bytes: usize,
         commutes: bool,
     ) -> Allreduce {
-        let ring_fits = commutes && count >= n && n >= 2;
+        let pieces_fit = count >= n && n >= 2;
         match self.allreduce {
-            AllreduceAlgo::Ring if ring_fits => Allreduce::Ring,
+            AllreduceAlgo::Ring if pieces_fit && commutes => Allreduce::Ring,
+            AllreduceAlgo::Rabenseifner if pieces_fit => Allreduce::Rabenseifner,
             AllreduceAlgo::RecursiveDoubling => Allreduce::RecursiveDoubling,
-            _ if ring_fits && n >= 3 && self.many_rounds(bytes) => Allreduce::Ring,
+            _ if pieces_fit && n >= 3 && self.many_rounds(bytes) => Allreduce::Rabenseifner,
             _ => Allreduce::RecursiveDoubling,
         }
     }
@@ -159,6 +160,7 @@ pub(crate) enum Bcast {
 pub(crate) enum Allreduce {
     RecursiveDoubling,
     Ring,
+    Rabenseifner,
 }
 
 /// An allgather schedule.
@@ -185,9 +187,16 @@ mod tests {
         let t = CollTuning::default();
         assert_eq!(t.bcast(8, 1 << 20), Bcast::ScatterAllgather);
         assert_eq!(t.bcast(2, 1 << 20), Bcast::Knomial(2));
-        assert_eq!(t.allreduce(4, 1 << 18, 1 << 20, true), Allreduce::Ring);
+        assert_eq!(
+            t.allreduce(4, 1 << 18, 1 << 20, true),
+            Allreduce::Rabenseifner
+        );
         assert_eq!(
             t.allreduce(4, 1 << 18, 1 << 20, false),
+            Allreduce::Rabenseifner
+        );
+        assert_eq!(
+            t.allreduce(4, 2, 1 << 20, false),
             Allreduce::RecursiveDoubling
         );
         assert_eq!(t.allgather(16, 64, true), Allgather::Bruck);
@@ -204,6 +213,10 @@ mod tests {
             Allreduce::RecursiveDoubling
         );
         assert_eq!(forced.allreduce(4, 4, 16, true), Allreduce::Ring);
+        assert_eq!(
+            forced.allreduce(4, 4, 16, false),
+            Allreduce::RecursiveDoubling
+        );
         assert_eq!(forced.allgather(4, 64, false), Allgather::Direct);
         assert_eq!(forced.bcast(4, 4), Bcast::Postal(2));
         let crowded = CollTuning {
