@@ -21,7 +21,7 @@
 //! Pieces live in temporaries; [`Step::Splice`] and [`Step::Extract`] move them in and out of
 //! the whole packed message.
 
-use super::reduce::{absorb_lower, absorb_upper, load, setup};
+use super::reduce::{absorb_lower, absorb_upper, fold, load, setup, unfold, Fold};
 use super::sched::{Builder, Dst, Src, Step, TempId};
 use super::spec::{RecvData, Reducer, SendData};
 use crate::error::Result;
@@ -167,93 +167,102 @@ pub(crate) fn rabenseifner_allreduce(
     recv: RecvData,
     op: Reducer,
 ) -> Result<()> {
-    let (me, n) = (b.rank, b.size);
     let shape = setup(b, op, &input.dt, input.count)?;
     let unit = (shape.len / shape.count.max(1)).max(1);
     let acc = load(b, input, shape.len);
-    let p2 = 1 << n.ilog2();
-    let rem = n - p2;
-    let folded = me < 2 * rem;
-    // Fold: even ranks below 2·rem hand their vector to the odd one above them.
-    if folded && me % 2 == 0 {
-        b.send(me + 1, 0, Src::Temp(acc));
-        b.end_round();
-        b.recv(me + 1, 255, Dst::Temp(acc));
-        b.end_round();
-    } else {
-        if folded {
-            let lower = b.temp(shape.len);
-            b.recv(me - 1, 0, Dst::Temp(lower));
-            b.end_round();
-            absorb_lower(b, acc, lower, shape.count);
-        }
-        let nr = if folded { me / 2 } else { me - rem };
-        let peer = |p: usize| if p < rem { 2 * p + 1 } else { p + rem };
-        let parts = pieces(shape.len, unit, p2);
-        let (mut lo, mut hi) = (0, p2);
-        let mut mask = 1;
-        while mask < p2 {
-            let mid = (lo + hi) / 2;
-            let (keep, give) = match nr & mask {
-                0 => ((lo, mid), (mid, hi)),
-                _ => ((mid, hi), (lo, mid)),
-            };
-            let (k_at, k_len) = span(&parts, keep.0, keep.1);
-            let (g_at, g_len) = span(&parts, give.0, give.1);
-            let (theirs, mine) = (b.temp(k_len), b.temp(k_len));
-            let partner = peer(nr ^ mask);
-            b.send(partner, 1, Src::TempPart(acc, g_at, g_len));
-            b.recv(partner, 1, Dst::Temp(theirs));
-            b.end_round();
-            b.step(Step::Extract {
-                from: acc,
-                at: k_at,
-                to: mine,
-            });
-            match (nr ^ mask) < nr {
-                true => absorb_lower(b, mine, theirs, k_len / unit),
-                false => absorb_upper(b, mine, theirs, k_len / unit),
-            }
-            b.step(Step::Splice {
-                from: mine,
-                to: acc,
-                at: k_at,
-            });
-            (lo, hi) = keep;
-            mask <<= 1;
-        }
-        while mask > 1 {
-            mask >>= 1;
-            let width = hi - lo;
-            let other = match nr & mask {
-                0 => (hi, hi + width),
-                _ => (lo - width, lo),
-            };
-            let (m_at, m_len) = span(&parts, lo, hi);
-            let (o_at, o_len) = span(&parts, other.0, other.1);
-            let theirs = b.temp(o_len);
-            let partner = peer(nr ^ mask);
-            b.send(partner, 2, Src::TempPart(acc, m_at, m_len));
-            b.recv(partner, 2, Dst::Temp(theirs));
-            b.end_round();
-            b.step(Step::Splice {
-                from: theirs,
-                to: acc,
-                at: o_at,
-            });
-            (lo, hi) = (lo.min(other.0), hi.max(other.1));
-        }
-        if folded {
-            b.send(me - 1, 255, Src::Temp(acc));
-            b.end_round();
-        }
+    let fold = fold(b, acc, &shape);
+    if let Some(nr) = fold.newrank {
+        let parts = pieces(shape.len, unit, fold.p2);
+        let mine = halve(b, acc, &parts, unit, &fold, nr);
+        redouble(b, acc, &parts, &fold, nr, mine);
     }
+    unfold(b, acc, &fold);
     b.step(Step::Unpack {
         from: acc,
         offset: 0,
         to: recv,
     });
     Ok(())
+}
+
+/// Reduce-scatter by recursive halving from distance 1 up: participant `nr` ends holding the
+/// reduction of pieces `lo..hi` (returned) in `acc`.
+fn halve(
+    b: &mut Builder,
+    acc: TempId,
+    parts: &[(usize, usize)],
+    unit: usize,
+    fold: &Fold,
+    nr: usize,
+) -> (usize, usize) {
+    let (mut lo, mut hi) = (0, fold.p2);
+    let mut mask = 1;
+    while mask < fold.p2 {
+        let mid = (lo + hi) / 2;
+        let (keep, give) = match nr & mask {
+            0 => ((lo, mid), (mid, hi)),
+            _ => ((mid, hi), (lo, mid)),
+        };
+        let (k_at, k_len) = span(parts, keep.0, keep.1);
+        let (g_at, g_len) = span(parts, give.0, give.1);
+        let (theirs, mine) = (b.temp(k_len), b.temp(k_len));
+        let partner = fold.peer(nr ^ mask);
+        b.send(partner, 1, Src::TempPart(acc, g_at, g_len));
+        b.recv(partner, 1, Dst::Temp(theirs));
+        b.end_round();
+        b.step(Step::Extract {
+            from: acc,
+            at: k_at,
+            to: mine,
+        });
+        match (nr ^ mask) < nr {
+            true => absorb_lower(b, mine, theirs, k_len / unit),
+            false => absorb_upper(b, mine, theirs, k_len / unit),
+        }
+        b.step(Step::Splice {
+            from: mine,
+            to: acc,
+            at: k_at,
+        });
+        (lo, hi) = keep;
+        mask <<= 1;
+    }
+    (lo, hi)
+}
+
+/// Allgather by recursive doubling from the largest distance down, undoing [`halve`]: starting
+/// from pieces `mine`, every participant ends with the whole vector in `acc`.
+fn redouble(
+    b: &mut Builder,
+    acc: TempId,
+    parts: &[(usize, usize)],
+    fold: &Fold,
+    nr: usize,
+    mine: (usize, usize),
+) {
+    let (mut lo, mut hi) = mine;
+    let mut mask = fold.p2;
+    while mask > 1 {
+        mask >>= 1;
+        let width = hi - lo;
+        let other = match nr & mask {
+            0 => (hi, hi + width),
+            _ => (lo - width, lo),
+        };
+        let (m_at, m_len) = span(parts, lo, hi);
+        let (o_at, o_len) = span(parts, other.0, other.1);
+        let theirs = b.temp(o_len);
+        let partner = fold.peer(nr ^ mask);
+        b.send(partner, 2, Src::TempPart(acc, m_at, m_len));
+        b.recv(partner, 2, Dst::Temp(theirs));
+        b.end_round();
+        b.step(Step::Splice {
+            from: theirs,
+            to: acc,
+            at: o_at,
+        });
+        (lo, hi) = (lo.min(other.0), hi.max(other.1));
+    }
 }
 
 /// `MPI_Allgather` by Bruck's algorithm; every block packs to `len` bytes and this rank's own

@@ -147,50 +147,82 @@ fn in_place_at_root() -> MpiError {
     )
 }
 
-/// `MPI_Allreduce`: recursive doubling. With n = 2^k + rem, ranks below 2·rem first pair up
-/// (even into odd: `x[2i] op x[2i+1]`), leaving 2^k participants that exchange and combine
-/// with partners at distance 1, 2, 4, …, always lower block first; the paired-off ranks get the
-/// result at the end. Every rank evaluates the same expression tree: bit-identical results.
+/// The fold that leaves a power of two of participants: with n = 2^k + rem, each even rank
+/// below 2·rem hands its vector to the odd rank above it (`x[2i] op x[2i+1]`), waits, and gets
+/// the result back at the end ([`unfold`]).
+pub(super) struct Fold {
+    /// Participants after the fold (2^k).
+    pub(super) p2: usize,
+    rem: usize,
+    /// This rank's number among the participants; `None` for a rank that folded away.
+    pub(super) newrank: Option<usize>,
+}
+
+impl Fold {
+    /// The communicator rank of participant `p`.
+    pub(super) fn peer(&self, p: usize) -> usize {
+        if p < self.rem {
+            2 * p + 1
+        } else {
+            p + self.rem
+        }
+    }
+}
+
+/// Runs the fold on `acc` (`count` elements, `len` bytes); see [`Fold`].
+pub(super) fn fold(b: &mut Builder, acc: TempId, shape: &Operand) -> Fold {
+    let (me, n) = (b.rank, b.size);
+    let p2 = 1 << n.ilog2();
+    let rem = n - p2;
+    let newrank = if me >= 2 * rem {
+        Some(me - rem)
+    } else if me % 2 == 0 {
+        b.send(me + 1, 0, Src::Temp(acc));
+        b.end_round();
+        None
+    } else {
+        let lower = b.temp(shape.len);
+        b.recv(me - 1, 0, Dst::Temp(lower));
+        b.end_round();
+        absorb_lower(b, acc, lower, shape.count);
+        Some(me / 2)
+    };
+    Fold { p2, rem, newrank }
+}
+
+/// The end of a [`fold`]: the ranks that folded away get the result in `acc`.
+pub(super) fn unfold(b: &mut Builder, acc: TempId, fold: &Fold) {
+    let me = b.rank;
+    if me < 2 * fold.rem {
+        match fold.newrank {
+            None => b.recv(me + 1, 255, Dst::Temp(acc)),
+            Some(_) => b.send(me - 1, 255, Src::Temp(acc)),
+        }
+        b.end_round();
+    }
+}
+
+/// `MPI_Allreduce`: recursive doubling. After the [`fold`], 2^k participants exchange and
+/// combine with partners at distance 1, 2, 4, …, always lower block first; the ranks that
+/// folded away get the result at the end. Every rank evaluates the same expression tree:
+/// bit-identical results.
 pub(crate) fn allreduce(
     b: &mut Builder,
     send: Option<SendData>,
     recv: RecvData,
     op: Reducer,
 ) -> Result<()> {
-    let (me, n) = (b.rank, b.size);
     let input = send.unwrap_or_else(|| recv.as_send());
     let shape = setup(b, op, &input.dt, input.count)?;
     let acc = load(b, input, shape.len);
     let tmp = b.temp(shape.len);
-    let p2 = if n.is_power_of_two() {
-        n
-    } else {
-        n.next_power_of_two() / 2
-    };
-    let rem = n - p2;
-    let folded = me < 2 * rem;
-    let newrank = if folded && me % 2 == 0 {
-        b.send(me + 1, 0, Src::Temp(acc));
-        b.end_round();
-        None
-    } else if folded {
-        b.recv(me - 1, 0, Dst::Temp(tmp));
-        b.end_round();
-        absorb_lower(b, acc, tmp, shape.count);
-        Some(me / 2)
-    } else {
-        Some(me - rem)
-    };
-    if let Some(nr) = newrank {
+    let fold = fold(b, acc, &shape);
+    if let Some(nr) = fold.newrank {
         let mut mask = 1;
         let mut tag = 1u8;
-        while mask < p2 {
+        while mask < fold.p2 {
             let partner = nr ^ mask;
-            let peer = if partner < rem {
-                partner * 2 + 1
-            } else {
-                partner + rem
-            };
+            let peer = fold.peer(partner);
             b.recv(peer, tag, Dst::Temp(tmp));
             b.send(peer, tag, Src::Temp(acc));
             b.end_round();
@@ -203,13 +235,7 @@ pub(crate) fn allreduce(
             tag = tag.wrapping_add(1);
         }
     }
-    if folded {
-        match me % 2 {
-            0 => b.recv(me + 1, 255, Dst::Temp(acc)),
-            _ => b.send(me - 1, 255, Src::Temp(acc)),
-        }
-        b.end_round();
-    }
+    unfold(b, acc, &fold);
     b.step(Step::Unpack {
         from: acc,
         offset: 0,
