@@ -67,6 +67,7 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
     };
     Some(match p.kind.as_str() {
         "COMM" => format!("let {n} = crate::kinds::comm(w, {n})?;"),
+        "WIN" => format!("let {n} = crate::kinds::win(w, {n})?;"),
         // Communication needs a committed type; constructors and queries take any valid one.
         "DATATYPE" => format!("let {n} = crate::kinds::datatype(w, {n})?;"),
         "DATATYPE_ANY" => format!("let {n} = crate::kinds::datatype_any(w, {n})?;"),
@@ -154,10 +155,12 @@ fn shim_body(f: &Function, style: Option<CallStyle>) -> String {
     let name = &f.name;
     let args = arg_names(f);
     let imp = imp_name(f);
+    // Errors go to the handler of the communicator or window the call names.
     let errh = f
         .params
         .iter()
         .find(|p| p.kind == "COMM")
+        .or_else(|| f.params.iter().find(|p| p.kind == "WIN"))
         .map_or("None".to_string(), |p| format!("Some({})", p.name));
     match style {
         None if f.ret == "int" => format!("crate::call::unsupported(\"{name}\")"),

@@ -163,3 +163,59 @@ impl RecvBuf {
         unsafe { SendBuf::from_raw(self.ptr.as_ptr(), self.len) }
     }
 }
+
+/// The width of an element updated with a hardware atomic ([`RecvBuf::atomic_update`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicWidth {
+    /// 4 bytes (`AtomicU32`).
+    W4,
+    /// 8 bytes (`AtomicU64`).
+    W8,
+}
+
+impl AtomicWidth {
+    /// Bytes of an element.
+    pub fn bytes(self) -> usize {
+        match self {
+            AtomicWidth::W4 => 4,
+            AtomicWidth::W8 => 8,
+        }
+    }
+}
+
+impl RecvBuf {
+    /// Replaces the element at `offset` with `update(old)` in one hardware atomic step (a
+    /// compare-and-swap loop), so that processes sharing the memory and updating it the same way
+    /// never lose an update; returns the old value. `None` (nothing done) when the element is
+    /// outside the buffer or not aligned to its width. Values are native-endian bit patterns.
+    pub fn atomic_update(
+        &self,
+        offset: usize,
+        width: AtomicWidth,
+        mut update: impl FnMut(u64) -> u64,
+    ) -> Option<u64> {
+        let n = width.bytes();
+        let end = offset.checked_add(n)?;
+        let at = self.addr().checked_add(offset)?;
+        if end > self.len || at % n != 0 {
+            return None;
+        }
+        let ptr = self.ptr.as_ptr().wrapping_add(offset);
+        use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::AcqRel, Ordering::Acquire};
+        match width {
+            AtomicWidth::W4 => {
+                // SAFETY: in bounds and 4-aligned (checked above); the buffer's contract makes the
+                // memory valid, and every concurrent writer of this element uses atomics too.
+                let a = unsafe { AtomicU32::from_ptr(ptr.cast()) };
+                let r = a.fetch_update(AcqRel, Acquire, |v| Some(update(u64::from(v)) as u32));
+                Some(u64::from(r.unwrap_or_else(|v| v)))
+            }
+            AtomicWidth::W8 => {
+                // SAFETY: as above, 8-aligned.
+                let a = unsafe { AtomicU64::from_ptr(ptr.cast()) };
+                let r = a.fetch_update(AcqRel, Acquire, |v| Some(update(v)));
+                Some(r.unwrap_or_else(|v| v))
+            }
+        }
+    }
+}

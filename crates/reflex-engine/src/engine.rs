@@ -73,6 +73,10 @@ pub struct Engine<T: Transport> {
     pub(crate) advancing: bool,
     /// Name base of collective boards, when every rank shares this node's memory.
     pub(crate) board_base: Option<String>,
+    /// One-sided communication windows.
+    pub(crate) wins: crate::rma::Windows,
+    /// Name base of shared segments this process creates (the node segment's, when there is one).
+    pub(crate) segment_base: Option<String>,
 }
 
 impl<T: Transport> Engine<T> {
@@ -103,6 +107,8 @@ impl<T: Transport> Engine<T> {
             colls: Vec::new(),
             advancing: false,
             board_base: None,
+            wins: Default::default(),
+            segment_base: None,
         };
         engine.install_predefined_comms(nranks);
         engine
@@ -162,7 +168,23 @@ impl<T: Transport> Engine<T> {
         if !self.colls.is_empty() {
             events += self.advance_schedules();
         }
+        if self.wins.any_private() {
+            events += self.serve_windows();
+        }
         events
+    }
+
+    /// Names shared segments this process creates (windows) after `base`, so that a launcher
+    /// that removes the job's segments removes them too.
+    pub fn set_segment_base(&mut self, base: String) {
+        self.segment_base = Some(base);
+    }
+
+    /// The name base of shared segments this process creates.
+    pub(crate) fn segment_base(&self) -> String {
+        self.segment_base
+            .clone()
+            .unwrap_or_else(|| format!("reflex-solo-{}", self.core.pid))
     }
 
     /// Reports (once) a protocol error found while polling.

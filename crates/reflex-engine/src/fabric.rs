@@ -74,6 +74,15 @@ impl Fabric {
     pub fn shares_memory_with_all(&self) -> bool {
         matches!(self, Fabric::Shm(_) | Fabric::Alone)
     }
+
+    /// Name of this node's shared segment, when ranks here use one (job and node in the name).
+    pub fn node_segment_name(&self) -> Option<&str> {
+        match self {
+            Fabric::Shm(t) => Some(t.segment().name()),
+            Fabric::Mixed(m) => Some(m.shm.segment().name()),
+            Fabric::Tcp(_) | Fabric::Alone => None,
+        }
+    }
 }
 
 impl Transport for Fabric {

@@ -29,6 +29,7 @@ pub mod op;
 pub mod p2p;
 pub mod packet;
 pub mod request;
+pub mod rma;
 mod single_copy;
 pub mod testing;
 pub mod topo;
@@ -43,6 +44,7 @@ pub use error::{ErrorClass, MpiError, Result};
 pub use msgbuf::CopyStats;
 pub use op::ReduceOp;
 pub use p2p::Message;
+pub use rma::{Flavor, LockKind, WinId, WinInfo};
 pub use request::{RequestId, SendMode, Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
 
 /// The error handler every communicator starts with (`MPI_ERRORS_ARE_FATAL` in MPICH's ABI); the

@@ -58,7 +58,11 @@ impl World {
             Fabric::Shm(t) if config.coll_shm.is_on() => Some(t.segment().name().to_owned()),
             _ => None,
         };
+        let segment_base = fabric.node_segment_name().map(str::to_owned);
         let mut engine = Engine::new(fabric, rank, (0..size).collect(), tuning, single_copy);
+        if let Some(base) = segment_base {
+            engine.set_segment_base(base);
+        }
         if let Some(base) = board_base {
             engine.enable_boards(base);
         }

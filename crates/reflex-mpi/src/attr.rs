@@ -50,6 +50,8 @@ pub enum Obj {
     Comm(CommId),
     /// A datatype, by its C handle.
     Datatype(c_int),
+    /// A window.
+    Win(reflex_engine::WinId),
 }
 
 /// One keyval.

@@ -26,7 +26,8 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-/// Runs `body` with the initialised state; errors go to the handler of `comm` (or the world's).
+/// Runs `body` with the initialised state; errors go to the handler of `comm` (a communicator or
+/// window handle; else the world's).
 ///
 /// The body has one call site, shared by both thread levels, so that it is inlined here as before
 /// `MPI_THREAD_MULTIPLE` existed; what `MULTIPLE` adds is out of line ([`threads::lock`] before,
@@ -148,6 +149,11 @@ fn not_running(name: &str) -> c_int {
 #[cold]
 pub fn dispatch(mpi: &mut Mpi, name: &str, comm: Option<MPI_Comm>, error: &MpiError) -> c_int {
     let code = crate::errors::register(name, error);
+    if let Some(win) = comm.and_then(handles::win_id) {
+        if let Some(handler) = mpi.objects.wins.get(&win).map(|x| x.errhandler) {
+            return crate::imp::win_dispatch(mpi, name, win, handler, code);
+        }
+    }
     let comm_id = comm
         .and_then(handles::comm_id)
         .filter(|c| mpi.world.engine.comm(*c).is_ok());
@@ -174,18 +180,21 @@ pub fn dispatch(mpi: &mut Mpi, name: &str, comm: Option<MPI_Comm>, error: &MpiEr
                 unsafe { f(&mut c_comm, &mut c_code) };
                 code
             }
-            None => {
-                let rank = mpi.world.engine.world_rank();
-                // The registered text (a user-defined code shows its own string).
-                let text = crate::errors::string_value(code)
-                    .filter(|t| !t.is_empty())
-                    .unwrap_or_else(|| format!("error code {code}"));
-                let prefix = format!("{name}: ");
-                let text = text.strip_prefix(&prefix).unwrap_or(&text);
-                eprintln!("reflex: fatal error on rank {rank} in {name}: {text}");
-                mpi.world
-                    .abort(1, &format!("fatal error in {name}: {text}"))
-            }
+            None => fatal(mpi, name, code),
         },
     }
+}
+
+/// The fatal error handler: one line on stderr, then the whole job ends through the launcher.
+pub fn fatal(mpi: &mut Mpi, name: &str, code: c_int) -> ! {
+    let rank = mpi.world.engine.world_rank();
+    // The registered text (a user-defined code shows its own string).
+    let text = crate::errors::string_value(code)
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| format!("error code {code}"));
+    let prefix = format!("{name}: ");
+    let text = text.strip_prefix(&prefix).unwrap_or(&text);
+    eprintln!("reflex: fatal error on rank {rank} in {name}: {text}");
+    mpi.world
+        .abort(1, &format!("fatal error in {name}: {text}"))
 }

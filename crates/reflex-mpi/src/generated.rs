@@ -4454,7 +4454,10 @@ pub unsafe extern "C" fn MPI_Type_set_attr(datatype: ffi::MPI_Datatype, type_key
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_create_keyval(win_copy_attr_fn: *const c_void, win_delete_attr_fn: *const c_void, win_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Win_create_keyval")
+    crate::call::world("MPI_Win_create_keyval", None, |w| {
+            crate::kinds::out_ptr(win_keyval, "win_keyval")?;
+            crate::imp::win_create_keyval(w, win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state)
+        })
 }
 
 /// `MPI_Win_create_keyval`: forwards to `PMPI_Win_create_keyval` (profiling tools interpose this symbol).
@@ -4474,7 +4477,10 @@ pub unsafe extern "C" fn MPI_Win_create_keyval(win_copy_attr_fn: *const c_void, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_delete_attr(win: ffi::MPI_Win, win_keyval: c_int) -> c_int {
-    crate::call::unsupported("MPI_Win_delete_attr")
+    crate::call::world("MPI_Win_delete_attr", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_delete_attr(w, win, win_keyval)
+        })
 }
 
 /// `MPI_Win_delete_attr`: forwards to `PMPI_Win_delete_attr` (profiling tools interpose this symbol).
@@ -4494,7 +4500,9 @@ pub unsafe extern "C" fn MPI_Win_delete_attr(win: ffi::MPI_Win, win_keyval: c_in
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_free_keyval(win_keyval: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Win_free_keyval")
+    crate::call::world("MPI_Win_free_keyval", None, |w| {
+            crate::imp::win_free_keyval(w, win_keyval)
+        })
 }
 
 /// `MPI_Win_free_keyval`: forwards to `PMPI_Win_free_keyval` (profiling tools interpose this symbol).
@@ -4514,7 +4522,11 @@ pub unsafe extern "C" fn MPI_Win_free_keyval(win_keyval: *mut c_int) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_get_attr(win: ffi::MPI_Win, win_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Win_get_attr")
+    crate::call::world("MPI_Win_get_attr", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::win_get_attr(w, win, win_keyval, attribute_val, flag)
+        })
 }
 
 /// `MPI_Win_get_attr`: forwards to `PMPI_Win_get_attr` (profiling tools interpose this symbol).
@@ -4534,7 +4546,10 @@ pub unsafe extern "C" fn MPI_Win_get_attr(win: ffi::MPI_Win, win_keyval: c_int, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_set_attr(win: ffi::MPI_Win, win_keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Win_set_attr")
+    crate::call::world("MPI_Win_set_attr", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_set_attr(w, win, win_keyval, attribute_val)
+        })
 }
 
 /// `MPI_Win_set_attr`: forwards to `PMPI_Win_set_attr` (profiling tools interpose this symbol).
@@ -5763,7 +5778,16 @@ pub unsafe extern "C" fn MPI_Unpublish_name(service_name: *const c_char, info: f
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Accumulate")
+    crate::call::world("MPI_Accumulate", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::accumulate(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
+        })
 }
 
 /// `MPI_Accumulate`: forwards to `PMPI_Accumulate` (profiling tools interpose this symbol).
@@ -5783,7 +5807,11 @@ pub unsafe extern "C" fn MPI_Accumulate(origin_addr: *const c_void, origin_count
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Compare_and_swap")
+    crate::call::world("MPI_Compare_and_swap", Some(win), |w| {
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::compare_and_swap(w, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win)
+        })
 }
 
 /// `MPI_Compare_and_swap`: forwards to `PMPI_Compare_and_swap` (profiling tools interpose this symbol).
@@ -5803,7 +5831,12 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(origin_addr: *const c_void, compar
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Fetch_and_op")
+    crate::call::world("MPI_Fetch_and_op", Some(win), |w| {
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::fetch_and_op(w, origin_addr, result_addr, datatype, target_rank, target_disp, op, win)
+        })
 }
 
 /// `MPI_Fetch_and_op`: forwards to `PMPI_Fetch_and_op` (profiling tools interpose this symbol).
@@ -5823,7 +5856,15 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(origin_addr: *const c_void, result_add
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Get")
+    crate::call::world("MPI_Get", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
+        })
 }
 
 /// `MPI_Get`: forwards to `PMPI_Get` (profiling tools interpose this symbol).
@@ -5843,7 +5884,19 @@ pub unsafe extern "C" fn MPI_Get(origin_addr: *mut c_void, origin_count: c_int, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Get_accumulate")
+    crate::call::world("MPI_Get_accumulate", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            crate::kinds::typed_buffer(result_addr, result_count, result_datatype, "result_addr")?;
+            let result_count = crate::kinds::count(result_count, "result_count")?;
+            let result_datatype = crate::kinds::datatype(w, result_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::get_accumulate(w, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
+        })
 }
 
 /// `MPI_Get_accumulate`: forwards to `PMPI_Get_accumulate` (profiling tools interpose this symbol).
@@ -5863,7 +5916,15 @@ pub unsafe extern "C" fn MPI_Get_accumulate(origin_addr: *const c_void, origin_c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Put")
+    crate::call::world("MPI_Put", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::put(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
+        })
 }
 
 /// `MPI_Put`: forwards to `PMPI_Put` (profiling tools interpose this symbol).
@@ -5883,7 +5944,17 @@ pub unsafe extern "C" fn MPI_Put(origin_addr: *const c_void, origin_count: c_int
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Raccumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Raccumulate")
+    crate::call::world("MPI_Raccumulate", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::raccumulate(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request)
+        })
 }
 
 /// `MPI_Raccumulate`: forwards to `PMPI_Raccumulate` (profiling tools interpose this symbol).
@@ -5903,7 +5974,16 @@ pub unsafe extern "C" fn MPI_Raccumulate(origin_addr: *const c_void, origin_coun
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rget(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rget")
+    crate::call::world("MPI_Rget", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::rget(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request)
+        })
 }
 
 /// `MPI_Rget`: forwards to `PMPI_Rget` (profiling tools interpose this symbol).
@@ -5923,7 +6003,20 @@ pub unsafe extern "C" fn MPI_Rget(origin_addr: *mut c_void, origin_count: c_int,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rget_accumulate")
+    crate::call::world("MPI_Rget_accumulate", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            crate::kinds::typed_buffer(result_addr, result_count, result_datatype, "result_addr")?;
+            let result_count = crate::kinds::count(result_count, "result_count")?;
+            let result_datatype = crate::kinds::datatype(w, result_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::rget_accumulate(w, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request)
+        })
 }
 
 /// `MPI_Rget_accumulate`: forwards to `PMPI_Rget_accumulate` (profiling tools interpose this symbol).
@@ -5943,7 +6036,16 @@ pub unsafe extern "C" fn MPI_Rget_accumulate(origin_addr: *const c_void, origin_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rput(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rput")
+    crate::call::world("MPI_Rput", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::rput(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request)
+        })
 }
 
 /// `MPI_Rput`: forwards to `PMPI_Rput` (profiling tools interpose this symbol).
@@ -5963,7 +6065,12 @@ pub unsafe extern "C" fn MPI_Rput(origin_addr: *const c_void, origin_count: c_in
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_allocate(size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, baseptr: *mut c_void, win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_allocate")
+    crate::call::world("MPI_Win_allocate", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(win, "win")?;
+            crate::imp::win_allocate(w, size, disp_unit, info, comm, baseptr, win)
+        })
 }
 
 /// `MPI_Win_allocate`: forwards to `PMPI_Win_allocate` (profiling tools interpose this symbol).
@@ -5983,7 +6090,12 @@ pub unsafe extern "C" fn MPI_Win_allocate(size: ffi::MPI_Aint, disp_unit: c_int,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_allocate_shared(size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, baseptr: *mut c_void, win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_allocate_shared")
+    crate::call::world("MPI_Win_allocate_shared", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(win, "win")?;
+            crate::imp::win_allocate_shared(w, size, disp_unit, info, comm, baseptr, win)
+        })
 }
 
 /// `MPI_Win_allocate_shared`: forwards to `PMPI_Win_allocate_shared` (profiling tools interpose this symbol).
@@ -6003,7 +6115,10 @@ pub unsafe extern "C" fn MPI_Win_allocate_shared(size: ffi::MPI_Aint, disp_unit:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_attach(win: ffi::MPI_Win, base: *mut c_void, size: ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_Win_attach")
+    crate::call::world("MPI_Win_attach", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_attach(w, win, base, size)
+        })
 }
 
 /// `MPI_Win_attach`: forwards to `PMPI_Win_attach` (profiling tools interpose this symbol).
@@ -6023,7 +6138,10 @@ pub unsafe extern "C" fn MPI_Win_attach(win: ffi::MPI_Win, base: *mut c_void, si
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_call_errhandler(win: ffi::MPI_Win, errorcode: c_int) -> c_int {
-    crate::call::unsupported("MPI_Win_call_errhandler")
+    crate::call::world("MPI_Win_call_errhandler", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_call_errhandler(w, win, errorcode)
+        })
 }
 
 /// `MPI_Win_call_errhandler`: forwards to `PMPI_Win_call_errhandler` (profiling tools interpose this symbol).
@@ -6043,7 +6161,10 @@ pub unsafe extern "C" fn MPI_Win_call_errhandler(win: ffi::MPI_Win, errorcode: c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_complete(win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_complete")
+    crate::call::world("MPI_Win_complete", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_complete(w, win)
+        })
 }
 
 /// `MPI_Win_complete`: forwards to `PMPI_Win_complete` (profiling tools interpose this symbol).
@@ -6063,7 +6184,12 @@ pub unsafe extern "C" fn MPI_Win_complete(win: ffi::MPI_Win) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_create(base: *mut c_void, size: ffi::MPI_Aint, disp_unit: c_int, info: ffi::MPI_Info, comm: ffi::MPI_Comm, win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_create")
+    crate::call::world("MPI_Win_create", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(win, "win")?;
+            crate::imp::win_create(w, base, size, disp_unit, info, comm, win)
+        })
 }
 
 /// `MPI_Win_create`: forwards to `PMPI_Win_create` (profiling tools interpose this symbol).
@@ -6083,7 +6209,12 @@ pub unsafe extern "C" fn MPI_Win_create(base: *mut c_void, size: ffi::MPI_Aint, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_create_dynamic(info: ffi::MPI_Info, comm: ffi::MPI_Comm, win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_create_dynamic")
+    crate::call::world("MPI_Win_create_dynamic", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(win, "win")?;
+            crate::imp::win_create_dynamic(w, info, comm, win)
+        })
 }
 
 /// `MPI_Win_create_dynamic`: forwards to `PMPI_Win_create_dynamic` (profiling tools interpose this symbol).
@@ -6103,7 +6234,10 @@ pub unsafe extern "C" fn MPI_Win_create_dynamic(info: ffi::MPI_Info, comm: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_create_errhandler(win_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Win_create_errhandler")
+    crate::call::world("MPI_Win_create_errhandler", None, |w| {
+            crate::kinds::out_ptr(errhandler, "errhandler")?;
+            crate::imp::win_create_errhandler(w, win_errhandler_fn, errhandler)
+        })
 }
 
 /// `MPI_Win_create_errhandler`: forwards to `PMPI_Win_create_errhandler` (profiling tools interpose this symbol).
@@ -6123,7 +6257,10 @@ pub unsafe extern "C" fn MPI_Win_create_errhandler(win_errhandler_fn: *const c_v
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_detach(win: ffi::MPI_Win, base: *const c_void) -> c_int {
-    crate::call::unsupported("MPI_Win_detach")
+    crate::call::world("MPI_Win_detach", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_detach(w, win, base)
+        })
 }
 
 /// `MPI_Win_detach`: forwards to `PMPI_Win_detach` (profiling tools interpose this symbol).
@@ -6143,7 +6280,10 @@ pub unsafe extern "C" fn MPI_Win_detach(win: ffi::MPI_Win, base: *const c_void) 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_fence(assert: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_fence")
+    crate::call::world("MPI_Win_fence", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_fence(w, assert, win)
+        })
 }
 
 /// `MPI_Win_fence`: forwards to `PMPI_Win_fence` (profiling tools interpose this symbol).
@@ -6163,7 +6303,10 @@ pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, win: ffi::MPI_Win) -> c_in
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush(rank: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_flush")
+    crate::call::world("MPI_Win_flush", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_flush(w, rank, win)
+        })
 }
 
 /// `MPI_Win_flush`: forwards to `PMPI_Win_flush` (profiling tools interpose this symbol).
@@ -6183,7 +6326,10 @@ pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, win: ffi::MPI_Win) -> c_int 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush_all(win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_flush_all")
+    crate::call::world("MPI_Win_flush_all", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_flush_all(w, win)
+        })
 }
 
 /// `MPI_Win_flush_all`: forwards to `PMPI_Win_flush_all` (profiling tools interpose this symbol).
@@ -6203,7 +6349,10 @@ pub unsafe extern "C" fn MPI_Win_flush_all(win: ffi::MPI_Win) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush_local(rank: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_flush_local")
+    crate::call::world("MPI_Win_flush_local", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_flush_local(w, rank, win)
+        })
 }
 
 /// `MPI_Win_flush_local`: forwards to `PMPI_Win_flush_local` (profiling tools interpose this symbol).
@@ -6223,7 +6372,10 @@ pub unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, win: ffi::MPI_Win) -> 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush_local_all(win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_flush_local_all")
+    crate::call::world("MPI_Win_flush_local_all", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_flush_local_all(w, win)
+        })
 }
 
 /// `MPI_Win_flush_local_all`: forwards to `PMPI_Win_flush_local_all` (profiling tools interpose this symbol).
@@ -6243,7 +6395,9 @@ pub unsafe extern "C" fn MPI_Win_flush_local_all(win: ffi::MPI_Win) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_free(win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_free")
+    crate::call::world("MPI_Win_free", None, |w| {
+            crate::imp::win_free(w, win)
+        })
 }
 
 /// `MPI_Win_free`: forwards to `PMPI_Win_free` (profiling tools interpose this symbol).
@@ -6263,7 +6417,11 @@ pub unsafe extern "C" fn MPI_Win_free(win: *mut ffi::MPI_Win) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_get_errhandler(win: ffi::MPI_Win, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Win_get_errhandler")
+    crate::call::world("MPI_Win_get_errhandler", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(errhandler, "errhandler")?;
+            crate::imp::win_get_errhandler(w, win, errhandler)
+        })
 }
 
 /// `MPI_Win_get_errhandler`: forwards to `PMPI_Win_get_errhandler` (profiling tools interpose this symbol).
@@ -6283,7 +6441,11 @@ pub unsafe extern "C" fn MPI_Win_get_errhandler(win: ffi::MPI_Win, errhandler: *
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_get_group(win: ffi::MPI_Win, group: *mut ffi::MPI_Group) -> c_int {
-    crate::call::unsupported("MPI_Win_get_group")
+    crate::call::world("MPI_Win_get_group", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(group, "group")?;
+            crate::imp::win_get_group(w, win, group)
+        })
 }
 
 /// `MPI_Win_get_group`: forwards to `PMPI_Win_get_group` (profiling tools interpose this symbol).
@@ -6303,7 +6465,11 @@ pub unsafe extern "C" fn MPI_Win_get_group(win: ffi::MPI_Win, group: *mut ffi::M
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_get_info(win: ffi::MPI_Win, info_used: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Win_get_info")
+    crate::call::world("MPI_Win_get_info", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(info_used, "info_used")?;
+            crate::imp::win_get_info(w, win, info_used)
+        })
 }
 
 /// `MPI_Win_get_info`: forwards to `PMPI_Win_get_info` (profiling tools interpose this symbol).
@@ -6323,7 +6489,11 @@ pub unsafe extern "C" fn MPI_Win_get_info(win: ffi::MPI_Win, info_used: *mut ffi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_get_name(win: ffi::MPI_Win, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Win_get_name")
+    crate::call::world("MPI_Win_get_name", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(resultlen, "resultlen")?;
+            crate::imp::win_get_name(w, win, win_name, resultlen)
+        })
 }
 
 /// `MPI_Win_get_name`: forwards to `PMPI_Win_get_name` (profiling tools interpose this symbol).
@@ -6343,7 +6513,10 @@ pub unsafe extern "C" fn MPI_Win_get_name(win: ffi::MPI_Win, win_name: *mut c_ch
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_lock")
+    crate::call::world("MPI_Win_lock", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_lock(w, lock_type, rank, assert, win)
+        })
 }
 
 /// `MPI_Win_lock`: forwards to `PMPI_Win_lock` (profiling tools interpose this symbol).
@@ -6363,7 +6536,10 @@ pub unsafe extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_i
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_lock_all")
+    crate::call::world("MPI_Win_lock_all", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_lock_all(w, assert, win)
+        })
 }
 
 /// `MPI_Win_lock_all`: forwards to `PMPI_Win_lock_all` (profiling tools interpose this symbol).
@@ -6383,7 +6559,11 @@ pub unsafe extern "C" fn MPI_Win_lock_all(assert: c_int, win: ffi::MPI_Win) -> c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_post(group: ffi::MPI_Group, assert: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_post")
+    crate::call::world("MPI_Win_post", Some(win), |w| {
+            let group = crate::kinds::group(group)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_post(w, group, assert, win)
+        })
 }
 
 /// `MPI_Win_post`: forwards to `PMPI_Win_post` (profiling tools interpose this symbol).
@@ -6403,7 +6583,10 @@ pub unsafe extern "C" fn MPI_Win_post(group: ffi::MPI_Group, assert: c_int, win:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_set_errhandler(win: ffi::MPI_Win, errhandler: ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Win_set_errhandler")
+    crate::call::world("MPI_Win_set_errhandler", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_set_errhandler(w, win, errhandler)
+        })
 }
 
 /// `MPI_Win_set_errhandler`: forwards to `PMPI_Win_set_errhandler` (profiling tools interpose this symbol).
@@ -6423,7 +6606,11 @@ pub unsafe extern "C" fn MPI_Win_set_errhandler(win: ffi::MPI_Win, errhandler: f
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_set_info(win: ffi::MPI_Win, info: ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Win_set_info")
+    crate::call::world("MPI_Win_set_info", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::win_set_info(w, win, info)
+        })
 }
 
 /// `MPI_Win_set_info`: forwards to `PMPI_Win_set_info` (profiling tools interpose this symbol).
@@ -6443,7 +6630,10 @@ pub unsafe extern "C" fn MPI_Win_set_info(win: ffi::MPI_Win, info: ffi::MPI_Info
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_set_name(win: ffi::MPI_Win, win_name: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Win_set_name")
+    crate::call::world("MPI_Win_set_name", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_set_name(w, win, win_name)
+        })
 }
 
 /// `MPI_Win_set_name`: forwards to `PMPI_Win_set_name` (profiling tools interpose this symbol).
@@ -6463,7 +6653,12 @@ pub unsafe extern "C" fn MPI_Win_set_name(win: ffi::MPI_Win, win_name: *const c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_shared_query(win: ffi::MPI_Win, rank: c_int, size: *mut ffi::MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Win_shared_query")
+    crate::call::world("MPI_Win_shared_query", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(size, "size")?;
+            crate::kinds::out_ptr(disp_unit, "disp_unit")?;
+            crate::imp::win_shared_query(w, win, rank, size, disp_unit, baseptr)
+        })
 }
 
 /// `MPI_Win_shared_query`: forwards to `PMPI_Win_shared_query` (profiling tools interpose this symbol).
@@ -6483,7 +6678,11 @@ pub unsafe extern "C" fn MPI_Win_shared_query(win: ffi::MPI_Win, rank: c_int, si
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_start(group: ffi::MPI_Group, assert: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_start")
+    crate::call::world("MPI_Win_start", Some(win), |w| {
+            let group = crate::kinds::group(group)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_start(w, group, assert, win)
+        })
 }
 
 /// `MPI_Win_start`: forwards to `PMPI_Win_start` (profiling tools interpose this symbol).
@@ -6503,7 +6702,10 @@ pub unsafe extern "C" fn MPI_Win_start(group: ffi::MPI_Group, assert: c_int, win
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_sync(win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_sync")
+    crate::call::world("MPI_Win_sync", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_sync(w, win)
+        })
 }
 
 /// `MPI_Win_sync`: forwards to `PMPI_Win_sync` (profiling tools interpose this symbol).
@@ -6523,7 +6725,11 @@ pub unsafe extern "C" fn MPI_Win_sync(win: ffi::MPI_Win) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_test(win: ffi::MPI_Win, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Win_test")
+    crate::call::world("MPI_Win_test", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::win_test(w, win, flag)
+        })
 }
 
 /// `MPI_Win_test`: forwards to `PMPI_Win_test` (profiling tools interpose this symbol).
@@ -6543,7 +6749,10 @@ pub unsafe extern "C" fn MPI_Win_test(win: ffi::MPI_Win, flag: *mut c_int) -> c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_unlock")
+    crate::call::world("MPI_Win_unlock", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_unlock(w, rank, win)
+        })
 }
 
 /// `MPI_Win_unlock`: forwards to `PMPI_Win_unlock` (profiling tools interpose this symbol).
@@ -6563,7 +6772,10 @@ pub unsafe extern "C" fn MPI_Win_unlock(rank: c_int, win: ffi::MPI_Win) -> c_int
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock_all(win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_unlock_all")
+    crate::call::world("MPI_Win_unlock_all", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_unlock_all(w, win)
+        })
 }
 
 /// `MPI_Win_unlock_all`: forwards to `PMPI_Win_unlock_all` (profiling tools interpose this symbol).
@@ -6583,7 +6795,10 @@ pub unsafe extern "C" fn MPI_Win_unlock_all(win: ffi::MPI_Win) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_wait(win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_wait")
+    crate::call::world("MPI_Win_wait", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::win_wait(w, win)
+        })
 }
 
 /// `MPI_Win_wait`: forwards to `PMPI_Win_wait` (profiling tools interpose this symbol).
@@ -10786,7 +11001,16 @@ pub unsafe extern "C" fn MPI_Status_f2f08(f_status: *const ffi::MPI_Fint, f08_st
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Accumulate_c")
+    crate::call::world("MPI_Accumulate_c", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::accumulate_c(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
+        })
 }
 
 /// `MPI_Accumulate_c`: forwards to `PMPI_Accumulate_c` (profiling tools interpose this symbol).
@@ -12054,7 +12278,19 @@ pub unsafe extern "C" fn MPI_Gatherv_init_c(sendbuf: *const c_void, sendcount: f
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: ffi::MPI_Count, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Get_accumulate_c")
+    crate::call::world("MPI_Get_accumulate_c", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            crate::kinds::typed_buffer(result_addr, result_count, result_datatype, "result_addr")?;
+            let result_count = crate::kinds::count(result_count, "result_count")?;
+            let result_datatype = crate::kinds::datatype(w, result_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::get_accumulate_c(w, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
+        })
 }
 
 /// `MPI_Get_accumulate_c`: forwards to `PMPI_Get_accumulate_c` (profiling tools interpose this symbol).
@@ -12074,7 +12310,15 @@ pub unsafe extern "C" fn MPI_Get_accumulate_c(origin_addr: *const c_void, origin
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_c(origin_addr: *mut c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Get_c")
+    crate::call::world("MPI_Get_c", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::get_c(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
+        })
 }
 
 /// `MPI_Get_c`: forwards to `PMPI_Get_c` (profiling tools interpose this symbol).
@@ -13399,7 +13643,15 @@ pub unsafe extern "C" fn MPI_Pack_size_c(incount: ffi::MPI_Count, datatype: ffi:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Put_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Put_c")
+    crate::call::world("MPI_Put_c", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::imp::put_c(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
+        })
 }
 
 /// `MPI_Put_c`: forwards to `PMPI_Put_c` (profiling tools interpose this symbol).
@@ -13419,7 +13671,17 @@ pub unsafe extern "C" fn MPI_Put_c(origin_addr: *const c_void, origin_count: ffi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Raccumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Raccumulate_c")
+    crate::call::world("MPI_Raccumulate_c", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::raccumulate_c(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request)
+        })
 }
 
 /// `MPI_Raccumulate_c`: forwards to `PMPI_Raccumulate_c` (profiling tools interpose this symbol).
@@ -13711,7 +13973,20 @@ pub unsafe extern "C" fn MPI_Register_datarep_c(datarep: *const c_char, read_con
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rget_accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: ffi::MPI_Count, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rget_accumulate_c")
+    crate::call::world("MPI_Rget_accumulate_c", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            crate::kinds::typed_buffer(result_addr, result_count, result_datatype, "result_addr")?;
+            let result_count = crate::kinds::count(result_count, "result_count")?;
+            let result_datatype = crate::kinds::datatype(w, result_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let op = crate::kinds::op(w, op)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::rget_accumulate_c(w, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request)
+        })
 }
 
 /// `MPI_Rget_accumulate_c`: forwards to `PMPI_Rget_accumulate_c` (profiling tools interpose this symbol).
@@ -13731,7 +14006,16 @@ pub unsafe extern "C" fn MPI_Rget_accumulate_c(origin_addr: *const c_void, origi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rget_c(origin_addr: *mut c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rget_c")
+    crate::call::world("MPI_Rget_c", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::rget_c(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request)
+        })
 }
 
 /// `MPI_Rget_c`: forwards to `PMPI_Rget_c` (profiling tools interpose this symbol).
@@ -13751,7 +14035,16 @@ pub unsafe extern "C" fn MPI_Rget_c(origin_addr: *mut c_void, origin_count: ffi:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rput_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Rput_c")
+    crate::call::world("MPI_Rput_c", Some(win), |w| {
+            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
+            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            let target_count = crate::kinds::count(target_count, "target_count")?;
+            let target_datatype = crate::kinds::datatype(w, target_datatype)?;
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::rput_c(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request)
+        })
 }
 
 /// `MPI_Rput_c`: forwards to `PMPI_Rput_c` (profiling tools interpose this symbol).
@@ -14636,7 +14929,12 @@ pub unsafe extern "C" fn MPI_Unpack_external_c(datarep: *const c_char, inbuf: *c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_allocate_c(size: ffi::MPI_Aint, disp_unit: ffi::MPI_Aint, info: ffi::MPI_Info, comm: ffi::MPI_Comm, baseptr: *mut c_void, win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_allocate_c")
+    crate::call::world("MPI_Win_allocate_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(win, "win")?;
+            crate::imp::win_allocate_c(w, size, disp_unit, info, comm, baseptr, win)
+        })
 }
 
 /// `MPI_Win_allocate_c`: forwards to `PMPI_Win_allocate_c` (profiling tools interpose this symbol).
@@ -14656,7 +14954,12 @@ pub unsafe extern "C" fn MPI_Win_allocate_c(size: ffi::MPI_Aint, disp_unit: ffi:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_allocate_shared_c(size: ffi::MPI_Aint, disp_unit: ffi::MPI_Aint, info: ffi::MPI_Info, comm: ffi::MPI_Comm, baseptr: *mut c_void, win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_allocate_shared_c")
+    crate::call::world("MPI_Win_allocate_shared_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(win, "win")?;
+            crate::imp::win_allocate_shared_c(w, size, disp_unit, info, comm, baseptr, win)
+        })
 }
 
 /// `MPI_Win_allocate_shared_c`: forwards to `PMPI_Win_allocate_shared_c` (profiling tools interpose this symbol).
@@ -14676,7 +14979,12 @@ pub unsafe extern "C" fn MPI_Win_allocate_shared_c(size: ffi::MPI_Aint, disp_uni
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_create_c(base: *mut c_void, size: ffi::MPI_Aint, disp_unit: ffi::MPI_Aint, info: ffi::MPI_Info, comm: ffi::MPI_Comm, win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::unsupported("MPI_Win_create_c")
+    crate::call::world("MPI_Win_create_c", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(win, "win")?;
+            crate::imp::win_create_c(w, base, size, disp_unit, info, comm, win)
+        })
 }
 
 /// `MPI_Win_create_c`: forwards to `PMPI_Win_create_c` (profiling tools interpose this symbol).
@@ -14696,7 +15004,12 @@ pub unsafe extern "C" fn MPI_Win_create_c(base: *mut c_void, size: ffi::MPI_Aint
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_shared_query_c(win: ffi::MPI_Win, rank: c_int, size: *mut ffi::MPI_Aint, disp_unit: *mut ffi::MPI_Aint, baseptr: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Win_shared_query_c")
+    crate::call::world("MPI_Win_shared_query_c", Some(win), |w| {
+            let win = crate::kinds::win(w, win)?;
+            crate::kinds::out_ptr(size, "size")?;
+            crate::kinds::out_ptr(disp_unit, "disp_unit")?;
+            crate::imp::win_shared_query_c(w, win, rank, size, disp_unit, baseptr)
+        })
 }
 
 /// `MPI_Win_shared_query_c`: forwards to `PMPI_Win_shared_query_c` (profiling tools interpose this symbol).

@@ -29,6 +29,10 @@ const REQUEST_USER: u32 = 0xac00_0000;
 pub const MESSAGE_NO_PROC: MPI_Message = 0x6c00_0000;
 const MESSAGE_USER: u32 = 0xac80_0000;
 
+/// `MPI_WIN_NULL`.
+pub const WIN_NULL: MPI_Win = 0x2000_0000;
+const WIN_USER: u32 = 0xa000_0000;
+
 /// `MPI_ERRHANDLER_NULL`.
 pub const ERRHANDLER_NULL: MPI_Errhandler = 0x1400_0000;
 /// `MPI_ERRORS_ARE_FATAL`.
@@ -122,6 +126,16 @@ pub fn message_id(h: MPI_Message) -> Option<reflex_engine::Message> {
 /// The C handle of user error handler number `index`.
 pub fn errhandler_handle(index: u32) -> MPI_Errhandler {
     user(ERRHANDLER_USER, index)
+}
+
+/// The C handle of window `id`.
+pub fn win_handle(id: reflex_engine::WinId) -> MPI_Win {
+    user(WIN_USER, id.0)
+}
+
+/// The window a C handle names, if it is a window handle.
+pub fn win_id(h: MPI_Win) -> Option<reflex_engine::WinId> {
+    user_index(WIN_USER, h, 1 << 23).map(reflex_engine::WinId)
 }
 
 /// The user error handler number of a C handle.

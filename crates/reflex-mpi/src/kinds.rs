@@ -61,6 +61,18 @@ pub fn datatype_any(w: &Mpi, h: MPI_Datatype) -> Result<TypeArg> {
     w.objects.types.any(h)
 }
 
+/// A window handle.
+pub fn win(w: &Mpi, h: MPI_Win) -> Result<reflex_engine::WinId> {
+    let what = if h == handles::WIN_NULL {
+        "MPI_WIN_NULL is not a valid window here".to_string()
+    } else {
+        format!("{h:#x} is not a window handle")
+    };
+    handles::win_id(h)
+        .filter(|id| w.objects.wins.contains_key(id))
+        .ok_or_else(|| MpiError::new(ErrorClass::Win, what))
+}
+
 /// A group handle.
 pub fn group(h: MPI_Group) -> Result<GroupId> {
     if h == handles::GROUP_NULL {

@@ -25,6 +25,39 @@ pub struct Objects {
     pub ops: OpTable,
     /// Blocks handed out by `MPI_Alloc_mem`, by address.
     pub allocations: HashMap<usize, std::alloc::Layout>,
+    /// What the C layer keeps about each window.
+    pub wins: HashMap<reflex_engine::WinId, WinExtra>,
+}
+
+/// The C layer's state of one window: error handler, name, hints, and the storage its
+/// predefined attributes point into.
+#[derive(Debug)]
+pub struct WinExtra {
+    /// `MPI_Win_set_errhandler` (default `MPI_ERRORS_ARE_FATAL`).
+    pub errhandler: crate::ffi::MPI_Errhandler,
+    /// `MPI_Win_set_name`.
+    pub name: String,
+    /// Hints given at creation or by `MPI_Win_set_info`.
+    pub hints: Dict,
+    /// Memory `MPI_Win_allocate` took with `MPI_Alloc_mem` (freed with the window).
+    pub allocated: Option<usize>,
+    /// `MPI_WIN_SIZE`, `MPI_WIN_DISP_UNIT`, `MPI_WIN_CREATE_FLAVOR`, `MPI_WIN_MODEL` values.
+    pub attr_values: Box<WinAttrValues>,
+}
+
+/// Stable storage for the predefined window attributes (`MPI_Win_get_attr` hands out pointers).
+#[derive(Debug, Default)]
+pub struct WinAttrValues {
+    /// `MPI_WIN_BASE` (the attribute is the address itself).
+    pub base: usize,
+    /// `MPI_WIN_SIZE`.
+    pub size: crate::ffi::MPI_Aint,
+    /// `MPI_WIN_DISP_UNIT`.
+    pub disp_unit: std::ffi::c_int,
+    /// `MPI_WIN_CREATE_FLAVOR`.
+    pub flavor: std::ffi::c_int,
+    /// `MPI_WIN_MODEL`.
+    pub model: std::ffi::c_int,
 }
 
 impl Objects {

@@ -6,6 +6,7 @@
 //! - [`ShmTransport`]: one rank's [`reflex_base::transport::Transport`] over it;
 //! - [`ring`]: the single-producer single-consumer packet ring (model-checked with loom);
 //! - [`board`]: shared flags and slots for the shared-memory collectives;
+//! - [`window`]: shared-memory RMA windows (every rank's memory and lock words in one segment);
 //! - [`cma`]: single-copy transfers between processes (`process_vm_readv`) for large messages.
 
 #![warn(missing_docs)]
@@ -23,6 +24,8 @@ mod sync;
 pub mod testkit;
 #[cfg(not(all(loom, test)))]
 mod transport;
+#[cfg(not(all(loom, test)))]
+pub mod window;
 
 #[cfg(not(all(loom, test)))]
 pub use doorbell::WakeOrdering;

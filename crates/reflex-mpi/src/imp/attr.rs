@@ -127,7 +127,7 @@ pub fn comm_create_keyval(
 }
 
 /// Frees the keyval `*keyval` of `kind` and sets it to `MPI_KEYVAL_INVALID`.
-fn free_keyval(w: &mut Mpi, keyval: *mut c_int, kind: ObjKind) -> Result<()> {
+pub(crate) fn free_keyval(w: &mut Mpi, keyval: *mut c_int, kind: ObjKind) -> Result<()> {
     // SAFETY: the kinds check made sure the pointer is non-NULL.
     let k = unsafe { *keyval };
     if predefined_slot(k).is_some() {

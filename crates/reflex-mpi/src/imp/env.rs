@@ -15,7 +15,7 @@ use std::time::Instant;
 const MAX_PROCESSOR_NAME: usize = 128;
 const MAX_LIBRARY_VERSION_STRING: usize = 8192;
 const MAX_ERROR_STRING: usize = 512;
-const MAX_OBJECT_NAME: usize = 128;
+pub(crate) const MAX_OBJECT_NAME: usize = 128;
 
 fn init_with(required: c_int) -> Result<c_int> {
     // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
@@ -293,7 +293,7 @@ pub fn comm_get_errhandler(
     Ok(())
 }
 
-fn check_errhandler(w: &Mpi, h: MPI_Errhandler) -> Result<()> {
+pub(crate) fn check_errhandler(w: &Mpi, h: MPI_Errhandler) -> Result<()> {
     let known = matches!(
         h,
         handles::ERRORS_ARE_FATAL | handles::ERRORS_RETURN | handles::ERRORS_ABORT

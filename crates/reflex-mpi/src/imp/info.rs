@@ -49,7 +49,7 @@ pub fn objects_at_init(world: &World, thread_level: c_int) -> Objects {
 }
 
 /// A non-null info object.
-fn required(info: Option<InfoId>) -> Result<InfoId> {
+pub(crate) fn required(info: Option<InfoId>) -> Result<InfoId> {
     info.ok_or_else(|| {
         MpiError::new(
             ErrorClass::Info,
@@ -58,7 +58,7 @@ fn required(info: Option<InfoId>) -> Result<InfoId> {
     })
 }
 
-fn new_info(w: &mut Mpi, dict: Dict, out: *mut MPI_Info) -> Result<()> {
+pub(crate) fn new_info(w: &mut Mpi, dict: Dict, out: *mut MPI_Info) -> Result<()> {
     let id = w.objects.infos.insert(dict)?;
     write(out, Infos::handle(id));
     Ok(())

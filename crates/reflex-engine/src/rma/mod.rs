@@ -1,0 +1,500 @@
+//! One-sided communication (MPI-3.1 chapter 11): windows, their operations and synchronisation.
+//!
+//! A window is a private duplicate of the user's communicator, every rank's size and
+//! displacement unit, and the memory this process can reach directly:
+//!
+//! - **shared** ([`Memory::Shared`]): every rank's memory lives in one segment mapped by all
+//!   (`MPI_Win_allocate_shared`, and `MPI_Win_allocate` whenever the ranks can map one segment).
+//!   Operations are loads, stores and hardware atomics done by the origin itself
+//!   (`shared/reference/seed002_003.md`: Memory Channel's remotely written regions); locks are
+//!   words in the segment, so passive-target epochs need nothing from the target process.
+//! - **private** ([`Memory::Private`], [`Memory::Dynamic`]): only this rank's memory is here
+//!   (`MPI_Win_create`, `MPI_Win_create_dynamic`, `MPI_Win_allocate` across nodes). Operations
+//!   travel as request messages on the window's communicator ([`wire`]); the target serves them
+//!   from its progress loop ([`target`]), one origin's requests in the order they were issued,
+//!   and answers flushes, locks and gets.
+//!
+//! [`origin`] issues operations, [`sync`] implements fence, post/start/complete/wait and the
+//! passive-target calls, [`apply`] is what an operation does to target memory.
+
+mod apply;
+pub mod origin;
+pub mod sync;
+mod target;
+mod wire;
+
+use crate::comm::CommId;
+use crate::engine::Engine;
+use crate::error::{ErrorClass, MpiError, Result};
+use reflex_base::buf::RecvBuf;
+use reflex_base::transport::Transport;
+use reflex_shm::window::WinSegment;
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
+
+/// Index of a window in the engine's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct WinId(pub u32);
+
+/// How a window's memory was obtained (`MPI_WIN_FLAVOR_*`, MPICH's values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Flavor {
+    /// `MPI_Win_create`: the application's memory.
+    Create = 1,
+    /// `MPI_Win_allocate`.
+    Allocate = 2,
+    /// `MPI_Win_create_dynamic`: memory attached later.
+    Dynamic = 3,
+    /// `MPI_Win_allocate_shared`.
+    Shared = 4,
+}
+
+/// The memory of a window as this process reaches it.
+#[derive(Debug)]
+pub(crate) enum Memory {
+    /// This rank's memory; the others are reached by messages.
+    Private(RecvBuf),
+    /// Regions attached to a dynamic window (absolute addresses).
+    Dynamic(Vec<RecvBuf>),
+    /// Every rank's memory, mapped here.
+    Shared {
+        seg: Arc<WinSegment>,
+        regions: Vec<RecvBuf>,
+    },
+}
+
+/// Lock type of a passive-target epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockKind {
+    /// `MPI_LOCK_EXCLUSIVE`.
+    Exclusive,
+    /// `MPI_LOCK_SHARED`.
+    Shared,
+}
+
+/// This process's epochs on a window (what it may do now).
+#[derive(Debug, Default)]
+pub(crate) struct Epoch {
+    /// Inside a fence epoch (a fence without `MPI_MODE_NOSUCCEED` ran last).
+    pub(crate) fence: bool,
+    /// Targets of the access epoch opened by `MPI_Win_start`.
+    pub(crate) start: Option<Vec<usize>>,
+    /// Origins of the exposure epoch opened by `MPI_Win_post`.
+    pub(crate) post: Option<Vec<usize>>,
+    /// Targets locked by `MPI_Win_lock`.
+    pub(crate) locks: Vec<(usize, LockKind)>,
+    /// Inside `MPI_Win_lock_all`.
+    pub(crate) lock_all: bool,
+}
+
+impl Epoch {
+    /// Whether operations on `target` are allowed now.
+    pub(crate) fn allows(&self, target: usize) -> bool {
+        self.fence
+            || self.lock_all
+            || self.start.as_ref().is_some_and(|g| g.contains(&target))
+            || self.locks.iter().any(|(t, _)| *t == target)
+    }
+}
+
+/// Operations this process issued that are not known complete (private windows).
+#[derive(Debug, Default)]
+pub(crate) struct OriginState {
+    /// Transfers in flight (data sends, reply receives), with their target.
+    pub(crate) pending: Vec<(usize, crate::request::RequestId)>,
+    /// Targets sent requests since they were last flushed.
+    pub(crate) touched: BTreeSet<usize>,
+    /// Next reply tag.
+    pub(crate) next_tag: i32,
+    /// Request-based operations: (transfer, the application's request) completed together.
+    pub(crate) linked: Vec<(crate::request::RequestId, crate::request::RequestId)>,
+}
+
+/// A request waiting to be served, in its origin's queue.
+#[derive(Debug)]
+pub(crate) struct Incoming {
+    pub(crate) msg: target::Msg,
+    /// The separate data message being received, when the data did not fit the request.
+    pub(crate) data: Option<crate::request::RequestId>,
+}
+
+/// The lock of this rank's memory in a private window.
+#[derive(Debug, Default)]
+pub(crate) struct LockState {
+    pub(crate) exclusive: Option<usize>,
+    pub(crate) shared: usize,
+    /// Lock requests not granted yet: (origin, exclusive, reply tag).
+    pub(crate) waiting: VecDeque<(usize, bool, i32)>,
+}
+
+/// What this rank serves as a target (private windows).
+#[derive(Debug, Default)]
+pub(crate) struct TargetState {
+    /// Requests of each origin, in issue order.
+    pub(crate) queues: Vec<VecDeque<Incoming>>,
+    pub(crate) lock: LockState,
+    /// First error found serving each origin's requests, reported at its next flush.
+    pub(crate) errors: Vec<Option<ErrorClass>>,
+}
+
+/// One window.
+#[derive(Debug)]
+pub(crate) struct Window {
+    pub(crate) comm: CommId,
+    pub(crate) ctx: u32,
+    pub(crate) rank: usize,
+    pub(crate) members: Arc<[u32]>,
+    pub(crate) flavor: Flavor,
+    pub(crate) sizes: Vec<usize>,
+    pub(crate) units: Vec<usize>,
+    pub(crate) mem: Memory,
+    pub(crate) epoch: Epoch,
+    pub(crate) origin: OriginState,
+    pub(crate) target: TargetState,
+}
+
+impl Window {
+    pub(crate) fn nranks(&self) -> usize {
+        self.members.len()
+    }
+
+    pub(crate) fn is_shared(&self) -> bool {
+        matches!(self.mem, Memory::Shared { .. })
+    }
+}
+
+/// The engine's windows.
+#[derive(Debug, Default)]
+pub(crate) struct Windows {
+    slots: Vec<Option<Window>>,
+    /// Set while requests are being served (sends they post must not re-enter).
+    pub(crate) serving: bool,
+    /// Windows whose segment was made by this process (names must be unique).
+    made: u32,
+    /// Private windows (requests to serve while non-zero).
+    private: usize,
+}
+
+impl Windows {
+    pub(crate) fn get(&self, id: WinId) -> Result<&Window> {
+        self.slots
+            .get(id.0 as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| invalid(id))
+    }
+
+    pub(crate) fn get_mut(&mut self, id: WinId) -> Result<&mut Window> {
+        self.slots
+            .get_mut(id.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or_else(|| invalid(id))
+    }
+
+    fn insert(&mut self, w: Window) -> WinId {
+        self.private += usize::from(!w.is_shared());
+        match self.slots.iter().position(Option::is_none) {
+            Some(i) => {
+                self.slots[i] = Some(w);
+                WinId(i as u32)
+            }
+            None => {
+                self.slots.push(Some(w));
+                WinId(self.slots.len() as u32 - 1)
+            }
+        }
+    }
+
+    /// Ids of the private windows (the ones with requests to serve).
+    pub(crate) fn private_ids(&self) -> Vec<WinId> {
+        (0..self.slots.len())
+            .filter(|&i| self.slots[i].as_ref().is_some_and(|w| !w.is_shared()))
+            .map(|i| WinId(i as u32))
+            .collect()
+    }
+
+    pub(crate) fn any_private(&self) -> bool {
+        self.private > 0
+    }
+
+    fn remove(&mut self, id: WinId) {
+        if let Some(w) = self.slots.get_mut(id.0 as usize).and_then(Option::take) {
+            self.private -= usize::from(!w.is_shared());
+        }
+    }
+}
+
+fn invalid(id: WinId) -> MpiError {
+    MpiError::new(
+        ErrorClass::Win,
+        format!("window {} does not exist (freed or never created)", id.0),
+    )
+}
+
+/// What the application learns about a window (`MPI_Win_get_attr`, `MPI_Win_shared_query`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WinInfo {
+    /// How the memory was obtained.
+    pub flavor: Flavor,
+    /// This rank's size in bytes.
+    pub size: usize,
+    /// This rank's displacement unit.
+    pub disp_unit: usize,
+    /// This rank's base address (0 for a dynamic window).
+    pub base: usize,
+}
+
+impl<T: Transport> Engine<T> {
+    /// `MPI_Win_create` (and `MPI_Win_allocate` over memory the caller allocated when no shared
+    /// segment could be made): a window over `mem` on every rank of `comm`.
+    pub fn win_create(
+        &mut self,
+        comm: CommId,
+        mem: RecvBuf,
+        disp_unit: usize,
+        flavor: Flavor,
+    ) -> Result<WinId> {
+        let (private, sizes, units) = self.win_exchange(comm, mem.len(), disp_unit)?;
+        let mem = if flavor == Flavor::Dynamic {
+            Memory::Dynamic(Vec::new())
+        } else {
+            Memory::Private(mem)
+        };
+        Ok(self.install_window(private, flavor, sizes, units, mem))
+    }
+
+    /// `MPI_Win_allocate_shared`, or `MPI_Win_allocate` trying shared memory first: `size` bytes
+    /// per rank in one segment every rank maps. `Ok(None)` (on every rank alike) when no segment
+    /// could be shared; `MPI_Win_allocate_shared` then fails with `MPI_ERR_RMA_SHARED`.
+    pub fn win_allocate_shared(
+        &mut self,
+        comm: CommId,
+        size: usize,
+        disp_unit: usize,
+        flavor: Flavor,
+    ) -> Result<Option<(WinId, usize)>> {
+        let (private, sizes, units) = self.win_exchange(comm, size, disp_unit)?;
+        let Some(seg) = self.map_segment(private, &sizes)? else {
+            self.comm_free(private)?;
+            if flavor == Flavor::Shared {
+                return Err(MpiError::new(
+                    ErrorClass::RmaShared,
+                    "the ranks of this communicator cannot map one shared-memory segment \
+                     (are they on different nodes?)",
+                ));
+            }
+            return Ok(None);
+        };
+        let seg = Arc::new(seg);
+        let regions = (0..sizes.len()).map(|r| seg.region(r)).collect();
+        let me = self.comms.get(private)?.rank as usize;
+        let base = seg.region_addr(me);
+        let mem = Memory::Shared { seg, regions };
+        Ok(Some((
+            self.install_window(private, flavor, sizes, units, mem),
+            base,
+        )))
+    }
+
+    /// Duplicates `comm` for the window and gathers every rank's size and displacement unit.
+    fn win_exchange(
+        &mut self,
+        comm: CommId,
+        size: usize,
+        disp_unit: usize,
+    ) -> Result<(CommId, Vec<usize>, Vec<usize>)> {
+        if self.comms.get(comm)?.is_inter() {
+            return Err(MpiError::new(
+                ErrorClass::Comm,
+                "windows are created over intracommunicators only",
+            ));
+        }
+        let private = self.comm_dup(comm)?;
+        let mut mine = (size as u64).to_le_bytes().to_vec();
+        mine.extend_from_slice(&(disp_unit as u64).to_le_bytes());
+        let all = self.allgather_bytes(private, mine)?;
+        let word = |b: &[u8], at: usize| {
+            u64::from_le_bytes(b[at..at + 8].try_into().expect("16 bytes each")) as usize
+        };
+        let sizes = all.iter().map(|b| word(b, 0)).collect();
+        let units = all.iter().map(|b| word(b, 8)).collect();
+        Ok((private, sizes, units))
+    }
+
+    /// Rank 0 creates the segment, everyone maps it, then it is unlinked; all ranks agree on the
+    /// outcome (the board's protocol).
+    fn map_segment(&mut self, comm: CommId, sizes: &[usize]) -> Result<Option<WinSegment>> {
+        let c = self.comms.get(comm)?;
+        let (me, ctx) = (c.rank as usize, c.ctx);
+        let name = (me == 0).then(|| {
+            self.wins.made += 1;
+            format!(
+                "{}.w{ctx}.{}.{}",
+                self.segment_base(),
+                self.core.pid,
+                self.wins.made
+            )
+        });
+        let created = name.as_ref().map(|n| WinSegment::create(n, sizes));
+        let said = match (&name, &created) {
+            (Some(n), Some(Ok(_))) => n.clone().into_bytes(),
+            _ => Vec::new(),
+        };
+        let said = self.allgather_bytes(comm, said)?.swap_remove(0);
+        let mine = match created {
+            Some(made) => made.ok(),
+            None if !said.is_empty() => String::from_utf8(said)
+                .ok()
+                .and_then(|n| WinSegment::open(&n, sizes).ok()),
+            None => None,
+        };
+        let all = self.allgather_bytes(comm, vec![u8::from(mine.is_some())])?;
+        if let (Some(n), Some(_)) = (&name, &mine) {
+            let _ = WinSegment::unlink(n);
+        }
+        Ok(mine.filter(|_| all.iter().all(|v| v == &[1])))
+    }
+
+    fn install_window(
+        &mut self,
+        comm: CommId,
+        flavor: Flavor,
+        sizes: Vec<usize>,
+        units: Vec<usize>,
+        mem: Memory,
+    ) -> WinId {
+        let c = self.comms.get(comm).expect("the window's own communicator");
+        let n = c.size();
+        let w = Window {
+            comm,
+            ctx: c.ctx,
+            rank: c.rank as usize,
+            members: c.group.members.clone(),
+            flavor,
+            sizes,
+            units,
+            mem,
+            epoch: Epoch::default(),
+            origin: OriginState {
+                next_tag: target::FIRST_REPLY_TAG,
+                ..Default::default()
+            },
+            target: TargetState {
+                queues: (0..n).map(|_| VecDeque::new()).collect(),
+                errors: vec![None; n],
+                ..Default::default()
+            },
+        };
+        self.wins.insert(w)
+    }
+
+    /// `MPI_Win_free`: waits until every rank is done with the window, then releases it.
+    pub fn win_free(&mut self, id: WinId) -> Result<()> {
+        let w = self.wins.get(id)?;
+        if w.epoch.start.is_some() || w.epoch.post.is_some() || !w.epoch.locks.is_empty() || w.epoch.lock_all {
+            return Err(MpiError::new(
+                ErrorClass::RmaSync,
+                "MPI_Win_free inside an access or exposure epoch (complete, wait or unlock first)",
+            ));
+        }
+        let comm = w.comm;
+        self.win_quiesce(id)?;
+        self.barrier(comm)?;
+        self.wins.remove(id);
+        self.comm_free(comm)
+    }
+
+    /// This rank's flavor, size, unit and base address.
+    pub fn win_info(&self, id: WinId) -> Result<WinInfo> {
+        let w = self.wins.get(id)?;
+        let base = match &w.mem {
+            Memory::Private(b) => b.addr(),
+            Memory::Dynamic(_) => 0,
+            Memory::Shared { seg, .. } => seg.region_addr(w.rank),
+        };
+        Ok(WinInfo {
+            flavor: w.flavor,
+            size: w.sizes[w.rank],
+            disp_unit: w.units[w.rank],
+            base,
+        })
+    }
+
+    /// `MPI_Win_shared_query`: size, unit and address here of `rank`'s memory (`MPI_PROC_NULL`:
+    /// the first rank with a non-zero size).
+    pub fn win_shared_query(&self, id: WinId, rank: i32) -> Result<(usize, usize, usize)> {
+        let w = self.wins.get(id)?;
+        let Memory::Shared { seg, .. } = &w.mem else {
+            return Err(MpiError::new(
+                ErrorClass::RmaFlavor,
+                "MPI_Win_shared_query needs a window of shared memory",
+            ));
+        };
+        let r = if rank == crate::request::PROC_NULL {
+            (0..w.nranks()).find(|&r| w.sizes[r] > 0).unwrap_or(0)
+        } else {
+            self.win_rank(w, rank)?
+        };
+        Ok((w.sizes[r], w.units[r], seg.region_addr(r)))
+    }
+
+    /// The window's communicator (for `MPI_Win_get_group`).
+    pub fn win_comm(&self, id: WinId) -> Result<CommId> {
+        Ok(self.wins.get(id)?.comm)
+    }
+
+    /// `MPI_Win_attach`: makes `mem` reachable through a dynamic window.
+    pub fn win_attach(&mut self, id: WinId, mem: RecvBuf) -> Result<()> {
+        let w = self.wins.get_mut(id)?;
+        let Memory::Dynamic(regions) = &mut w.mem else {
+            return Err(MpiError::new(
+                ErrorClass::RmaFlavor,
+                "MPI_Win_attach needs a window made by MPI_Win_create_dynamic",
+            ));
+        };
+        let (lo, hi) = (mem.addr(), mem.addr() + mem.len());
+        if regions.iter().any(|r| lo < r.addr() + r.len() && r.addr() < hi) {
+            return Err(MpiError::new(
+                ErrorClass::RmaAttach,
+                format!("memory at {lo:#x} overlaps memory already attached to the window"),
+            ));
+        }
+        regions.push(mem);
+        Ok(())
+    }
+
+    /// `MPI_Win_detach`: removes the region attached at `addr`.
+    pub fn win_detach(&mut self, id: WinId, addr: usize) -> Result<()> {
+        let w = self.wins.get_mut(id)?;
+        let Memory::Dynamic(regions) = &mut w.mem else {
+            return Err(MpiError::new(
+                ErrorClass::RmaFlavor,
+                "MPI_Win_detach needs a window made by MPI_Win_create_dynamic",
+            ));
+        };
+        match regions.iter().position(|r| r.addr() == addr) {
+            Some(i) => {
+                regions.swap_remove(i);
+                Ok(())
+            }
+            None => Err(MpiError::new(
+                ErrorClass::RmaAttach,
+                format!("no memory is attached to the window at {addr:#x}"),
+            )),
+        }
+    }
+
+    /// Window rank `rank`, checked.
+    pub(crate) fn win_rank(&self, w: &Window, rank: i32) -> Result<usize> {
+        if rank < 0 || rank as usize >= w.nranks() {
+            return Err(MpiError::new(
+                ErrorClass::Rank,
+                format!(
+                    "rank {rank} is out of range for a window of {} ranks",
+                    w.nranks()
+                ),
+            ));
+        }
+        Ok(rank as usize)
+    }
+}

@@ -1,0 +1,378 @@
+//! Synchronisation of one-sided communication (MPI-3.1 §11.5): fence, post/start/complete/wait
+//! (PSCW), lock/unlock, lock_all/unlock_all, flush and sync.
+//!
+//! Completing operations at a target means, for a private window, sending a flush (or unlock)
+//! request and waiting for its reply: the target serves each origin's requests in order, so the
+//! reply proves every earlier operation was applied. For a shared window operations are already
+//! done when their call returns; a memory fence orders them before whatever comes next.
+//! - fence: complete at every target touched, then a barrier;
+//! - PSCW: `post` sends a notice to each origin, `start` waits for the notices of its targets,
+//!   `complete` completes the operations and sends a notice to each target, `wait` (or `test`)
+//!   takes the notices of its origins;
+//! - locks: a private window's target grants lock requests in order; a shared window's lock is a
+//!   word in the segment (exclusive bit or a count of readers), taken with atomics, so the target
+//!   process is never involved.
+
+use super::target::{next_reply_tag, take_owned, TAG_DONE, TAG_POST};
+use super::wire::{Kind, Request};
+use super::{LockKind, Memory, WinId};
+use crate::engine::Engine;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::request::{InBuf, OutBuf, RequestId};
+use reflex_base::transport::Transport;
+use reflex_shm::window::EXCLUSIVE;
+use std::sync::atomic::{fence, Ordering};
+
+/// `MPI_MODE_NOCHECK`.
+pub const MODE_NOCHECK: i32 = 1024;
+/// `MPI_MODE_NOSUCCEED`.
+pub const MODE_NOSUCCEED: i32 = 16384;
+
+fn sync_error(msg: impl Into<String>) -> MpiError {
+    MpiError::new(ErrorClass::RmaSync, msg)
+}
+
+impl<T: Transport> Engine<T> {
+    /// `MPI_Win_fence`.
+    pub fn win_fence(&mut self, id: WinId, assert: i32) -> Result<()> {
+        let w = self.wins.get(id)?;
+        if w.epoch.start.is_some() || w.epoch.post.is_some() || !w.epoch.locks.is_empty() || w.epoch.lock_all {
+            return Err(sync_error(
+                "MPI_Win_fence inside a PSCW or lock epoch (complete, wait or unlock first)",
+            ));
+        }
+        let comm = w.comm;
+        self.win_quiesce(id)?;
+        self.barrier(comm)?;
+        self.wins.get_mut(id)?.epoch.fence = assert & MODE_NOSUCCEED == 0;
+        Ok(())
+    }
+
+    /// Completes every operation this rank issued on the window, at every target.
+    pub(crate) fn win_quiesce(&mut self, id: WinId) -> Result<()> {
+        let w = self.wins.get(id)?;
+        let targets: Vec<usize> = w.origin.touched.iter().copied().collect();
+        self.complete_at(id, &targets)
+    }
+
+    /// Completes this rank's operations at `targets` (remote completion).
+    fn complete_at(&mut self, id: WinId, targets: &[usize]) -> Result<()> {
+        if self.wins.get(id)?.is_shared() {
+            fence(Ordering::SeqCst);
+            return Ok(());
+        }
+        let touched: Vec<usize> = {
+            let w = self.wins.get(id)?;
+            targets.iter().copied().filter(|t| w.origin.touched.contains(t)).collect()
+        };
+        let mut replies = Vec::with_capacity(touched.len());
+        for &t in &touched {
+            replies.push(self.ask(id, t, Kind::Flush, false)?);
+        }
+        let outcome = self.await_replies(id, &replies, targets);
+        let w = self.wins.get_mut(id)?;
+        for t in touched {
+            w.origin.touched.remove(&t);
+        }
+        outcome
+    }
+
+    /// Sends a control request of `kind` to `target` and posts the receive of its reply.
+    fn ask(&mut self, id: WinId, target: usize, kind: Kind, exclusive: bool) -> Result<RequestId> {
+        let w = self.wins.get_mut(id)?;
+        let tag = w.origin.next_tag;
+        w.origin.next_tag = next_reply_tag(tag);
+        let ctx = w.ctx;
+        let rid = self.core.new_recv(InBuf::Owned(vec![0; 4]), target as i32, tag, None);
+        self.core.post_recv(rid, ctx, target as i32, tag);
+        let mut req = Request::control(kind, tag);
+        req.exclusive = exclusive;
+        self.post_request(id, target, req.encode(&[], &[]))?;
+        Ok(rid)
+    }
+
+    /// Waits for control replies and for the transfers in flight to `targets`; returns the first
+    /// error a target reported.
+    fn await_replies(&mut self, id: WinId, replies: &[RequestId], targets: &[usize]) -> Result<()> {
+        let transfers: Vec<RequestId> = {
+            let w = self.wins.get(id)?;
+            w.origin
+                .pending
+                .iter()
+                .filter(|(t, _)| targets.contains(t))
+                .map(|&(_, r)| r)
+                .collect()
+        };
+        let done = |e: &Self, r: &RequestId| e.core.requests.get(*r).is_none_or(|q| q.complete);
+        self.wait_until(|e| replies.iter().chain(&transfers).all(|r| done(e, r)))?;
+        self.settle_links(id);
+        let w = self.wins.get_mut(id)?;
+        w.origin.pending.retain(|(t, _)| !targets.contains(t));
+        for r in transfers {
+            self.core.release(r);
+        }
+        let mut first = None;
+        for r in replies {
+            let code = take_owned(self, *r)
+                .filter(|b| b.len() == 4)
+                .map_or(0, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            if code != 0 && first.is_none() {
+                let class = ErrorClass::from_i32(code).unwrap_or(ErrorClass::Other);
+                first = Some(MpiError::new(
+                    class,
+                    format!("a one-sided operation failed at its target: {}", class.description()),
+                ));
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// The window ranks of the members of `group`.
+    fn win_members(&self, id: WinId, group: crate::GroupId) -> Result<Vec<usize>> {
+        let w = self.wins.get(id)?;
+        let g = self.group(group)?;
+        g.members
+            .iter()
+            .map(|m| {
+                w.members.iter().position(|x| x == m).ok_or_else(|| {
+                    MpiError::new(
+                        ErrorClass::Group,
+                        format!("process {m} of the group is not in the window"),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// `MPI_Win_post`: exposes this rank's memory to the ranks of `group`.
+    pub fn win_post(&mut self, id: WinId, group: crate::GroupId) -> Result<()> {
+        let group = self.win_members(id, group)?;
+        let w = self.wins.get_mut(id)?;
+        if w.epoch.post.is_some() {
+            return Err(sync_error("MPI_Win_post while an exposure epoch is already open"));
+        }
+        w.epoch.post = Some(group.clone());
+        w.epoch.fence = false;
+        fence(Ordering::SeqCst);
+        for g in group {
+            let rid = self.win_send(id, g, TAG_POST, OutBuf::Owned(Vec::new()))?;
+            self.detach(rid);
+        }
+        Ok(())
+    }
+
+    /// `MPI_Win_start`: waits until every rank of `group` posted, then opens the access epoch.
+    pub fn win_start(&mut self, id: WinId, group: crate::GroupId) -> Result<()> {
+        let group = self.win_members(id, group)?;
+        let w = self.wins.get(id)?;
+        if w.epoch.start.is_some() {
+            return Err(sync_error("MPI_Win_start while an access epoch is already open"));
+        }
+        let notices: Vec<RequestId> = group.iter().map(|&g| self.notice(id, g, TAG_POST)).collect::<Result<_>>()?;
+        self.take_notices(&notices)?;
+        let w = self.wins.get_mut(id)?;
+        w.epoch.start = Some(group);
+        w.epoch.fence = false;
+        Ok(())
+    }
+
+    /// `MPI_Win_complete`: completes the access epoch's operations and tells each target.
+    pub fn win_complete(&mut self, id: WinId) -> Result<()> {
+        let Some(group) = self.wins.get_mut(id)?.epoch.start.take() else {
+            return Err(sync_error("MPI_Win_complete without a matching MPI_Win_start"));
+        };
+        let outcome = self.complete_at(id, &group);
+        for g in group {
+            let rid = self.win_send(id, g, TAG_DONE, OutBuf::Owned(Vec::new()))?;
+            self.detach(rid);
+        }
+        outcome
+    }
+
+    /// `MPI_Win_wait`: waits until every origin of the exposure epoch completed.
+    pub fn win_wait(&mut self, id: WinId) -> Result<()> {
+        let Some(group) = self.wins.get(id)?.epoch.post.clone() else {
+            return Err(sync_error("MPI_Win_wait without a matching MPI_Win_post"));
+        };
+        let notices: Vec<RequestId> = group.iter().map(|&g| self.notice(id, g, TAG_DONE)).collect::<Result<_>>()?;
+        self.take_notices(&notices)?;
+        self.wins.get_mut(id)?.epoch.post = None;
+        fence(Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// `MPI_Win_test`: whether every origin completed (the epoch ends if so).
+    pub fn win_test(&mut self, id: WinId) -> Result<bool> {
+        let Some(group) = self.wins.get(id)?.epoch.post.clone() else {
+            return Err(sync_error("MPI_Win_test without a matching MPI_Win_post"));
+        };
+        self.progress();
+        let ctx = self.wins.get(id)?.ctx;
+        let arrived = group.iter().all(|&g| {
+            self.core
+                .unexpected
+                .iter()
+                .any(|u| crate::core::pattern_matches(ctx, g as i32, TAG_DONE, &u.env))
+        });
+        if arrived {
+            self.win_wait(id)?;
+        }
+        Ok(arrived)
+    }
+
+    /// Posts the receive of a notice from window rank `from`.
+    fn notice(&mut self, id: WinId, from: usize, tag: i32) -> Result<RequestId> {
+        let ctx = self.wins.get(id)?.ctx;
+        let rid = self.core.new_recv(InBuf::Owned(Vec::new()), from as i32, tag, None);
+        self.core.post_recv(rid, ctx, from as i32, tag);
+        Ok(rid)
+    }
+
+    fn take_notices(&mut self, notices: &[RequestId]) -> Result<()> {
+        self.wait_until(|e| notices.iter().all(|r| e.core.requests.get(*r).is_none_or(|q| q.complete)))?;
+        for r in notices {
+            self.core.release(*r);
+        }
+        Ok(())
+    }
+
+    /// `MPI_Win_lock`.
+    pub fn win_lock(&mut self, id: WinId, kind: LockKind, rank: i32, assert: i32) -> Result<()> {
+        let w = self.wins.get(id)?;
+        let target = self.win_rank(w, rank)?;
+        if w.epoch.lock_all || w.epoch.locks.iter().any(|(t, _)| *t == target) {
+            return Err(sync_error(format!("rank {target} is already locked by this process")));
+        }
+        if assert & MODE_NOCHECK == 0 {
+            self.acquire(id, target, kind)?;
+        }
+        let w = self.wins.get_mut(id)?;
+        w.epoch.locks.push((target, kind));
+        w.epoch.fence = false;
+        Ok(())
+    }
+
+    /// `MPI_Win_unlock`.
+    pub fn win_unlock(&mut self, id: WinId, rank: i32) -> Result<()> {
+        let w = self.wins.get(id)?;
+        let target = self.win_rank(w, rank)?;
+        let Some(i) = w.epoch.locks.iter().position(|(t, _)| *t == target) else {
+            return Err(sync_error(format!("rank {target} is not locked by this process")));
+        };
+        let (_, kind) = self.wins.get_mut(id)?.epoch.locks.swap_remove(i);
+        self.release(id, target, kind)
+    }
+
+    /// `MPI_Win_lock_all`: a shared lock on every rank.
+    pub fn win_lock_all(&mut self, id: WinId, assert: i32) -> Result<()> {
+        let w = self.wins.get(id)?;
+        if w.epoch.lock_all || !w.epoch.locks.is_empty() {
+            return Err(sync_error("MPI_Win_lock_all while this process already holds locks"));
+        }
+        if assert & MODE_NOCHECK == 0 {
+            for t in 0..w.nranks() {
+                self.acquire(id, t, LockKind::Shared)?;
+            }
+        }
+        let w = self.wins.get_mut(id)?;
+        w.epoch.lock_all = true;
+        w.epoch.fence = false;
+        Ok(())
+    }
+
+    /// `MPI_Win_unlock_all`.
+    pub fn win_unlock_all(&mut self, id: WinId) -> Result<()> {
+        let w = self.wins.get_mut(id)?;
+        if !w.epoch.lock_all {
+            return Err(sync_error("MPI_Win_unlock_all without MPI_Win_lock_all"));
+        }
+        w.epoch.lock_all = false;
+        let mut first = Ok(());
+        for t in 0..w.nranks() {
+            let r = self.release(id, t, LockKind::Shared);
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
+
+    /// Takes the lock of `target`.
+    fn acquire(&mut self, id: WinId, target: usize, kind: LockKind) -> Result<()> {
+        let exclusive = kind == LockKind::Exclusive;
+        let w = self.wins.get(id)?;
+        let Memory::Shared { seg, .. } = &w.mem else {
+            let reply = self.ask(id, target, Kind::Lock, exclusive)?;
+            return self.await_replies(id, &[reply], &[]);
+        };
+        let seg = seg.clone();
+        let try_take = move || {
+            let word = seg.lock_word(target);
+            if exclusive {
+                word.compare_exchange(0, EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed).is_ok()
+            } else {
+                let v = word.load(Ordering::Relaxed);
+                v & EXCLUSIVE == 0
+                    && word.compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed).is_ok()
+            }
+        };
+        self.wait_with(|e| if try_take() { None } else { Some(e.progress()) })
+    }
+
+    /// Completes the operations at `target` and gives its lock back.
+    fn release(&mut self, id: WinId, target: usize, kind: LockKind) -> Result<()> {
+        let w = self.wins.get(id)?;
+        if let Memory::Shared { seg, .. } = &w.mem {
+            fence(Ordering::SeqCst);
+            let word = seg.lock_word(target);
+            match kind {
+                LockKind::Exclusive => word.store(0, Ordering::Release),
+                LockKind::Shared => {
+                    word.fetch_sub(1, Ordering::Release);
+                }
+            }
+            return Ok(());
+        }
+        let reply = self.ask(id, target, Kind::Unlock, false)?;
+        let outcome = self.await_replies(id, &[reply], &[target]);
+        self.wins.get_mut(id)?.origin.touched.remove(&target);
+        outcome
+    }
+
+    /// `MPI_Win_flush` (`rank`) or `MPI_Win_flush_all` (`None`): completes operations at targets.
+    pub fn win_flush(&mut self, id: WinId, rank: Option<i32>) -> Result<()> {
+        let targets = self.passive_targets(id, rank)?;
+        self.complete_at(id, &targets)
+    }
+
+    /// `MPI_Win_flush_local` (`rank`) or `_all` (`None`): the origin buffers may be reused.
+    pub fn win_flush_local(&mut self, id: WinId, rank: Option<i32>) -> Result<()> {
+        let targets = self.passive_targets(id, rank)?;
+        if self.wins.get(id)?.is_shared() {
+            return Ok(());
+        }
+        self.await_replies(id, &[], &targets)
+    }
+
+    /// The targets a flush applies to; it must be inside a passive-target epoch.
+    fn passive_targets(&self, id: WinId, rank: Option<i32>) -> Result<Vec<usize>> {
+        let w = self.wins.get(id)?;
+        let all: Vec<usize> = (0..w.nranks()).collect();
+        let targets = match rank {
+            Some(r) => vec![self.win_rank(w, r)?],
+            None => all,
+        };
+        let locked = |t: &usize| w.epoch.lock_all || w.epoch.locks.iter().any(|(l, _)| l == t);
+        if rank.is_some() && !targets.iter().all(locked) || rank.is_none() && !w.epoch.lock_all && w.epoch.locks.is_empty() {
+            return Err(sync_error("a flush needs a passive-target epoch (MPI_Win_lock or MPI_Win_lock_all)"));
+        }
+        Ok(targets)
+    }
+
+    /// `MPI_Win_sync`: orders this process's memory accesses to the window.
+    pub fn win_sync(&mut self, id: WinId) -> Result<()> {
+        self.wins.get(id)?;
+        fence(Ordering::SeqCst);
+        Ok(())
+    }
+}
