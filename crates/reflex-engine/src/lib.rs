@@ -44,8 +44,9 @@ pub use error::{ErrorClass, MpiError, Result};
 pub use msgbuf::CopyStats;
 pub use op::ReduceOp;
 pub use p2p::Message;
-pub use rma::{Flavor, LockKind, WinId, WinInfo};
 pub use request::{RequestId, SendMode, Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
+pub use rma::sync::{MODE_NOCHECK, MODE_NOSUCCEED};
+pub use rma::{Flavor, LockKind, WinId, WinInfo};
 
 /// The error handler every communicator starts with (`MPI_ERRORS_ARE_FATAL` in MPICH's ABI); the
 /// engine stores handlers as opaque C-layer handles.

@@ -119,6 +119,9 @@ pub(crate) fn accumulate(
     fetch: bool,
     sharing: Sharing,
 ) -> Result<Vec<u8>> {
+    if input.is_empty() {
+        return Ok(Vec::new()); // nothing to combine (MPICH accepts any operation then, too)
+    }
     check_op(op, basic)?;
     if let Sharing::Shared { mutex } = sharing {
         if let Some(w) = atomic_width(basic, op) {
@@ -282,11 +285,25 @@ mod tests {
         let one: Vec<u8> = [5i64, 7].iter().flat_map(|v| v.to_ne_bytes()).collect();
         let mutex = AtomicU32::new(0);
         for sharing in [Sharing::Private, Sharing::Shared { mutex: &mutex }] {
-            accumulate(&mut span, &Shape::Dense, (ReduceOp::Sum, &I64), &one, false, sharing)
-                .unwrap();
-        }
-        let old = accumulate(&mut span, &Shape::Dense, (ReduceOp::NoOp, &I64), &one, true, Sharing::Private)
+            accumulate(
+                &mut span,
+                &Shape::Dense,
+                (ReduceOp::Sum, &I64),
+                &one,
+                false,
+                sharing,
+            )
             .unwrap();
+        }
+        let old = accumulate(
+            &mut span,
+            &Shape::Dense,
+            (ReduceOp::NoOp, &I64),
+            &one,
+            true,
+            Sharing::Private,
+        )
+        .unwrap();
         assert_eq!(old[..8], 10i64.to_ne_bytes());
         assert_eq!(old[8..], 14i64.to_ne_bytes());
     }
@@ -295,7 +312,14 @@ mod tests {
     fn an_operation_undefined_on_the_type_changes_nothing() {
         let mut span = buf(&mut [1u8; 8]);
         let f64t = Basic::plain(ValueKind::Float, 8);
-        let e = accumulate(&mut span, &Shape::Dense, (ReduceOp::Band, &f64t), &[0; 8], false, Sharing::Private);
+        let e = accumulate(
+            &mut span,
+            &Shape::Dense,
+            (ReduceOp::Band, &f64t),
+            &[0; 8],
+            false,
+            Sharing::Private,
+        );
         assert_eq!(e.unwrap_err().class, ErrorClass::Op);
         assert_eq!(span.as_slice(), &[1u8; 8]);
     }
@@ -305,9 +329,23 @@ mod tests {
         let mutex = AtomicU32::new(0);
         let mut span = buf(&mut [0u8; 8]);
         let shared = Sharing::Shared { mutex: &mutex };
-        let old = compare_and_swap(&mut span, &I64, &9i64.to_ne_bytes(), &1i64.to_ne_bytes(), shared).unwrap();
+        let old = compare_and_swap(
+            &mut span,
+            &I64,
+            &9i64.to_ne_bytes(),
+            &1i64.to_ne_bytes(),
+            shared,
+        )
+        .unwrap();
         assert_eq!(old, 0i64.to_ne_bytes());
-        let old = compare_and_swap(&mut span, &I64, &9i64.to_ne_bytes(), &0i64.to_ne_bytes(), shared).unwrap();
+        let old = compare_and_swap(
+            &mut span,
+            &I64,
+            &9i64.to_ne_bytes(),
+            &0i64.to_ne_bytes(),
+            shared,
+        )
+        .unwrap();
         assert_eq!(old, 0i64.to_ne_bytes());
         assert_eq!(span.as_slice(), 9i64.to_ne_bytes());
     }

@@ -170,8 +170,6 @@ pub(crate) struct Windows {
     slots: Vec<Option<Window>>,
     /// Set while requests are being served (sends they post must not re-enter).
     pub(crate) serving: bool,
-    /// Windows whose segment was made by this process (names must be unique).
-    made: u32,
     /// Private windows (requests to serve while non-zero).
     private: usize,
 }
@@ -223,6 +221,12 @@ impl Windows {
         }
     }
 }
+
+/// Window segments this process created so far (their names must be unique).
+static SEGMENTS_MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Room for a segment name in the creation exchange (names are far shorter).
+const NAME_BYTES: usize = 240;
 
 fn invalid(id: WinId) -> MpiError {
     MpiError::new(
@@ -327,20 +331,19 @@ impl<T: Transport> Engine<T> {
         let c = self.comms.get(comm)?;
         let (me, ctx) = (c.rank as usize, c.ctx);
         let name = (me == 0).then(|| {
-            self.wins.made += 1;
-            format!(
-                "{}.w{ctx}.{}.{}",
-                self.segment_base(),
-                self.core.pid,
-                self.wins.made
-            )
+            let made = SEGMENTS_MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            format!("{}.w{ctx}.{}.{made}", self.segment_base(), self.core.pid)
         });
         let created = name.as_ref().map(|n| WinSegment::create(n, sizes));
-        let said = match (&name, &created) {
-            (Some(n), Some(Ok(_))) => n.clone().into_bytes(),
-            _ => Vec::new(),
-        };
+        // Every rank contributes the same number of bytes; rank 0's hold the name ("" if its
+        // creation failed).
+        let mut said = vec![0u8; NAME_BYTES];
+        if let (Some(n), Some(Ok(_))) = (&name, &created) {
+            let n = n.as_bytes();
+            said[..n.len().min(NAME_BYTES)].copy_from_slice(&n[..n.len().min(NAME_BYTES)]);
+        }
         let said = self.allgather_bytes(comm, said)?.swap_remove(0);
+        let said: Vec<u8> = said.into_iter().take_while(|&b| b != 0).collect();
         let mine = match created {
             Some(made) => made.ok(),
             None if !said.is_empty() => String::from_utf8(said)
@@ -391,7 +394,11 @@ impl<T: Transport> Engine<T> {
     /// `MPI_Win_free`: waits until every rank is done with the window, then releases it.
     pub fn win_free(&mut self, id: WinId) -> Result<()> {
         let w = self.wins.get(id)?;
-        if w.epoch.start.is_some() || w.epoch.post.is_some() || !w.epoch.locks.is_empty() || w.epoch.lock_all {
+        if w.epoch.start.is_some()
+            || w.epoch.post.is_some()
+            || !w.epoch.locks.is_empty()
+            || w.epoch.lock_all
+        {
             return Err(MpiError::new(
                 ErrorClass::RmaSync,
                 "MPI_Win_free inside an access or exposure epoch (complete, wait or unlock first)",
@@ -453,7 +460,10 @@ impl<T: Transport> Engine<T> {
             ));
         };
         let (lo, hi) = (mem.addr(), mem.addr() + mem.len());
-        if regions.iter().any(|r| lo < r.addr() + r.len() && r.addr() < hi) {
+        if regions
+            .iter()
+            .any(|r| lo < r.addr() + r.len() && r.addr() < hi)
+        {
             return Err(MpiError::new(
                 ErrorClass::RmaAttach,
                 format!("memory at {lo:#x} overlaps memory already attached to the window"),

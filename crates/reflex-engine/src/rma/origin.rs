@@ -79,7 +79,9 @@ impl<T: Transport> Engine<T> {
         if let Memory::Shared { regions, .. } = &w.mem {
             let mut span = regions[p.rank].slice(p.start as usize, p.span);
             let data = packed(&origin);
-            with_shape(&target.dt, target.count, p.lo, |s| apply::write(&mut span, s, &data));
+            with_shape(&target.dt, target.count, p.lo, |s| {
+                apply::write(&mut span, s, &data)
+            });
             return Ok(self.done_request(request));
         }
         let req = self.request_of(Kind::Put, &p, ReduceOp::Replace, None);
@@ -103,7 +105,9 @@ impl<T: Transport> Engine<T> {
         if let Memory::Shared { regions, .. } = &w.mem {
             let span = regions[p.rank].slice(p.start as usize, p.span);
             let mut data = vec![0u8; p.len];
-            with_shape(&target.dt, target.count, p.lo, |s| apply::read(&span, s, &mut data));
+            with_shape(&target.dt, target.count, p.lo, |s| {
+                apply::read(&span, s, &mut data)
+            });
             unpack_into(origin, &data);
             return Ok(self.done_request(request));
         }
@@ -145,7 +149,7 @@ impl<T: Transport> Engine<T> {
             })?;
             return Ok(self.done_request(request));
         }
-        check_basic_op(op, &basic)?;
+        check_basic_op(op, &basic, p.len)?;
         let req = self.request_of(Kind::Acc, &p, op, Some(basic));
         let sent = self.send_request(id, &p, req, &target, origin)?;
         Ok(self.link_request(id, sent, request))
@@ -193,7 +197,7 @@ impl<T: Transport> Engine<T> {
             unpack_into(result, &old);
             return Ok(self.done_request(request));
         }
-        check_basic_op(op, &basic)?;
+        check_basic_op(op, &basic, p.len)?;
         let reply = self.expect_reply(id, p.rank, result)?;
         let mut req = self.request_of(Kind::GetAcc, &p, op, Some(basic));
         req.reply = reply.1;
@@ -222,11 +226,20 @@ impl<T: Transport> Engine<T> {
         let Some(p) = self.place(id, &target)? else {
             return Ok(());
         };
-        let basic = dt.basic().filter(|_| matches!(dt, Datatype::Basic(_))).ok_or_else(|| {
-            MpiError::new(ErrorClass::Type, "MPI_Compare_and_swap takes a predefined datatype")
-        })?;
+        let basic = dt
+            .basic()
+            .filter(|_| matches!(dt, Datatype::Basic(_)))
+            .ok_or_else(|| {
+                MpiError::new(
+                    ErrorClass::Type,
+                    "MPI_Compare_and_swap takes a predefined datatype",
+                )
+            })?;
         let n = basic.size as usize;
-        let (o, c) = (&origin.as_slice()[..n.min(origin.len())], &compare.as_slice()[..n.min(compare.len())]);
+        let (o, c) = (
+            &origin.as_slice()[..n.min(origin.len())],
+            &compare.as_slice()[..n.min(compare.len())],
+        );
         let w = self.wins.get(id)?;
         if let Memory::Shared { regions, seg } = &w.mem {
             let mut span = regions[p.rank].slice(p.start as usize, p.span);
@@ -294,7 +307,10 @@ impl<T: Transport> Engine<T> {
         let Some(transfer) = transfer.filter(|_| request) else {
             return self.done_request(request);
         };
-        let user = self.core.requests.insert(Req::new(crate::request::Op::Null));
+        let user = self
+            .core
+            .requests
+            .insert(Req::new(crate::request::Op::Null));
         if let Ok(w) = self.wins.get_mut(id) {
             w.origin.linked.push((transfer, user));
         }
@@ -315,7 +331,12 @@ impl<T: Transport> Engine<T> {
     }
 
     /// Posts a receive for the reply of an operation on `rank`; returns it and its tag.
-    fn expect_reply(&mut self, id: WinId, rank: usize, into: Side<RecvBuf>) -> Result<(RequestId, i32)> {
+    fn expect_reply(
+        &mut self,
+        id: WinId,
+        rank: usize,
+        into: Side<RecvBuf>,
+    ) -> Result<(RequestId, i32)> {
         let inb = self.in_buf(into.buf, into.count, &into.dt)?;
         let w = self.wins.get_mut(id)?;
         let tag = w.origin.next_tag;
@@ -338,7 +359,10 @@ impl<T: Transport> Engine<T> {
         data: Side<SendBuf>,
     ) -> Result<Option<RequestId>> {
         let desc = describe(&target.dt, target.count);
-        let room = self.tuning.eager_limit.saturating_sub(super::wire::HEADER + desc.len());
+        let room = self
+            .tuning
+            .eager_limit
+            .saturating_sub(super::wire::HEADER + desc.len());
         let carries = matches!(req.kind, Kind::Put | Kind::Acc | Kind::GetAcc) && data.count > 0;
         if !carries || p.len <= room {
             let inline = if carries { packed(&data) } else { Vec::new() };
@@ -363,7 +387,13 @@ impl<T: Transport> Engine<T> {
     }
 
     /// Sends `buf` to window rank `rank` with `tag` on the window's communicator.
-    pub(crate) fn win_send(&mut self, id: WinId, rank: usize, tag: i32, buf: OutBuf) -> Result<RequestId> {
+    pub(crate) fn win_send(
+        &mut self,
+        id: WinId,
+        rank: usize,
+        tag: i32,
+        buf: OutBuf,
+    ) -> Result<RequestId> {
         let w = self.wins.get(id)?;
         let env = Envelope {
             ctx: w.ctx,
@@ -431,8 +461,11 @@ fn element_type(origin: &Datatype, target: &Datatype) -> Result<Basic> {
     }
 }
 
-/// Rejects an operation that is not defined on `basic` before anything is sent.
-fn check_basic_op(op: ReduceOp, basic: &Basic) -> Result<()> {
+/// Rejects an operation that is not defined on `basic` before anything is sent (with data).
+fn check_basic_op(op: ReduceOp, basic: &Basic, len: usize) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
     let n = basic.size as usize;
     crate::op::apply_packed(op, basic, &mut vec![0u8; n], &vec![0u8; n])
 }
@@ -452,7 +485,12 @@ fn unpack_into(mut side: Side<RecvBuf>, data: &[u8]) {
 
 /// Runs `f` with the shape of `count` elements of `dt` in their span (`lo`: the span's start
 /// relative to the address).
-pub(crate) fn with_shape<R>(dt: &Datatype, count: usize, lo: isize, f: impl FnOnce(&Shape) -> R) -> R {
+pub(crate) fn with_shape<R>(
+    dt: &Datatype,
+    count: usize,
+    lo: isize,
+    f: impl FnOnce(&Shape) -> R,
+) -> R {
     let program = if dt.is_dense() { None } else { dt.program() };
     let shape = match &program {
         Some(p) => Shape::Typed {

@@ -36,7 +36,11 @@ impl<T: Transport> Engine<T> {
     /// `MPI_Win_fence`.
     pub fn win_fence(&mut self, id: WinId, assert: i32) -> Result<()> {
         let w = self.wins.get(id)?;
-        if w.epoch.start.is_some() || w.epoch.post.is_some() || !w.epoch.locks.is_empty() || w.epoch.lock_all {
+        if w.epoch.start.is_some()
+            || w.epoch.post.is_some()
+            || !w.epoch.locks.is_empty()
+            || w.epoch.lock_all
+        {
             return Err(sync_error(
                 "MPI_Win_fence inside a PSCW or lock epoch (complete, wait or unlock first)",
             ));
@@ -63,7 +67,11 @@ impl<T: Transport> Engine<T> {
         }
         let touched: Vec<usize> = {
             let w = self.wins.get(id)?;
-            targets.iter().copied().filter(|t| w.origin.touched.contains(t)).collect()
+            targets
+                .iter()
+                .copied()
+                .filter(|t| w.origin.touched.contains(t))
+                .collect()
         };
         let mut replies = Vec::with_capacity(touched.len());
         for &t in &touched {
@@ -83,7 +91,9 @@ impl<T: Transport> Engine<T> {
         let tag = w.origin.next_tag;
         w.origin.next_tag = next_reply_tag(tag);
         let ctx = w.ctx;
-        let rid = self.core.new_recv(InBuf::Owned(vec![0; 4]), target as i32, tag, None);
+        let rid = self
+            .core
+            .new_recv(InBuf::Owned(vec![0; 4]), target as i32, tag, None);
         self.core.post_recv(rid, ctx, target as i32, tag);
         let mut req = Request::control(kind, tag);
         req.exclusive = exclusive;
@@ -120,7 +130,10 @@ impl<T: Transport> Engine<T> {
                 let class = ErrorClass::from_i32(code).unwrap_or(ErrorClass::Other);
                 first = Some(MpiError::new(
                     class,
-                    format!("a one-sided operation failed at its target: {}", class.description()),
+                    format!(
+                        "a one-sided operation failed at its target: {}",
+                        class.description()
+                    ),
                 ));
             }
         }
@@ -149,7 +162,9 @@ impl<T: Transport> Engine<T> {
         let group = self.win_members(id, group)?;
         let w = self.wins.get_mut(id)?;
         if w.epoch.post.is_some() {
-            return Err(sync_error("MPI_Win_post while an exposure epoch is already open"));
+            return Err(sync_error(
+                "MPI_Win_post while an exposure epoch is already open",
+            ));
         }
         w.epoch.post = Some(group.clone());
         w.epoch.fence = false;
@@ -166,9 +181,14 @@ impl<T: Transport> Engine<T> {
         let group = self.win_members(id, group)?;
         let w = self.wins.get(id)?;
         if w.epoch.start.is_some() {
-            return Err(sync_error("MPI_Win_start while an access epoch is already open"));
+            return Err(sync_error(
+                "MPI_Win_start while an access epoch is already open",
+            ));
         }
-        let notices: Vec<RequestId> = group.iter().map(|&g| self.notice(id, g, TAG_POST)).collect::<Result<_>>()?;
+        let notices: Vec<RequestId> = group
+            .iter()
+            .map(|&g| self.notice(id, g, TAG_POST))
+            .collect::<Result<_>>()?;
         self.take_notices(&notices)?;
         let w = self.wins.get_mut(id)?;
         w.epoch.start = Some(group);
@@ -179,7 +199,9 @@ impl<T: Transport> Engine<T> {
     /// `MPI_Win_complete`: completes the access epoch's operations and tells each target.
     pub fn win_complete(&mut self, id: WinId) -> Result<()> {
         let Some(group) = self.wins.get_mut(id)?.epoch.start.take() else {
-            return Err(sync_error("MPI_Win_complete without a matching MPI_Win_start"));
+            return Err(sync_error(
+                "MPI_Win_complete without a matching MPI_Win_start",
+            ));
         };
         let outcome = self.complete_at(id, &group);
         for g in group {
@@ -194,7 +216,10 @@ impl<T: Transport> Engine<T> {
         let Some(group) = self.wins.get(id)?.epoch.post.clone() else {
             return Err(sync_error("MPI_Win_wait without a matching MPI_Win_post"));
         };
-        let notices: Vec<RequestId> = group.iter().map(|&g| self.notice(id, g, TAG_DONE)).collect::<Result<_>>()?;
+        let notices: Vec<RequestId> = group
+            .iter()
+            .map(|&g| self.notice(id, g, TAG_DONE))
+            .collect::<Result<_>>()?;
         self.take_notices(&notices)?;
         self.wins.get_mut(id)?.epoch.post = None;
         fence(Ordering::SeqCst);
@@ -223,13 +248,19 @@ impl<T: Transport> Engine<T> {
     /// Posts the receive of a notice from window rank `from`.
     fn notice(&mut self, id: WinId, from: usize, tag: i32) -> Result<RequestId> {
         let ctx = self.wins.get(id)?.ctx;
-        let rid = self.core.new_recv(InBuf::Owned(Vec::new()), from as i32, tag, None);
+        let rid = self
+            .core
+            .new_recv(InBuf::Owned(Vec::new()), from as i32, tag, None);
         self.core.post_recv(rid, ctx, from as i32, tag);
         Ok(rid)
     }
 
     fn take_notices(&mut self, notices: &[RequestId]) -> Result<()> {
-        self.wait_until(|e| notices.iter().all(|r| e.core.requests.get(*r).is_none_or(|q| q.complete)))?;
+        self.wait_until(|e| {
+            notices
+                .iter()
+                .all(|r| e.core.requests.get(*r).is_none_or(|q| q.complete))
+        })?;
         for r in notices {
             self.core.release(*r);
         }
@@ -241,7 +272,9 @@ impl<T: Transport> Engine<T> {
         let w = self.wins.get(id)?;
         let target = self.win_rank(w, rank)?;
         if w.epoch.lock_all || w.epoch.locks.iter().any(|(t, _)| *t == target) {
-            return Err(sync_error(format!("rank {target} is already locked by this process")));
+            return Err(sync_error(format!(
+                "rank {target} is already locked by this process"
+            )));
         }
         if assert & MODE_NOCHECK == 0 {
             self.acquire(id, target, kind)?;
@@ -257,7 +290,9 @@ impl<T: Transport> Engine<T> {
         let w = self.wins.get(id)?;
         let target = self.win_rank(w, rank)?;
         let Some(i) = w.epoch.locks.iter().position(|(t, _)| *t == target) else {
-            return Err(sync_error(format!("rank {target} is not locked by this process")));
+            return Err(sync_error(format!(
+                "rank {target} is not locked by this process"
+            )));
         };
         let (_, kind) = self.wins.get_mut(id)?.epoch.locks.swap_remove(i);
         self.release(id, target, kind)
@@ -267,7 +302,9 @@ impl<T: Transport> Engine<T> {
     pub fn win_lock_all(&mut self, id: WinId, assert: i32) -> Result<()> {
         let w = self.wins.get(id)?;
         if w.epoch.lock_all || !w.epoch.locks.is_empty() {
-            return Err(sync_error("MPI_Win_lock_all while this process already holds locks"));
+            return Err(sync_error(
+                "MPI_Win_lock_all while this process already holds locks",
+            ));
         }
         if assert & MODE_NOCHECK == 0 {
             for t in 0..w.nranks() {
@@ -309,11 +346,14 @@ impl<T: Transport> Engine<T> {
         let try_take = move || {
             let word = seg.lock_word(target);
             if exclusive {
-                word.compare_exchange(0, EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed).is_ok()
+                word.compare_exchange(0, EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
             } else {
                 let v = word.load(Ordering::Relaxed);
                 v & EXCLUSIVE == 0
-                    && word.compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed).is_ok()
+                    && word
+                        .compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
+                        .is_ok()
             }
         };
         self.wait_with(|e| if try_take() { None } else { Some(e.progress()) })
@@ -363,8 +403,12 @@ impl<T: Transport> Engine<T> {
             None => all,
         };
         let locked = |t: &usize| w.epoch.lock_all || w.epoch.locks.iter().any(|(l, _)| l == t);
-        if rank.is_some() && !targets.iter().all(locked) || rank.is_none() && !w.epoch.lock_all && w.epoch.locks.is_empty() {
-            return Err(sync_error("a flush needs a passive-target epoch (MPI_Win_lock or MPI_Win_lock_all)"));
+        if rank.is_some() && !targets.iter().all(locked)
+            || rank.is_none() && !w.epoch.lock_all && w.epoch.locks.is_empty()
+        {
+            return Err(sync_error(
+                "a flush needs a passive-target epoch (MPI_Win_lock or MPI_Win_lock_all)",
+            ));
         }
         Ok(targets)
     }

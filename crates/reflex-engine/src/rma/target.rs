@@ -74,7 +74,11 @@ impl<T: Transport> Engine<T> {
             .iter()
             .position(|u| crate::core::pattern_matches(ctx, ANY_SOURCE, TAG_REQ, &u.env))
         {
-            let msg = self.core.unexpected.remove(i).expect("position is in range");
+            let msg = self
+                .core
+                .unexpected
+                .remove(i)
+                .expect("position is in range");
             let origin = msg.env.src as usize;
             let body = match msg.body {
                 crate::core::Body::Eager(bytes) => Msg::Ready(bytes),
@@ -297,16 +301,36 @@ impl<T: Transport> Engine<T> {
                     None
                 }
                 Kind::GetAcc => {
-                    let input = if data.len() == len { data.to_vec() } else { vec![0u8; len] };
-                    Some(apply::accumulate(&mut span, shape, op, &input, true, Sharing::Private)?)
+                    let input = if data.len() == len {
+                        data.to_vec()
+                    } else {
+                        vec![0u8; len]
+                    };
+                    Some(apply::accumulate(
+                        &mut span,
+                        shape,
+                        op,
+                        &input,
+                        true,
+                        Sharing::Private,
+                    )?)
                 }
                 Kind::Cas => {
                     let n = req.basic.size as usize;
                     if data.len() != 2 * n {
-                        return Err(MpiError::new(ErrorClass::Intern, "malformed compare-and-swap"));
+                        return Err(MpiError::new(
+                            ErrorClass::Intern,
+                            "malformed compare-and-swap",
+                        ));
                     }
                     let (o, c) = data.split_at(n);
-                    Some(apply::compare_and_swap(&mut span, &req.basic, o, c, Sharing::Private)?)
+                    Some(apply::compare_and_swap(
+                        &mut span,
+                        &req.basic,
+                        o,
+                        c,
+                        Sharing::Private,
+                    )?)
                 }
                 _ => None,
             })

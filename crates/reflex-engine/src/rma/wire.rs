@@ -126,7 +126,11 @@ fn basic_of(code: u8, size: u32, extent: u32) -> Option<Basic> {
         },
         _ => return None,
     };
-    (size > 0 && size <= 32 && extent >= size && extent <= 32).then_some(Basic { kind, size, extent })
+    (size > 0 && size <= 32 && extent >= size && extent <= 32).then_some(Basic {
+        kind,
+        size,
+        extent,
+    })
 }
 
 fn malformed(why: &str) -> MpiError {

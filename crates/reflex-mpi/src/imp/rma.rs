@@ -8,7 +8,9 @@ use crate::handles;
 use crate::ops::OpArg;
 use crate::state::Mpi;
 use reflex_engine::rma::origin::{Side, Target};
-use reflex_engine::{Datatype, ErrorClass, GroupId, LockKind, MpiError, ReduceOp, RequestId, Result, WinId};
+use reflex_engine::{
+    Datatype, ErrorClass, GroupId, LockKind, MpiError, ReduceOp, RequestId, Result, WinId,
+};
 use std::ffi::{c_int, c_void};
 
 /// `MPI_LOCK_EXCLUSIVE`.
@@ -35,7 +37,11 @@ fn target(rank: c_int, disp: MPI_Aint, count: usize, dt: Datatype) -> Target {
     }
 }
 
-fn origin_in(p: *const c_void, count: usize, dt: Datatype) -> Result<Side<reflex_base::buf::SendBuf>> {
+fn origin_in(
+    p: *const c_void,
+    count: usize,
+    dt: Datatype,
+) -> Result<Side<reflex_base::buf::SendBuf>> {
     Ok(Side {
         buf: send_buf(p, count, &dt)?,
         count,
@@ -43,7 +49,11 @@ fn origin_in(p: *const c_void, count: usize, dt: Datatype) -> Result<Side<reflex
     })
 }
 
-fn origin_out(p: *mut c_void, count: usize, dt: Datatype) -> Result<Side<reflex_base::buf::RecvBuf>> {
+fn origin_out(
+    p: *mut c_void,
+    count: usize,
+    dt: Datatype,
+) -> Result<Side<reflex_base::buf::RecvBuf>> {
     Ok(Side {
         buf: recv_buf(p, count, &dt)?,
         count,
@@ -53,7 +63,12 @@ fn origin_out(p: *mut c_void, count: usize, dt: Datatype) -> Result<Side<reflex_
 
 /// Writes the request of a request-based operation.
 fn hand_out(request: *mut MPI_Request, id: Option<RequestId>) -> Result<()> {
-    let id = id.ok_or_else(|| MpiError::new(ErrorClass::Intern, "no request for a request-based operation"))?;
+    let id = id.ok_or_else(|| {
+        MpiError::new(
+            ErrorClass::Intern,
+            "no request for a request-based operation",
+        )
+    })?;
     write(request, handles::request_handle(id));
     Ok(())
 }
@@ -144,7 +159,10 @@ pub fn accumulate(
     let op = predefined(op)?;
     let o = origin_in(origin_addr, origin_count, origin_datatype)?;
     let t = target(target_rank, target_disp, target_count, target_datatype);
-    w.world.engine.rma_accumulate(win, o, t, op, false).map(drop)
+    w.world
+        .engine
+        .rma_accumulate(win, o, t, op, false)
+        .map(drop)
 }
 
 /// `MPI_Raccumulate`.
@@ -305,7 +323,13 @@ pub fn win_test(w: &mut Mpi, win: WinId, flag: *mut c_int) -> Result<()> {
 }
 
 /// `MPI_Win_lock`.
-pub fn win_lock(w: &mut Mpi, lock_type: c_int, rank: c_int, assert: c_int, win: WinId) -> Result<()> {
+pub fn win_lock(
+    w: &mut Mpi,
+    lock_type: c_int,
+    rank: c_int,
+    assert: c_int,
+    win: WinId,
+) -> Result<()> {
     let kind = match lock_type {
         LOCK_EXCLUSIVE => LockKind::Exclusive,
         LOCK_SHARED => LockKind::Shared,

@@ -44,8 +44,16 @@ fn unit_arg(disp_unit: MPI_Aint) -> Result<usize> {
 }
 
 /// Records a new window and writes its handle.
-fn register(w: &mut Mpi, id: WinId, info: Option<InfoId>, allocated: Option<usize>, out: *mut MPI_Win) {
-    let hints = info.map(|i| w.objects.infos.get(i).clone()).unwrap_or_default();
+fn register(
+    w: &mut Mpi,
+    id: WinId,
+    info: Option<InfoId>,
+    allocated: Option<usize>,
+    out: *mut MPI_Win,
+) {
+    let hints = info
+        .map(|i| w.objects.infos.get(i).clone())
+        .unwrap_or_default();
     let attr_values = match w.world.engine.win_info(id) {
         Ok(i) => Box::new(WinAttrValues {
             base: i.base,
@@ -79,7 +87,10 @@ pub fn win_create(
 ) -> Result<()> {
     let (size, unit) = (size_arg(size)?, unit_arg(disp_unit as MPI_Aint)?);
     if base.is_null() && size > 0 {
-        return Err(MpiError::new(ErrorClass::Base, "window base is NULL but its size is not 0"));
+        return Err(MpiError::new(
+            ErrorClass::Base,
+            "window base is NULL but its size is not 0",
+        ));
     }
     // SAFETY: MPI-3.1 §11.2.1: the memory stays valid and is accessed only through RMA rules
     // until MPI_Win_free.
@@ -129,7 +140,15 @@ pub fn win_allocate(
     baseptr: *mut c_void,
     win: *mut MPI_Win,
 ) -> Result<()> {
-    allocate(w, (size, disp_unit as MPI_Aint), info, comm, baseptr, win, Flavor::Allocate)
+    allocate(
+        w,
+        (size, disp_unit as MPI_Aint),
+        info,
+        comm,
+        baseptr,
+        win,
+        Flavor::Allocate,
+    )
 }
 
 /// `MPI_Win_allocate_c`.
@@ -142,7 +161,15 @@ pub fn win_allocate_c(
     baseptr: *mut c_void,
     win: *mut MPI_Win,
 ) -> Result<()> {
-    allocate(w, (size, disp_unit), info, comm, baseptr, win, Flavor::Allocate)
+    allocate(
+        w,
+        (size, disp_unit),
+        info,
+        comm,
+        baseptr,
+        win,
+        Flavor::Allocate,
+    )
 }
 
 /// `MPI_Win_allocate_shared`.
@@ -155,7 +182,15 @@ pub fn win_allocate_shared(
     baseptr: *mut c_void,
     win: *mut MPI_Win,
 ) -> Result<()> {
-    allocate(w, (size, disp_unit as MPI_Aint), info, comm, baseptr, win, Flavor::Shared)
+    allocate(
+        w,
+        (size, disp_unit as MPI_Aint),
+        info,
+        comm,
+        baseptr,
+        win,
+        Flavor::Shared,
+    )
 }
 
 /// `MPI_Win_allocate_shared_c`.
@@ -168,7 +203,15 @@ pub fn win_allocate_shared_c(
     baseptr: *mut c_void,
     win: *mut MPI_Win,
 ) -> Result<()> {
-    allocate(w, (size, disp_unit), info, comm, baseptr, win, Flavor::Shared)
+    allocate(
+        w,
+        (size, disp_unit),
+        info,
+        comm,
+        baseptr,
+        win,
+        Flavor::Shared,
+    )
 }
 
 fn allocate(
@@ -263,7 +306,10 @@ pub fn win_shared_query_c(
 pub fn win_attach(w: &mut Mpi, win: WinId, base: *mut c_void, size: MPI_Aint) -> Result<()> {
     let bytes = size_arg(size)?;
     if base.is_null() && bytes > 0 {
-        return Err(MpiError::new(ErrorClass::RmaAttach, "attached memory is NULL"));
+        return Err(MpiError::new(
+            ErrorClass::RmaAttach,
+            "attached memory is NULL",
+        ));
     }
     // SAFETY: MPI-3.1 §11.2.4: the memory stays valid until MPI_Win_detach.
     let mem = unsafe { RecvBuf::from_raw(base.cast(), bytes) };
@@ -289,7 +335,12 @@ pub fn win_get_attr(
     attribute_val: *mut c_void,
     flag: *mut c_int,
 ) -> Result<()> {
-    let values = &w.objects.wins.get(&win).expect("checked by the kind").attr_values;
+    let values = &w
+        .objects
+        .wins
+        .get(&win)
+        .expect("checked by the kind")
+        .attr_values;
     let pointer: Option<*const c_void> = match win_keyval {
         WIN_BASE => Some(values.base as *const c_void),
         WIN_SIZE => Some((&values.size as *const MPI_Aint).cast()),
@@ -304,18 +355,43 @@ pub fn win_get_attr(
             write(flag, 1);
             Ok(())
         }
-        _ => get_attr(w, Obj::Win(win), ObjKind::Win, win_keyval, attribute_val, flag),
+        _ => get_attr(
+            w,
+            Obj::Win(win),
+            ObjKind::Win,
+            win_keyval,
+            attribute_val,
+            flag,
+        ),
     }
 }
 
 /// `MPI_Win_set_attr`.
-pub fn win_set_attr(w: &mut Mpi, win: WinId, win_keyval: c_int, attribute_val: *mut c_void) -> Result<()> {
-    set_attr(w, Obj::Win(win), handles::win_handle(win), ObjKind::Win, win_keyval, attribute_val)
+pub fn win_set_attr(
+    w: &mut Mpi,
+    win: WinId,
+    win_keyval: c_int,
+    attribute_val: *mut c_void,
+) -> Result<()> {
+    set_attr(
+        w,
+        Obj::Win(win),
+        handles::win_handle(win),
+        ObjKind::Win,
+        win_keyval,
+        attribute_val,
+    )
 }
 
 /// `MPI_Win_delete_attr`.
 pub fn win_delete_attr(w: &mut Mpi, win: WinId, win_keyval: c_int) -> Result<()> {
-    delete_attr(w, Obj::Win(win), handles::win_handle(win), ObjKind::Win, win_keyval)
+    delete_attr(
+        w,
+        Obj::Win(win),
+        handles::win_handle(win),
+        ObjKind::Win,
+        win_keyval,
+    )
 }
 
 /// `MPI_Win_create_keyval`.
@@ -326,10 +402,12 @@ pub fn win_create_keyval(
     win_keyval: *mut c_int,
     extra_state: *mut c_void,
 ) -> Result<()> {
-    let k = w
-        .objects
-        .attrs
-        .create_keyval(ObjKind::Win, win_copy_attr_fn, win_delete_attr_fn, extra_state)?;
+    let k = w.objects.attrs.create_keyval(
+        ObjKind::Win,
+        win_copy_attr_fn,
+        win_delete_attr_fn,
+        extra_state,
+    )?;
     write(win_keyval, k);
     Ok(())
 }
@@ -348,21 +426,40 @@ pub fn win_set_name(w: &mut Mpi, win: WinId, win_name: *const c_char) -> Result<
 }
 
 /// `MPI_Win_get_name`.
-pub fn win_get_name(w: &mut Mpi, win: WinId, win_name: *mut c_char, resultlen: *mut c_int) -> Result<()> {
-    let text = w.objects.wins.get(&win).map(|x| x.name.clone()).unwrap_or_default();
+pub fn win_get_name(
+    w: &mut Mpi,
+    win: WinId,
+    win_name: *mut c_char,
+    resultlen: *mut c_int,
+) -> Result<()> {
+    let text = w
+        .objects
+        .wins
+        .get(&win)
+        .map(|x| x.name.clone())
+        .unwrap_or_default();
     write_string(win_name, resultlen, &text, super::env::MAX_OBJECT_NAME)
 }
 
 /// `MPI_Win_set_info`.
 pub fn win_set_info(w: &mut Mpi, win: WinId, info: Option<InfoId>) -> Result<()> {
     let dict = w.objects.infos.get(required(info)?).clone();
-    w.objects.wins.get_mut(&win).expect("checked by the kind").hints = dict;
+    w.objects
+        .wins
+        .get_mut(&win)
+        .expect("checked by the kind")
+        .hints = dict;
     Ok(())
 }
 
 /// `MPI_Win_get_info`: the hints in effect, with the defaults Reflex applies.
 pub fn win_get_info(w: &mut Mpi, win: WinId, info_used: *mut MPI_Info) -> Result<()> {
-    let mut dict: Dict = w.objects.wins.get(&win).map(|x| x.hints.clone()).unwrap_or_default();
+    let mut dict: Dict = w
+        .objects
+        .wins
+        .get(&win)
+        .map(|x| x.hints.clone())
+        .unwrap_or_default();
     for (key, value) in [
         ("accumulate_ordering", "rar,raw,war,waw"),
         ("accumulate_ops", "same_op_no_op"),
@@ -379,13 +476,24 @@ pub fn win_get_info(w: &mut Mpi, win: WinId, info_used: *mut MPI_Info) -> Result
 /// `MPI_Win_set_errhandler`.
 pub fn win_set_errhandler(w: &mut Mpi, win: WinId, errhandler: MPI_Errhandler) -> Result<()> {
     super::env::check_errhandler(w, errhandler)?;
-    w.objects.wins.get_mut(&win).expect("checked by the kind").errhandler = errhandler;
+    w.objects
+        .wins
+        .get_mut(&win)
+        .expect("checked by the kind")
+        .errhandler = errhandler;
     Ok(())
 }
 
 /// `MPI_Win_get_errhandler`.
 pub fn win_get_errhandler(w: &mut Mpi, win: WinId, errhandler: *mut MPI_Errhandler) -> Result<()> {
-    write(errhandler, w.objects.wins.get(&win).expect("checked by the kind").errhandler);
+    write(
+        errhandler,
+        w.objects
+            .wins
+            .get(&win)
+            .expect("checked by the kind")
+            .errhandler,
+    );
     Ok(())
 }
 
@@ -410,7 +518,13 @@ pub fn win_call_errhandler(w: &mut Mpi, win: WinId, errorcode: c_int) -> Result<
 }
 
 /// The window error-handler dispatch (called by [`crate::call::dispatch`]).
-pub fn win_dispatch(w: &mut Mpi, name: &str, win: WinId, handler: MPI_Errhandler, code: c_int) -> c_int {
+pub fn win_dispatch(
+    w: &mut Mpi,
+    name: &str,
+    win: WinId,
+    handler: MPI_Errhandler,
+    code: c_int,
+) -> c_int {
     if handler == handles::ERRORS_RETURN {
         return code;
     }
@@ -423,7 +537,8 @@ pub fn win_dispatch(w: &mut Mpi, name: &str, win: WinId, handler: MPI_Errhandler
     let mut c_code = code;
     // SAFETY: the pointer was registered by MPI_Win_create_errhandler as an
     // MPI_Win_errhandler_function, whose C signature is (MPI_Win *, int *, ...).
-    let f: unsafe extern "C" fn(*mut MPI_Win, *mut c_int) = unsafe { std::mem::transmute(function) };
+    let f: unsafe extern "C" fn(*mut MPI_Win, *mut c_int) =
+        unsafe { std::mem::transmute(function) };
     // SAFETY: both pointers are valid locals for the duration of the call.
     unsafe { f(&mut c_win, &mut c_code) };
     code
