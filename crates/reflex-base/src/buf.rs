@@ -197,7 +197,7 @@ impl RecvBuf {
         let n = width.bytes();
         let end = offset.checked_add(n)?;
         let at = self.addr().checked_add(offset)?;
-        if end > self.len || at % n != 0 {
+        if end > self.len || !at.is_multiple_of(n) {
             return None;
         }
         let ptr = self.ptr.as_ptr().wrapping_add(offset);

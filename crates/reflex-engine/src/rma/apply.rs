@@ -127,10 +127,9 @@ pub(crate) fn accumulate(
         if let Some(w) = atomic_width(basic, op) {
             let runs = shape.runs(input.len());
             let base = span.addr();
-            if runs
-                .iter()
-                .all(|&(at, len)| (base + at) % w.bytes() == 0 && len % w.bytes() == 0)
-            {
+            if runs.iter().all(|&(at, len)| {
+                (base + at).is_multiple_of(w.bytes()) && len.is_multiple_of(w.bytes())
+            }) {
                 return Ok(atomic_accumulate(span, &runs, (op, basic, w), input, fetch));
             }
         }
@@ -232,7 +231,7 @@ pub(crate) fn compare_and_swap(
     };
     match (sharing, width) {
         (Sharing::Private, _) => Ok(swap(span)),
-        (Sharing::Shared { .. }, Some(w)) if span.addr() % n == 0 => {
+        (Sharing::Shared { .. }, Some(w)) if span.addr().is_multiple_of(n) => {
             let word = |b: &[u8]| {
                 let mut v = [0u8; 8];
                 v[..n].copy_from_slice(&b[..n]);
@@ -256,7 +255,7 @@ fn locked<R>(mutex: &AtomicU32, f: impl FnOnce() -> R) -> R {
         .is_err()
     {
         spins = spins.wrapping_add(1);
-        if spins % 64 == 0 {
+        if spins.is_multiple_of(64) {
             std::thread::yield_now();
         } else {
             std::hint::spin_loop();

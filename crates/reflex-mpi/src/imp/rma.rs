@@ -31,7 +31,7 @@ fn predefined(op: OpArg) -> Result<ReduceOp> {
 fn target(rank: c_int, disp: MPI_Aint, count: usize, dt: Datatype) -> Target {
     Target {
         rank,
-        disp: disp as isize,
+        disp,
         count,
         dt,
     }
@@ -287,7 +287,7 @@ pub fn compare_and_swap(
     let r = recv_buf(result_addr, 1, &datatype)?;
     w.world
         .engine
-        .rma_compare_and_swap(win, o, c, r, datatype, target_rank, target_disp as isize)
+        .rma_compare_and_swap(win, o, c, r, datatype, target_rank, target_disp)
 }
 
 /// `MPI_Win_fence`.
