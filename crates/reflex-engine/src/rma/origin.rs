@@ -78,10 +78,15 @@ impl<T: Transport> Engine<T> {
         let w = self.wins.get(id)?;
         if let Memory::Shared { regions, .. } = &w.mem {
             let mut span = regions[p.rank].slice(p.start as usize, p.span);
-            let data = packed(&origin);
-            with_shape(&target.dt, target.count, p.lo, |s| {
-                apply::write(&mut span, s, &data)
-            });
+            if origin.dt.is_dense() && target.dt.is_dense() {
+                // The common case is one plain copy, with nothing in between.
+                span.as_mut_slice()[..p.len].copy_from_slice(&origin.buf.as_slice()[..p.len]);
+            } else {
+                let data = packed(&origin);
+                with_shape(&target.dt, target.count, p.lo, |s| {
+                    apply::write(&mut span, s, &data)
+                });
+            }
             return Ok(self.done_request(request));
         }
         let req = self.request_of(Kind::Put, &p, ReduceOp::Replace, None);
@@ -104,6 +109,11 @@ impl<T: Transport> Engine<T> {
         let w = self.wins.get(id)?;
         if let Memory::Shared { regions, .. } = &w.mem {
             let span = regions[p.rank].slice(p.start as usize, p.span);
+            if origin.dt.is_dense() && target.dt.is_dense() {
+                let mut out = origin.buf;
+                out.as_mut_slice()[..p.len].copy_from_slice(&span.as_slice()[..p.len]);
+                return Ok(self.done_request(request));
+            }
             let mut data = vec![0u8; p.len];
             with_shape(&target.dt, target.count, p.lo, |s| {
                 apply::read(&span, s, &mut data)
