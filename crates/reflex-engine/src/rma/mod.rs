@@ -82,10 +82,13 @@ pub(crate) struct Epoch {
     pub(crate) start: Option<Vec<usize>>,
     /// Origins of the exposure epoch opened by `MPI_Win_post`.
     pub(crate) post: Option<Vec<usize>>,
-    /// Targets locked by `MPI_Win_lock`.
-    pub(crate) locks: Vec<(usize, LockKind)>,
+    /// Targets locked by `MPI_Win_lock`, with the lock taken (`None`: `MPI_MODE_NOCHECK`, held
+    /// without taking anything).
+    pub(crate) locks: Vec<(usize, Option<LockKind>)>,
     /// Inside `MPI_Win_lock_all`.
     pub(crate) lock_all: bool,
+    /// The shared locks of `MPI_Win_lock_all` were taken (not `MPI_MODE_NOCHECK`).
+    pub(crate) lock_all_taken: bool,
 }
 
 impl Epoch {

@@ -276,11 +276,12 @@ impl<T: Transport> Engine<T> {
                 "rank {target} is already locked by this process"
             )));
         }
-        if assert & MODE_NOCHECK == 0 {
+        let taken = (assert & MODE_NOCHECK == 0).then_some(kind);
+        if taken.is_some() {
             self.acquire(id, target, kind)?;
         }
         let w = self.wins.get_mut(id)?;
-        w.epoch.locks.push((target, kind));
+        w.epoch.locks.push((target, taken));
         w.epoch.fence = false;
         Ok(())
     }
@@ -306,13 +307,15 @@ impl<T: Transport> Engine<T> {
                 "MPI_Win_lock_all while this process already holds locks",
             ));
         }
-        if assert & MODE_NOCHECK == 0 {
+        let taken = assert & MODE_NOCHECK == 0;
+        if taken {
             for t in 0..w.nranks() {
                 self.acquire(id, t, LockKind::Shared)?;
             }
         }
         let w = self.wins.get_mut(id)?;
         w.epoch.lock_all = true;
+        w.epoch.lock_all_taken = taken;
         w.epoch.fence = false;
         Ok(())
     }
@@ -324,9 +327,10 @@ impl<T: Transport> Engine<T> {
             return Err(sync_error("MPI_Win_unlock_all without MPI_Win_lock_all"));
         }
         w.epoch.lock_all = false;
+        let kind = w.epoch.lock_all_taken.then_some(LockKind::Shared);
         let mut first = Ok(());
         for t in 0..w.nranks() {
-            let r = self.release(id, t, LockKind::Shared);
+            let r = self.release(id, t, kind);
             if first.is_ok() {
                 first = r;
             }
@@ -359,8 +363,12 @@ impl<T: Transport> Engine<T> {
         self.wait_with(|e| if try_take() { None } else { Some(e.progress()) })
     }
 
-    /// Completes the operations at `target` and gives its lock back.
-    fn release(&mut self, id: WinId, target: usize, kind: LockKind) -> Result<()> {
+    /// Completes the operations at `target` and gives its lock back (`None`: a lock held under
+    /// `MPI_MODE_NOCHECK`, nothing to give back).
+    fn release(&mut self, id: WinId, target: usize, kind: Option<LockKind>) -> Result<()> {
+        let Some(kind) = kind else {
+            return self.complete_at(id, &[target]);
+        };
         let w = self.wins.get(id)?;
         if let Memory::Shared { seg, .. } = &w.mem {
             fence(Ordering::SeqCst);
