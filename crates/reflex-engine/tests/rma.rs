@@ -213,8 +213,8 @@ fn pscw_ring(e: &mut E, shared: bool) {
     let world = e.comm_group(COMM_WORLD).unwrap();
     let from = e.group_select(world, &[left as i32], false).unwrap();
     let to = e.group_select(world, &[right as i32], false).unwrap();
-    e.win_post(win, from).unwrap();
-    e.win_start(win, to).unwrap();
+    e.win_post(win, from, 0).unwrap();
+    e.win_start(win, to, 0).unwrap();
     e.rma_put(win, src(&[me as i64]), at(right, 5, 1), false)
         .unwrap();
     e.win_complete(win).unwrap();

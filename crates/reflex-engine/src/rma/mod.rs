@@ -434,10 +434,10 @@ impl<T: Transport> Engine<T> {
     /// the first rank with a non-zero size).
     pub fn win_shared_query(&self, id: WinId, rank: i32) -> Result<(usize, usize, usize)> {
         let w = self.wins.get(id)?;
-        let Memory::Shared { seg, .. } = &w.mem else {
+        let (Memory::Shared { seg, .. }, Flavor::Shared) = (&w.mem, w.flavor) else {
             return Err(MpiError::new(
                 ErrorClass::RmaFlavor,
-                "MPI_Win_shared_query needs a window of shared memory",
+                "MPI_Win_shared_query needs a window made by MPI_Win_allocate_shared",
             ));
         };
         let r = if rank == crate::request::PROC_NULL {

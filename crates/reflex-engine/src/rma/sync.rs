@@ -25,8 +25,25 @@ use std::sync::atomic::{fence, Ordering};
 
 /// `MPI_MODE_NOCHECK`.
 pub const MODE_NOCHECK: i32 = 1024;
+/// `MPI_MODE_NOSTORE`.
+pub const MODE_NOSTORE: i32 = 2048;
+/// `MPI_MODE_NOPUT`.
+pub const MODE_NOPUT: i32 = 4096;
+/// `MPI_MODE_NOPRECEDE`.
+pub const MODE_NOPRECEDE: i32 = 8192;
 /// `MPI_MODE_NOSUCCEED`.
 pub const MODE_NOSUCCEED: i32 = 16384;
+
+/// Rejects assertion bits a call does not define (`MPI_ERR_ASSERT`).
+fn check_assert(assert: i32, valid: i32, call: &str) -> Result<()> {
+    if assert & !valid != 0 {
+        return Err(MpiError::new(
+            ErrorClass::Assert,
+            format!("assertion {assert:#x} has bits {call} does not define"),
+        ));
+    }
+    Ok(())
+}
 
 fn sync_error(msg: impl Into<String>) -> MpiError {
     MpiError::new(ErrorClass::RmaSync, msg)
@@ -36,6 +53,8 @@ impl<T: Transport> Engine<T> {
     /// `MPI_Win_fence`.
     pub fn win_fence(&mut self, id: WinId, assert: i32) -> Result<()> {
         let w = self.wins.get(id)?;
+        let valid = MODE_NOSTORE | MODE_NOPUT | MODE_NOPRECEDE | MODE_NOSUCCEED;
+        check_assert(assert, valid, "MPI_Win_fence")?;
         if w.epoch.start.is_some()
             || w.epoch.post.is_some()
             || !w.epoch.locks.is_empty()
@@ -158,7 +177,12 @@ impl<T: Transport> Engine<T> {
     }
 
     /// `MPI_Win_post`: exposes this rank's memory to the ranks of `group`.
-    pub fn win_post(&mut self, id: WinId, group: crate::GroupId) -> Result<()> {
+    pub fn win_post(&mut self, id: WinId, group: crate::GroupId, assert: i32) -> Result<()> {
+        check_assert(
+            assert,
+            MODE_NOCHECK | MODE_NOSTORE | MODE_NOPUT,
+            "MPI_Win_post",
+        )?;
         let group = self.win_members(id, group)?;
         let w = self.wins.get_mut(id)?;
         if w.epoch.post.is_some() {
@@ -177,7 +201,8 @@ impl<T: Transport> Engine<T> {
     }
 
     /// `MPI_Win_start`: waits until every rank of `group` posted, then opens the access epoch.
-    pub fn win_start(&mut self, id: WinId, group: crate::GroupId) -> Result<()> {
+    pub fn win_start(&mut self, id: WinId, group: crate::GroupId, assert: i32) -> Result<()> {
+        check_assert(assert, MODE_NOCHECK, "MPI_Win_start")?;
         let group = self.win_members(id, group)?;
         let w = self.wins.get(id)?;
         if w.epoch.start.is_some() {
@@ -269,6 +294,7 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_lock`.
     pub fn win_lock(&mut self, id: WinId, kind: LockKind, rank: i32, assert: i32) -> Result<()> {
+        check_assert(assert, MODE_NOCHECK, "MPI_Win_lock")?;
         let w = self.wins.get(id)?;
         let target = self.win_rank(w, rank)?;
         if w.epoch.lock_all || w.epoch.locks.iter().any(|(t, _)| *t == target) {
@@ -301,6 +327,7 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_lock_all`: a shared lock on every rank.
     pub fn win_lock_all(&mut self, id: WinId, assert: i32) -> Result<()> {
+        check_assert(assert, MODE_NOCHECK, "MPI_Win_lock_all")?;
         let w = self.wins.get(id)?;
         if w.epoch.lock_all || !w.epoch.locks.is_empty() {
             return Err(sync_error(

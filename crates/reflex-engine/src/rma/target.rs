@@ -116,94 +116,108 @@ impl<T: Transport> Engine<T> {
     }
 
     /// Serves the request at the head of `origin`'s queue if it is complete; false if none was.
+    /// The head is taken out while it is looked at, and put back if it must wait.
     fn serve_head(&mut self, id: WinId, origin: usize) -> bool {
-        let Some(msg) = self.head_message(id, origin) else {
+        let Some(mut head) = self.pop_head(id, origin) else {
             return false;
         };
-        let decoded = match Request::decode(&msg) {
+        if !self.arrived(&mut head) {
+            self.push_head(id, origin, head);
+            return false;
+        }
+        let Msg::Ready(msg) = &head.msg else {
+            return false;
+        };
+        let decoded = match Request::decode(msg) {
             Ok(d) => d,
             Err(e) => {
-                self.pop_head(id, origin);
                 self.note_error(id, origin, e.class);
                 return true;
             }
         };
-        let data = match self.head_data(id, origin, &msg, &decoded) {
-            Ok(Some(data)) => data,
-            Ok(None) => return false,
-            Err(e) => {
-                self.pop_head(id, origin);
-                self.note_error(id, origin, e.class);
-                self.answer_failed(id, origin, &decoded.req);
-                return true;
-            }
+        let inline = &msg[decoded.data.clone()];
+        let Some(data) = self.head_data(id, origin, &mut head.data, inline, &decoded) else {
+            self.push_head(id, origin, head);
+            return false;
         };
-        self.pop_head(id, origin);
-        if let Err(e) = self.execute(id, origin, &decoded, &data) {
+        let outcome = data.and_then(|own| {
+            let bytes = own.as_deref().unwrap_or(inline);
+            self.execute(id, origin, &decoded, bytes)
+        });
+        if let Err(e) = outcome {
             self.note_error(id, origin, e.class);
             self.answer_failed(id, origin, &decoded.req);
         }
         true
     }
 
-    /// The whole request message at the head of `origin`'s queue, once it has arrived.
-    fn head_message(&mut self, id: WinId, origin: usize) -> Option<Vec<u8>> {
-        let w = self.wins.get_mut(id).ok()?;
-        let head = w.target.queues.get_mut(origin)?.front_mut()?;
+    /// Whether the request message has arrived whole (a large one is received first).
+    fn arrived(&mut self, head: &mut Incoming) -> bool {
         if let Msg::Receiving(rid) = head.msg {
             if !self.core.requests.get(rid).is_some_and(|r| r.complete) {
-                return None;
+                return false;
             }
-            let bytes = take_owned(self, rid).unwrap_or_default();
-            let w = self.wins.get_mut(id).ok()?;
-            w.target.queues[origin].front_mut()?.msg = Msg::Ready(bytes);
+            head.msg = Msg::Ready(take_owned(self, rid).unwrap_or_default());
         }
-        let w = self.wins.get(id).ok()?;
-        match &w.target.queues[origin].front()?.msg {
-            Msg::Ready(bytes) => Some(bytes.clone()),
-            Msg::Receiving(_) => None,
-        }
+        true
     }
 
-    /// The data of the head request: inline, or its data message once received (`None`: still
-    /// arriving; the receive is posted on the first call).
+    /// The data of a request: `Some(Ok(None))` when it is the inline data, `Some(Ok(Some(bytes)))`
+    /// when it came as a message of its own (empty when received straight into the window),
+    /// `None` while that message is still arriving (its receive is posted on the first call).
     fn head_data(
         &mut self,
         id: WinId,
         origin: usize,
-        msg: &[u8],
+        posted: &mut Option<RequestId>,
+        inline: &[u8],
         d: &Decoded,
-    ) -> Result<Option<Vec<u8>>> {
-        let inline = &msg[d.data.clone()];
+    ) -> Option<Result<Option<Vec<u8>>>> {
         let carries = matches!(d.req.kind, Kind::Put | Kind::Acc | Kind::GetAcc)
             && d.req.op != crate::op::ReduceOp::NoOp;
         if !carries || inline.len() as u64 == d.req.len {
-            return Ok(Some(inline.to_vec()));
+            return Some(Ok(None));
         }
-        let w = self.wins.get(id)?;
-        let posted = w.target.queues[origin].front().and_then(|h| h.data);
-        let Some(rid) = posted else {
-            let ctx = w.ctx;
-            let buf = match (d.req.kind, &d.layout) {
-                (Kind::Put, None) => InBuf::User(self.target_span(id, &d.req)?),
-                _ => InBuf::Owned(vec![0; d.req.len as usize]),
+        let Some(rid) = *posted else {
+            return match self.post_data_recv(id, origin, d) {
+                Ok(rid) => {
+                    *posted = Some(rid);
+                    None
+                }
+                Err(e) => Some(Err(e)),
             };
-            let rid = self.core.new_recv(buf, origin as i32, TAG_DATA, None);
-            self.core.post_recv(rid, ctx, origin as i32, TAG_DATA);
-            if let Some(h) = self.wins.get_mut(id)?.target.queues[origin].front_mut() {
-                h.data = Some(rid);
-            }
-            return Ok(None);
         };
         if !self.core.requests.get(rid).is_some_and(|r| r.complete) {
-            return Ok(None);
+            return None;
         }
-        Ok(Some(take_owned(self, rid).unwrap_or_default()))
+        Some(Ok(Some(take_owned(self, rid).unwrap_or_default())))
     }
 
-    fn pop_head(&mut self, id: WinId, origin: usize) {
+    /// Posts the receive of a request's data message: straight into the window for a dense put.
+    fn post_data_recv(&mut self, id: WinId, origin: usize, d: &Decoded) -> Result<RequestId> {
+        let ctx = self.wins.get(id)?.ctx;
+        let buf = match (d.req.kind, &d.layout) {
+            (Kind::Put, None) => InBuf::User(self.target_span(id, &d.req)?),
+            _ => InBuf::Owned(vec![0; d.req.len as usize]),
+        };
+        let rid = self.core.new_recv(buf, origin as i32, TAG_DATA, None);
+        self.core.post_recv(rid, ctx, origin as i32, TAG_DATA);
+        Ok(rid)
+    }
+
+    fn pop_head(&mut self, id: WinId, origin: usize) -> Option<Incoming> {
+        self.wins
+            .get_mut(id)
+            .ok()?
+            .target
+            .queues
+            .get_mut(origin)?
+            .pop_front()
+    }
+
+    fn push_head(&mut self, id: WinId, origin: usize, head: Incoming) {
         if let Ok(w) = self.wins.get_mut(id) {
-            w.target.queues[origin].pop_front();
+            w.target.queues[origin].push_front(head);
         }
     }
 

@@ -296,13 +296,13 @@ pub fn win_fence(w: &mut Mpi, assert: c_int, win: WinId) -> Result<()> {
 }
 
 /// `MPI_Win_post`.
-pub fn win_post(w: &mut Mpi, group: GroupId, _assert: c_int, win: WinId) -> Result<()> {
-    w.world.engine.win_post(win, group)
+pub fn win_post(w: &mut Mpi, group: GroupId, assert: c_int, win: WinId) -> Result<()> {
+    w.world.engine.win_post(win, group, assert)
 }
 
 /// `MPI_Win_start`.
-pub fn win_start(w: &mut Mpi, group: GroupId, _assert: c_int, win: WinId) -> Result<()> {
-    w.world.engine.win_start(win, group)
+pub fn win_start(w: &mut Mpi, group: GroupId, assert: c_int, win: WinId) -> Result<()> {
+    w.world.engine.win_start(win, group, assert)
 }
 
 /// `MPI_Win_complete`.
