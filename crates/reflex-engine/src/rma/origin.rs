@@ -19,6 +19,8 @@ use crate::packet::Envelope;
 use crate::request::{OutBuf, Request as Req, RequestId, SendMode, Status, PROC_NULL};
 use reflex_base::buf::{RecvBuf, SendBuf};
 use reflex_base::transport::Transport;
+use reflex_shm::window::WinSegment;
+use std::sync::Arc;
 
 /// An application buffer with its count and datatype.
 #[derive(Debug, Clone)]
@@ -75,9 +77,7 @@ impl<T: Transport> Engine<T> {
             return Ok(self.done_request(request));
         };
         check_lengths(&origin.dt, origin.count, p.len, "origin")?;
-        let w = self.wins.get(id)?;
-        if let Memory::Shared { regions, .. } = &w.mem {
-            let mut span = regions[p.rank].slice(p.start as usize, p.span);
+        if let Some((mut span, _)) = self.shared_target(id, &p)? {
             if origin.dt.is_dense() && target.dt.is_dense() {
                 // The common case is one plain copy, with nothing in between.
                 span.as_mut_slice()[..p.len].copy_from_slice(&origin.buf.as_slice()[..p.len]);
@@ -106,9 +106,7 @@ impl<T: Transport> Engine<T> {
             return Ok(self.done_request(request));
         };
         check_lengths(&origin.dt, origin.count, p.len, "origin")?;
-        let w = self.wins.get(id)?;
-        if let Memory::Shared { regions, .. } = &w.mem {
-            let span = regions[p.rank].slice(p.start as usize, p.span);
+        if let Some((span, _)) = self.shared_target(id, &p)? {
             if origin.dt.is_dense() && target.dt.is_dense() {
                 let mut out = origin.buf;
                 out.as_mut_slice()[..p.len].copy_from_slice(&span.as_slice()[..p.len]);
@@ -147,9 +145,7 @@ impl<T: Transport> Engine<T> {
         };
         check_lengths(&origin.dt, origin.count, p.len, "origin")?;
         let basic = element_type(&origin.dt, &target.dt)?;
-        let w = self.wins.get(id)?;
-        if let Memory::Shared { regions, seg } = &w.mem {
-            let mut span = regions[p.rank].slice(p.start as usize, p.span);
+        if let Some((mut span, seg)) = self.shared_target(id, &p)? {
             let sharing = Sharing::Shared {
                 mutex: seg.mutex_word(p.rank),
             };
@@ -191,9 +187,7 @@ impl<T: Transport> Engine<T> {
             origin
         };
         let basic = element_type(&result.dt, &target.dt)?;
-        let w = self.wins.get(id)?;
-        if let Memory::Shared { regions, seg } = &w.mem {
-            let mut span = regions[p.rank].slice(p.start as usize, p.span);
+        if let Some((mut span, seg)) = self.shared_target(id, &p)? {
             let sharing = Sharing::Shared {
                 mutex: seg.mutex_word(p.rank),
             };
@@ -250,9 +244,7 @@ impl<T: Transport> Engine<T> {
             &origin.as_slice()[..n.min(origin.len())],
             &compare.as_slice()[..n.min(compare.len())],
         );
-        let w = self.wins.get(id)?;
-        if let Memory::Shared { regions, seg } = &w.mem {
-            let mut span = regions[p.rank].slice(p.start as usize, p.span);
+        if let Some((mut span, seg)) = self.shared_target(id, &p)? {
             let sharing = Sharing::Shared {
                 mutex: seg.mutex_word(p.rank),
             };
@@ -275,6 +267,17 @@ impl<T: Transport> Engine<T> {
         let msg = req.encode(&[], &inline);
         self.post_request(id, p.rank, msg)?;
         Ok(())
+    }
+
+    /// The target span of a shared window (and its segment, for the accumulate mutex); `None`
+    /// for a private window.
+    fn shared_target(&self, id: WinId, p: &Placed) -> Result<Option<(RecvBuf, Arc<WinSegment>)>> {
+        Ok(match &self.wins.get(id)?.mem {
+            Memory::Shared { regions, seg } => {
+                Some((regions[p.rank].slice(p.start as usize, p.span), seg.clone()))
+            }
+            _ => None,
+        })
     }
 
     /// Checks an operation on `target` and finds its bytes there; `None` for `MPI_PROC_NULL`.

@@ -73,119 +73,84 @@ fn hand_out(request: *mut MPI_Request, id: Option<RequestId>) -> Result<()> {
     Ok(())
 }
 
-/// `MPI_Put`.
-pub fn put(
-    w: &mut Mpi,
-    origin_addr: *const c_void,
-    origin_count: usize,
-    origin_datatype: Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: Datatype,
-    win: WinId,
-) -> Result<()> {
-    let o = origin_in(origin_addr, origin_count, origin_datatype)?;
-    let t = target(target_rank, target_disp, target_count, target_datatype);
-    w.world.engine.rma_put(win, o, t, false).map(drop)
+/// Defines an operation's blocking form and its request-based `MPI_R…` form from one body, in
+/// which `$req` tells whether the application asked for a request.
+macro_rules! with_request_form {
+    ($name:ident, $rname:ident, $doc:literal, ($($p:ident: $t:ty),* $(,)?), |$w:ident, $req:ident| $body:expr) => {
+        #[doc = concat!("`MPI_", $doc, "`.")]
+        pub fn $name($w: &mut Mpi, $($p: $t),*) -> Result<()> {
+            let $req = false;
+            $body.map(drop)
+        }
+
+        #[doc = concat!("`MPI_R", $doc, "`: the request completes with the local part of the operation.")]
+        pub fn $rname($w: &mut Mpi, $($p: $t),*, request: *mut MPI_Request) -> Result<()> {
+            let $req = true;
+            hand_out(request, $body?)
+        }
+    };
 }
 
-/// `MPI_Rput`.
-pub fn rput(
-    w: &mut Mpi,
-    origin_addr: *const c_void,
-    origin_count: usize,
-    origin_datatype: Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: Datatype,
-    win: WinId,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let o = origin_in(origin_addr, origin_count, origin_datatype)?;
-    let t = target(target_rank, target_disp, target_count, target_datatype);
-    hand_out(request, w.world.engine.rma_put(win, o, t, true)?)
-}
+with_request_form!(
+    put, rput, "Put",
+    (
+        origin_addr: *const c_void, origin_count: usize, origin_datatype: Datatype,
+        target_rank: c_int, target_disp: MPI_Aint, target_count: usize,
+        target_datatype: Datatype, win: WinId,
+    ),
+    |w, req| {
+        let o = origin_in(origin_addr, origin_count, origin_datatype)?;
+        let t = target(target_rank, target_disp, target_count, target_datatype);
+        w.world.engine.rma_put(win, o, t, req)
+    }
+);
 
-/// `MPI_Get`.
-pub fn get(
-    w: &mut Mpi,
-    origin_addr: *mut c_void,
-    origin_count: usize,
-    origin_datatype: Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: Datatype,
-    win: WinId,
-) -> Result<()> {
-    let o = origin_out(origin_addr, origin_count, origin_datatype)?;
-    let t = target(target_rank, target_disp, target_count, target_datatype);
-    w.world.engine.rma_get(win, o, t, false).map(drop)
-}
+with_request_form!(
+    get, rget, "Get",
+    (
+        origin_addr: *mut c_void, origin_count: usize, origin_datatype: Datatype,
+        target_rank: c_int, target_disp: MPI_Aint, target_count: usize,
+        target_datatype: Datatype, win: WinId,
+    ),
+    |w, req| {
+        let o = origin_out(origin_addr, origin_count, origin_datatype)?;
+        let t = target(target_rank, target_disp, target_count, target_datatype);
+        w.world.engine.rma_get(win, o, t, req)
+    }
+);
 
-/// `MPI_Rget`.
-pub fn rget(
-    w: &mut Mpi,
-    origin_addr: *mut c_void,
-    origin_count: usize,
-    origin_datatype: Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: Datatype,
-    win: WinId,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let o = origin_out(origin_addr, origin_count, origin_datatype)?;
-    let t = target(target_rank, target_disp, target_count, target_datatype);
-    hand_out(request, w.world.engine.rma_get(win, o, t, true)?)
-}
+with_request_form!(
+    accumulate, raccumulate, "Accumulate",
+    (
+        origin_addr: *const c_void, origin_count: usize, origin_datatype: Datatype,
+        target_rank: c_int, target_disp: MPI_Aint, target_count: usize,
+        target_datatype: Datatype, op: OpArg, win: WinId,
+    ),
+    |w, req| {
+        let op = predefined(op)?;
+        let o = origin_in(origin_addr, origin_count, origin_datatype)?;
+        let t = target(target_rank, target_disp, target_count, target_datatype);
+        w.world.engine.rma_accumulate(win, o, t, op, req)
+    }
+);
 
-/// `MPI_Accumulate`.
-pub fn accumulate(
-    w: &mut Mpi,
-    origin_addr: *const c_void,
-    origin_count: usize,
-    origin_datatype: Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: Datatype,
-    op: OpArg,
-    win: WinId,
-) -> Result<()> {
-    let op = predefined(op)?;
-    let o = origin_in(origin_addr, origin_count, origin_datatype)?;
-    let t = target(target_rank, target_disp, target_count, target_datatype);
-    w.world
-        .engine
-        .rma_accumulate(win, o, t, op, false)
-        .map(drop)
-}
+with_request_form!(
+    get_accumulate, rget_accumulate, "Get_accumulate",
+    (
+        origin_addr: *const c_void, origin_count: usize, origin_datatype: Datatype,
+        result_addr: *mut c_void, result_count: usize, result_datatype: Datatype,
+        target_rank: c_int, target_disp: MPI_Aint, target_count: usize,
+        target_datatype: Datatype, op: OpArg, win: WinId,
+    ),
+    |w, req| {
+        let t = target(target_rank, target_disp, target_count, target_datatype);
+        let o = (origin_addr, origin_count, origin_datatype);
+        let r = (result_addr, result_count, result_datatype);
+        get_accumulate_with(w, o, r, t, op, win, req)
+    }
+);
 
-/// `MPI_Raccumulate`.
-pub fn raccumulate(
-    w: &mut Mpi,
-    origin_addr: *const c_void,
-    origin_count: usize,
-    origin_datatype: Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: Datatype,
-    op: OpArg,
-    win: WinId,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let op = predefined(op)?;
-    let o = origin_in(origin_addr, origin_count, origin_datatype)?;
-    let t = target(target_rank, target_disp, target_count, target_datatype);
-    hand_out(request, w.world.engine.rma_accumulate(win, o, t, op, true)?)
-}
-
-/// The shared body of `MPI_Get_accumulate` and `MPI_Rget_accumulate`.
+/// The shared body of `MPI_Get_accumulate`, `MPI_Rget_accumulate` and `MPI_Fetch_and_op`.
 fn get_accumulate_with(
     w: &mut Mpi,
     (origin_addr, origin_count, origin_datatype): (*const c_void, usize, Datatype),
@@ -207,51 +172,6 @@ fn get_accumulate_with(
     };
     let r = origin_out(result_addr, result_count, result_datatype)?;
     w.world.engine.rma_get_accumulate(win, o, r, t, op, request)
-}
-
-/// `MPI_Get_accumulate`.
-pub fn get_accumulate(
-    w: &mut Mpi,
-    origin_addr: *const c_void,
-    origin_count: usize,
-    origin_datatype: Datatype,
-    result_addr: *mut c_void,
-    result_count: usize,
-    result_datatype: Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: Datatype,
-    op: OpArg,
-    win: WinId,
-) -> Result<()> {
-    let t = target(target_rank, target_disp, target_count, target_datatype);
-    let o = (origin_addr, origin_count, origin_datatype);
-    let r = (result_addr, result_count, result_datatype);
-    get_accumulate_with(w, o, r, t, op, win, false).map(drop)
-}
-
-/// `MPI_Rget_accumulate`.
-pub fn rget_accumulate(
-    w: &mut Mpi,
-    origin_addr: *const c_void,
-    origin_count: usize,
-    origin_datatype: Datatype,
-    result_addr: *mut c_void,
-    result_count: usize,
-    result_datatype: Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: usize,
-    target_datatype: Datatype,
-    op: OpArg,
-    win: WinId,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let t = target(target_rank, target_disp, target_count, target_datatype);
-    let o = (origin_addr, origin_count, origin_datatype);
-    let r = (result_addr, result_count, result_datatype);
-    hand_out(request, get_accumulate_with(w, o, r, t, op, win, true)?)
 }
 
 /// `MPI_Fetch_and_op`: a get-accumulate of one element.
