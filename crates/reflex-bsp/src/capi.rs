@@ -426,7 +426,7 @@ pub unsafe extern "C" fn bsp_abort_msg_at(
     } else {
         String::new()
     };
-    eprintln!("bsp_abort{at} on pid {pid}: {}", text.trim_end());
+    crate::loc::say(&format!("bsp_abort{at} on pid {pid}: {}", text.trim_end()));
     crate::loc::stop(1)
 }
 

@@ -120,7 +120,7 @@ impl Bsp {
     /// `bsp_hpget`.
     ///
     /// # Safety
-    /// `dst..dst+len` is writable and stays so until the sync.
+    /// `dst..dst+len` is readable and writable and stays so until the sync.
     pub unsafe fn hpget(
         &mut self,
         pid: usize,
@@ -132,7 +132,8 @@ impl Bsp {
     ) -> BspResult {
         let (_, disp) = self.locate(src, pid, offset, len)?;
         if let Some(d) = self.debug.as_mut() {
-            d.record_hpget(pid, disp, dst, len, at);
+            // SAFETY: the caller's contract.
+            return unsafe { d.hpget((self.win, self.pid), pid, disp, dst, len, at) };
         }
         // SAFETY: the caller's contract; `disp` was checked against the registration.
         unsafe {

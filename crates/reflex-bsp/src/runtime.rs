@@ -15,7 +15,7 @@ use crate::bsmp::Bsmp;
 use crate::config::DebugMode;
 use crate::debug::Debugger;
 use crate::drma::Drma;
-use crate::loc::{fatal, usage, BspError, BspResult, Loc};
+use crate::loc::{fatal, say, usage, BspError, BspResult, Loc};
 use crate::mpi::{self, Comm, Win};
 use crate::registry::Registry;
 use crate::sync::{self, SyncCall};
@@ -73,7 +73,12 @@ pub fn with_run<R>(call: &str, at: Loc, f: impl FnOnce(&mut Bsp) -> BspResult<R>
             ));
         };
         let pid = bsp.pid;
-        f(bsp).map_err(|e| (Some(pid), e))
+        match f(bsp) {
+            Err(e @ (BspError::Checks | BspError::Agreed(_))) => {
+                stop_together(&mut p, call, at, &e)
+            }
+            other => other.map_err(|e| (Some(pid), e)),
+        }
     }));
     match outcome {
         Ok(Ok(value)) => value,
@@ -85,6 +90,38 @@ pub fn with_run<R>(call: &str, at: Loc, f: impl FnOnce(&mut Bsp) -> BspResult<R>
             &BspError::Usage("internal error (panic); please report".into()),
         ),
     }
+}
+
+/// Stops the job after an error that every process found at the same sync: process 0 reports
+/// it, then every process closes its run and exits with status 1. A clean exit, rather than
+/// `MPI_Abort` from every process at once, lets the launcher forward the report before the job
+/// ends.
+fn stop_together(p: &mut Process, call: &str, at: Loc, err: &BspError) -> ! {
+    let Some(bsp) = p.run.take() else {
+        crate::loc::stop(1)
+    };
+    if let (0, BspError::Agreed(msg)) = (bsp.pid, err) {
+        let at = if at.is_known() {
+            format!(" at {at}")
+        } else {
+            String::new()
+        };
+        say(&format!("bsp: {call}{at}: {msg}"));
+    }
+    if p.owns_mpi && close_run(bsp).and_then(|()| Ok(mpi::finalize()?)).is_ok() {
+        std::process::exit(1);
+    }
+    crate::loc::stop(1)
+}
+
+/// Frees the MPI objects of a run (collective).
+fn close_run(bsp: Bsp) -> BspResult {
+    for &(start, _) in &bsp.attached {
+        bsp.win.detach(start)?;
+    }
+    bsp.win.close()?;
+    bsp.comm.free()?;
+    Ok(())
 }
 
 /// Runs `f` on the process state outside a run (begin, end, init, queries).

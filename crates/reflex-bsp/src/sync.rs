@@ -19,7 +19,7 @@
 //! An empty superstep costs one all-to-all of 48 bytes per pair: that is BSP's `l` here.
 
 use crate::debug;
-use crate::loc::{usage, BspResult, Loc};
+use crate::loc::{BspError, BspResult, Loc};
 use crate::mpi::{self, MpiResult};
 use crate::registry::Area;
 use crate::runtime::Bsp;
@@ -118,19 +118,15 @@ impl Control {
         for (k, what, title) in checks {
             let values: Vec<i64> = (0..self.nprocs()).map(|i| self.field(i, k)).collect();
             if values.iter().any(|&v| v != values[0]) {
-                let list: Vec<String> = values
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| format!("pid {i}: {v:#x}"))
-                    .collect();
-                let list = if k == 4 {
-                    list.join(", ")
-                } else {
-                    list.join(", ").replace("0x", "")
+                let show = |(i, v): (usize, &i64)| match k {
+                    4 => format!("pid {i}: {v:#x}"),
+                    _ => format!("pid {i}: {v}"),
                 };
-                return usage(format!(
-                    "{title} in superstep {superstep}: {what} differ ({list}); {hint}"
-                ));
+                let list: Vec<String> = values.iter().enumerate().map(show).collect();
+                let list = list.join(", ");
+                let msg =
+                    format!("{title} in superstep {superstep}: {what} differ ({list}); {hint}");
+                return Err(BspError::Agreed(msg));
             }
         }
         Ok(())

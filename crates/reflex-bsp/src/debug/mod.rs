@@ -7,9 +7,11 @@
 //! 1. completes its hp transfers and waits for the others (barrier), so that the memory is as
 //!    the superstep left it;
 //! 2. checks its hp transfers: an hpput source whose checksum differs from the one taken at the
-//!    call was modified before the sync; an hpget destination that differs from a fresh read of
-//!    the source means the source or the destination changed during the superstep (the paper's
-//!    compare-after-sync heuristic);
+//!    call was modified before the sync. An hpget lands in a buffer of the debugger (hp transfers
+//!    may happen at any time of the superstep, so delivering at the sync is allowed): a
+//!    destination whose checksum changed since the call was written by the program before the
+//!    sync, and a source that differs from what the transfer read was modified during the
+//!    superstep (the paper's compare-after-sync heuristic, made exact for the destination);
 //! 3. sends its [`report::Report`] to process 0 (gather), which runs [`check::analyse`] (sync
 //!    lines, registrations, overlapping writes), prints the findings, and broadcasts the number
 //!    of errors.
@@ -23,8 +25,9 @@ pub mod check;
 pub mod report;
 
 use crate::config::DebugMode;
-use crate::loc::{BspError, BspResult, Loc};
-use crate::mpi::Aint;
+use crate::drma::Drma;
+use crate::loc::{say, BspError, BspResult, Loc};
+use crate::mpi::{Aint, Win};
 use crate::registry::{SlotId, Target};
 use crate::runtime::Bsp;
 use crate::sync::SyncCall;
@@ -39,12 +42,15 @@ struct HpSource {
     at: Loc,
 }
 
-/// An hpget: `len` bytes at `disp` of `pid` into local `dst`.
+/// An hpget of `len` bytes at `disp` of `pid` for local `dst`. In debug mode the transfer goes
+/// into `data` and is copied to `dst` at the sync, so that writes of the program into `dst`
+/// before the sync show (`dst_sum` is the checksum of `dst` at the call).
 struct HpGet {
     pid: usize,
     disp: Aint,
     dst: usize,
-    len: usize,
+    dst_sum: u64,
+    data: Box<[u8]>,
     at: Loc,
 }
 
@@ -137,14 +143,36 @@ impl Debugger {
         self.hpputs.push(HpSource { addr, len, sum, at });
     }
 
-    pub fn record_hpget(&mut self, pid: usize, disp: Aint, dst: usize, len: usize, at: Loc) {
+    /// Starts an hpget into a buffer of the debugger (see [`HpGet`]).
+    ///
+    /// # Safety
+    /// `dst..dst+len` is readable and writable until the sync; for `pid == me`, `disp` is the
+    /// address of `len` readable bytes of this process.
+    pub unsafe fn hpget(
+        &mut self,
+        bsp: (Win, usize),
+        pid: usize,
+        disp: Aint,
+        dst: usize,
+        len: usize,
+        at: Loc,
+    ) -> BspResult {
+        // SAFETY: the caller's contract.
+        let dst_sum = checksum(unsafe { bytes(dst, len) });
+        let mut data = vec![0u8; len].into_boxed_slice();
+        let mut drma = Drma::default();
+        // SAFETY: `data` is a heap buffer of `len` bytes that stays in place (boxed) until the
+        // flush at the sync; the source was checked against its registration.
+        unsafe { drma.hpget(bsp.0, bsp.1, pid, disp, data.as_mut_ptr(), len)? };
         self.hpgets.push(HpGet {
             pid,
             disp,
             dst,
-            len,
+            dst_sum,
+            data,
             at,
         });
+        Ok(())
     }
 
     /// Forgets the superstep (after the sync).
@@ -172,27 +200,37 @@ impl Debugger {
     }
 }
 
-/// Reads every hpget source again (all processes are in the sync) and compares with what the
-/// hpget delivered.
-fn changed_hpgets(bsp: &Bsp, d: &Debugger) -> BspResult<Vec<String>> {
-    let mut fresh: Vec<Vec<u8>> = d.hpgets.iter().map(|g| vec![0u8; g.len]).collect();
-    let mut drma = crate::drma::Drma::default();
+/// Completes the hpgets (all processes are in the sync, their transfers flushed): reports a
+/// destination the program wrote before the sync, and a source that differs now from what the
+/// transfer read (modified during the superstep); then delivers the data.
+fn finish_hpgets(bsp: &Bsp, d: &Debugger) -> BspResult<Vec<String>> {
+    let mut fresh: Vec<Vec<u8>> = d.hpgets.iter().map(|g| vec![0u8; g.data.len()]).collect();
+    let mut drma = Drma::default();
     for (g, buf) in d.hpgets.iter().zip(&mut fresh) {
         // SAFETY: `buf` is ours and outlives the flush below; the source was checked against its
         // registration at the hpget.
-        unsafe { drma.hpget(bsp.win, bsp.pid, g.pid, g.disp, buf.as_mut_ptr(), g.len)? };
+        unsafe { drma.hpget(bsp.win, bsp.pid, g.pid, g.disp, buf.as_mut_ptr(), buf.len())? };
     }
     drma.flush_hp(bsp.win)?;
     let mut notes = Vec::new();
-    for (g, buf) in d.hpgets.iter().zip(&fresh) {
-        // SAFETY: the hpget destination was writable for `len` bytes (checked at the call) and
-        // the transfer into it has completed.
-        if unsafe { bytes(g.dst, g.len) } != buf.as_slice() {
+    for (g, now) in d.hpgets.iter().zip(&fresh) {
+        let len = g.data.len();
+        // SAFETY: the hpget destination is readable and writable for `len` bytes until the sync
+        // (BSPlib contract, and it was read at the call).
+        let dst = unsafe { std::slice::from_raw_parts_mut(g.dst as *mut u8, len) };
+        if checksum(dst) != g.dst_sum {
             notes.push(format!(
-                "bsp_hpget at {}: the destination differs from pid {}'s source at the sync (the source or the destination was modified during the superstep)",
+                "bsp_hpget at {}: its destination ({len} bytes) was written before the sync",
+                g.at
+            ));
+        }
+        if now.as_slice() != &*g.data {
+            notes.push(format!(
+                "bsp_hpget at {}: pid {}'s source changed between the transfer and the sync (modified during the superstep)",
                 g.at, g.pid
             ));
         }
+        dst.copy_from_slice(&g.data);
     }
     Ok(notes)
 }
@@ -206,7 +244,7 @@ pub fn check_superstep(bsp: &mut Bsp, at: Loc, call: SyncCall) -> BspResult {
     bsp.win.sync()?;
     bsp.comm.barrier()?;
     let mut notes = d.changed_hpputs();
-    notes.extend(changed_hpgets(bsp, d)?);
+    notes.extend(finish_hpgets(bsp, d)?);
     let report = Report {
         pid: bsp.pid as u64,
         call: call.name().into(),
@@ -250,10 +288,15 @@ fn print_findings(gathered: &[Vec<u8>], superstep: u64, mode: DebugMode) -> i64 
             }
             Severity::Warning => "warning",
         };
-        eprintln!("bsp debug: superstep {superstep}: {kind}: {}", f.text);
+        say(&format!(
+            "bsp debug: superstep {superstep}: {kind}: {}",
+            f.text
+        ));
     }
     if errors > 0 && mode == DebugMode::Abort {
-        eprintln!("bsp debug: {errors} error(s) in superstep {superstep}; stopping the job (REFLEX_BSP_DEBUG=warn reports and carries on)");
+        say(&format!(
+            "bsp debug: {errors} error(s) in superstep {superstep}; stopping the job (REFLEX_BSP_DEBUG=warn reports and carries on)"
+        ));
     }
     errors
 }
