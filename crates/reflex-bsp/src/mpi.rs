@@ -182,11 +182,11 @@ pub fn abort(comm: c_int, code: c_int) -> ! {
 }
 
 /// The address MPI uses for `ptr` as a displacement in a dynamic window.
-pub fn address_of(ptr: *const c_void) -> MpiResult<Aint> {
+pub fn address_of(ptr: usize) -> MpiResult<Aint> {
     let mut addr: Aint = 0;
     // SAFETY: MPI_Get_address only computes the address; it never dereferences `ptr`.
     check("MPI_Get_address", unsafe {
-        ffi::MPI_Get_address(ptr, &mut addr)
+        ffi::MPI_Get_address(ptr as *const c_void, &mut addr)
     })?;
     Ok(addr)
 }

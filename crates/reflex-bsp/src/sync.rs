@@ -191,7 +191,7 @@ fn apply_registrations(bsp: &mut Bsp) -> BspResult {
     bsp.attached = wanted;
     let mut mine = Vec::with_capacity(2 * bsp.reg.pushes().len());
     for push in bsp.reg.pushes() {
-        mine.push(mpi::address_of(push.area.addr as *const _)? as i64);
+        mine.push(mpi::address_of(push.area.addr)? as i64);
         mine.push(push.area.size as i64);
     }
     let mut all = vec![0i64; mine.len() * bsp.nprocs];
