@@ -15,6 +15,7 @@
 #   include/mpi.h, mpio.h         the generated header (MPICH ABI)
 #   bin/mpicc, bin/mpicxx         compiler wrappers (from scripts/mpicc.in)
 #   bin/mpiexec (+ mpirun), bin/reflex-info, bin/reflex-sim (when built)
+#   lib/libbsp.so, include/bsp.h, bin/bspprobe   BSPlib (crates/reflex-bsp), when built
 set -eu
 
 die() {
@@ -53,6 +54,7 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/Cargo.toml" | head -n 1)
 if [ "$build" = yes ]; then
     packages="-p reflex-mpi -p reflex-launch"
     [ -d "$repo/crates/reflex-sim" ] && packages="$packages -p reflex-sim"
+    [ -d "$repo/crates/reflex-bsp" ] && packages="$packages -p reflex-bsp"
     # shellcheck disable=SC2086
     (cd "$repo" && CARGO_TARGET_DIR=$target cargo build --release $packages) ||
         die "cargo build failed"
@@ -105,5 +107,13 @@ for name in mpi mpich reflex; do
     sed -e "s/@PCNAME@/$name/g" -e "s/@VERSION@/$version/g" "$repo/scripts/mpi.pc.in" \
         >"$prefix/lib/pkgconfig/$name.pc"
 done
+
+# BSPlib: the library, its header, and the probe built with the wrapper just installed.
+if [ -f "$release/libbsp.so" ]; then
+    install -m 0755 "$release/libbsp.so" "$prefix/lib/libbsp.so"
+    install -m 0644 "$repo/crates/reflex-bsp/include/bsp.h" "$prefix/include/bsp.h"
+    "$prefix/bin/mpicc" -O2 "$repo/crates/reflex-bsp/probe/bspprobe.c" -o "$prefix/bin/bspprobe" -lbsp ||
+        die "cannot build bspprobe"
+fi
 
 echo "installed Reflex $version into $prefix"
