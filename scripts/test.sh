@@ -35,6 +35,9 @@ RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -q -p reflex-shm 
 stage "C MPI test suite"
 python3 tests/mpi/run.py --ranks 1,2,3,4,8
 
+stage "BSPlib (libbsp.so on Reflex's one-sided communication): programs and debug-mode checks, 1-4 ranks"
+python3 tests/bsp/run.py
+
 stage "multi-host: reflexd in network namespaces (skipped without root or ip netns)"
 cargo build --release -q -p reflexd -p reflex-launch
 MPI_LIB_DIR=install/lib tests/hosts/run.sh target/release

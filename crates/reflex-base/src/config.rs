@@ -18,6 +18,12 @@ pub const PREFIX: &str = "REFLEX_";
 /// started this rank, which the rank dies with (see `reflex_mpi`'s `MPI_Init`).
 pub const LAUNCHER_PID: &str = "REFLEX_LAUNCHER_PID";
 
+/// Read by BSPlib (`libbsp.so`, crate `reflex-bsp`), not by the MPI library: its debug mode.
+pub const BSP_DEBUG: &str = "REFLEX_BSP_DEBUG";
+
+/// Variables with Reflex's prefix that belong to other parts of Reflex (not unknown settings).
+const NOT_SETTINGS: [&str; 2] = [LAUNCHER_PID, BSP_DEBUG];
+
 /// How a setting's value is read from text and shown.
 pub trait SettingValue: Sized {
     /// Parses the text of an environment variable (already trimmed).
@@ -459,7 +465,7 @@ impl Config {
         let mut invalid: Vec<InvalidValue> = Vec::new();
         for (name, value) in vars {
             let name = name.as_ref().to_string_lossy();
-            if !name.starts_with(PREFIX) || name == LAUNCHER_PID {
+            if !name.starts_with(PREFIX) || NOT_SETTINGS.contains(&name.as_ref()) {
                 continue;
             }
             let text = value.as_ref().to_str();
