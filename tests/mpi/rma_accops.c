@@ -1,5 +1,6 @@
 /*
- * rma_accops.c - MPI_Accumulate and MPI_Get_accumulate with every predefined operation over
+ * rma_accops.c - MPI_Accumulate, MPI_Get_accumulate and MPI_Fetch_and_op with every predefined
+ * operation over
  * every type it is defined for (MPI-3.1 5.9.2, 11.3.4): SUM PROD MAX MIN LAND LOR LXOR BAND BOR
  * BXOR REPLACE NO_OP on MPI_INT, MPI_LONG, MPI_LONG_LONG, MPI_UNSIGNED, MPI_SHORT,
  * MPI_SIGNED_CHAR; SUM PROD MAX MIN REPLACE NO_OP on MPI_FLOAT and MPI_DOUBLE; REPLACE and NO_OP
@@ -7,8 +8,8 @@
  * Fence epochs, window flavor from MTEST_RMA_FLAVOR (rma_win.h). For each (type, op): every rank
  * Accumulates N elements into one shared region at the target (concurrent accumulates with the
  * same op are element-wise atomic; not with NO_OP, which only Get_accumulate and Fetch_and_op
- * take), and Get_accumulates into its own region (the result is the
- * initial value). Results are compared with a serial reference computed in long long (all
+ * take), Get_accumulates into its own region and Fetch_and_ops one element of another own region
+ * (the results are the initial values). Results are compared with a serial reference computed in long long (all
  * values are small integers, exact in every type). Runs with any number of ranks.
  */
 #include "rma_win.h"
@@ -129,7 +130,7 @@ static void run(RmaWin *w, int t, int o, int target)
     for (int k = 0; k < N; k++) {
         put(t, org, k, org_val(o, me, k));
         put(t, res, k, (val){-1, -1});
-        for (int region = 0; region <= p; region++)
+        for (int region = 0; region <= 2 * p; region++)
             put(t, mem + region * N * ESZ, k, init_val(o, k));
     }
     CALL(MPI_Win_fence(0, w->win));
@@ -137,7 +138,15 @@ static void run(RmaWin *w, int t, int o, int target)
         CALL(MPI_Accumulate(org, N, types[t], target, rma_disp(w, target, 0), N, types[t], ops[o], w->win));
     CALL(MPI_Get_accumulate(org, N, types[t], res, N, types[t], target, rma_disp(w, target, (1 + me) * N * ESZ), N,
                             types[t], ops[o], w->win));
+    int kf = me % N; /* the Fetch_and_op element */
+    char fres[ESZ];
+    put(t, fres, 0, (val){-1, -1});
+    CALL(MPI_Fetch_and_op(org + kf * tsize(t), fres, types[t], target,
+                          rma_disp(w, target, (1 + p + me) * N * ESZ + kf * tsize(t)), ops[o], w->win));
     CALL(MPI_Win_fence(0, w->win));
+    val f = get(t, fres, 0), f0 = init_val(o, kf);
+    if (f.v != f0.v || ((t == TWOINT || t == DBLINT) && f.i != f0.i))
+        FAIL("%s %s: Fetch_and_op result is (%lld,%lld), want (%lld,%lld)", onames[o], tnames[t], f.v, f.i, f0.v, f0.i);
     for (int k = 0; k < N; k++) {
         val g = get(t, res, k), i0 = init_val(o, k);
         if (g.v != i0.v || ((t == TWOINT || t == DBLINT) && g.i != i0.i)) {
@@ -177,6 +186,15 @@ static void run(RmaWin *w, int t, int o, int target)
             break;
         }
     }
+    for (int r = 0; r < p; r++) { /* Fetch_and_op regions: one element each */
+        int k = r % N;
+        val g = get(t, mem + (1 + p + r) * N * ESZ, k), one = combine(o, init_val(o, k), org_val(o, r, k));
+        put(t, want, k, one);
+        one = get(t, want, k);
+        if (g.v != one.v || ((t == TWOINT || t == DBLINT) && g.i != one.i))
+            FAIL("%s %s: Fetch_and_op of %d: target is (%lld,%lld), want (%lld,%lld)", onames[o], tnames[t], r, g.v, g.i,
+                 one.v, one.i);
+    }
 }
 
 int main(int argc, char **argv)
@@ -186,7 +204,7 @@ int main(int argc, char **argv)
                       MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
     memcpy(ops, all, sizeof ops);
     RmaWin w;
-    rma_win_make(&w, (MPI_Aint)(1 + mtest_size) * N * ESZ, 1, MPI_COMM_WORLD);
+    rma_win_make(&w, (MPI_Aint)(1 + 2 * mtest_size) * N * ESZ, 1, MPI_COMM_WORLD);
     CALL(MPI_Win_fence(0, w.win));
     int cases = 0;
     for (int t = 0; t < NT; t++)
