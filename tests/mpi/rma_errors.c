@@ -1,0 +1,100 @@
+/*
+ * rma_errors.c - error classes of erroneous RMA calls under MPI_ERRORS_RETURN (MPI-3.1 8.4 table
+ * 8.2 and 11.8). Each case uses a fresh window where the error could disturb the next one:
+ *  - a Put past the end of the target's window (target_disp + count beyond its size):
+ *    MPI_ERR_RMA_RANGE (11.8: "target memory is not part of the window");
+ *  - MPI_Win_unlock of a target that is not locked: MPI_ERR_RMA_SYNC;
+ *  - MPI_Put outside any epoch: MPI_ERR_RMA_SYNC;
+ *  - MPI_Win_complete without MPI_Win_start, MPI_Win_wait without MPI_Win_post, MPI_Win_flush
+ *    and MPI_Win_unlock_all outside a passive epoch: MPI_ERR_RMA_SYNC;
+ *  - MPI_Win_shared_query on a window not made by MPI_Win_allocate_shared: MPI_ERR_RMA_FLAVOR;
+ *  - MPI_Win_attach and MPI_Win_detach on a window not made by MPI_Win_create_dynamic:
+ *    MPI_ERR_RMA_FLAVOR;
+ *  - MPI_WIN_NULL as window: MPI_ERR_WIN (raised on MPI_COMM_WORLD's handler, 8.3);
+ *  - MPI_Accumulate with an operation not defined for the type (BAND on MPI_DOUBLE, SUM on
+ *    MPI_2INT) or a user-defined operation: MPI_ERR_OP;
+ *  - a bad lock type: MPI_ERR_LOCKTYPE; a bad target rank: MPI_ERR_RANK; a negative count:
+ *    MPI_ERR_COUNT; a negative window size: MPI_ERR_SIZE; a displacement unit of 0 or less:
+ *    MPI_ERR_DISP; an unknown assertion bit: MPI_ERR_ASSERT.
+ * The case to run is chosen with MTEST_RMA_ERROR=range|sync|flavor|args (default: all). Runs
+ * with any number of ranks.
+ */
+#include "mtest.h"
+
+static int want(const char *name)
+{
+    const char *e = getenv("MTEST_RMA_ERROR");
+    return !e || !*e || !strcmp(e, "all") || !strcmp(e, name);
+}
+
+static MPI_Win make(int **base)
+{
+    MPI_Win win;
+    CALL(MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, base, &win));
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    return win;
+}
+
+static void user_op(void *in, void *inout, int *len, MPI_Datatype *t) { (void)in; (void)inout; (void)len; (void)t; }
+
+int main(int argc, char **argv)
+{
+    MTest_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int *base, v[8] = {0}, right = (mtest_rank + 1) % mtest_size;
+    MPI_Win win;
+
+    if (want("range")) {
+        win = make(&base);
+        CALL(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+        CHECK_CLASS(MPI_Put(v, 2, MPI_INT, right, 3, 2, MPI_INT, win), MPI_ERR_RMA_RANGE);
+        CHECK_CLASS(MPI_Get(v, 1, MPI_INT, right, 4, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
+        CHECK_CLASS(MPI_Accumulate(v, 8, MPI_INT, right, 0, 8, MPI_INT, MPI_SUM, win), MPI_ERR_RMA_RANGE);
+        CALL(MPI_Win_unlock(right, win));
+        CALL(MPI_Win_free(&win));
+    }
+    if (want("sync")) {
+        win = make(&base);
+        CHECK_CLASS(MPI_Win_unlock(right, win), MPI_ERR_RMA_SYNC);
+        CHECK_CLASS(MPI_Put(v, 1, MPI_INT, right, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
+        CHECK_CLASS(MPI_Win_complete(win), MPI_ERR_RMA_SYNC);
+        CHECK_CLASS(MPI_Win_wait(win), MPI_ERR_RMA_SYNC);
+        CHECK_CLASS(MPI_Win_flush(right, win), MPI_ERR_RMA_SYNC);
+        CHECK_CLASS(MPI_Win_unlock_all(win), MPI_ERR_RMA_SYNC);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CALL(MPI_Win_free(&win));
+    }
+    if (want("flavor")) {
+        MPI_Aint sz;
+        int du, *p;
+        win = make(&base);
+        CHECK_CLASS(MPI_Win_shared_query(win, 0, &sz, &du, &p), MPI_ERR_RMA_FLAVOR);
+        CHECK_CLASS(MPI_Win_attach(win, v, sizeof v), MPI_ERR_RMA_FLAVOR);
+        CHECK_CLASS(MPI_Win_detach(win, v), MPI_ERR_RMA_FLAVOR);
+        CALL(MPI_Win_free(&win));
+    }
+    if (want("args")) {
+        MPI_Win bad = MPI_WIN_NULL;
+        CHECK_CLASS(MPI_Win_fence(0, bad), MPI_ERR_WIN);
+        CHECK_CLASS(MPI_Put(v, 1, MPI_INT, 0, 0, 1, MPI_INT, bad), MPI_ERR_WIN);
+        CHECK_CLASS(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, bad), MPI_ERR_WIN);
+        win = make(&base);
+        MPI_Op op;
+        MPI_Op_create(user_op, 1, &op);
+        double d = 1;
+        CALL(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+        CHECK_CLASS(MPI_Accumulate(&d, 1, MPI_DOUBLE, right, 0, 1, MPI_DOUBLE, MPI_BAND, win), MPI_ERR_OP);
+        CHECK_CLASS(MPI_Accumulate(v, 1, MPI_2INT, right, 0, 1, MPI_2INT, MPI_SUM, win), MPI_ERR_OP);
+        CHECK_CLASS(MPI_Accumulate(v, 1, MPI_INT, right, 0, 1, MPI_INT, op, win), MPI_ERR_OP);
+        CHECK_CLASS(MPI_Put(v, 1, MPI_INT, mtest_size, 0, 1, MPI_INT, win), MPI_ERR_RANK);
+        CHECK_CLASS(MPI_Put(v, -1, MPI_INT, right, 0, -1, MPI_INT, win), MPI_ERR_COUNT);
+        CALL(MPI_Win_unlock(right, win));
+        CHECK_CLASS(MPI_Win_lock(12345, right, 0, win), MPI_ERR_LOCKTYPE);
+        CHECK_CLASS(MPI_Win_fence(1 << 20, win), MPI_ERR_ASSERT);
+        MPI_Op_free(&op);
+        CALL(MPI_Win_free(&win));
+        CHECK_CLASS(MPI_Win_create(v, -8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_ERR_SIZE);
+        CHECK_CLASS(MPI_Win_create(v, sizeof v, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_ERR_DISP);
+    }
+    return MTest_Finalize();
+}
