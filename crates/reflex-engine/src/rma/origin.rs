@@ -144,6 +144,12 @@ impl<T: Transport> Engine<T> {
             return Ok(self.done_request(request));
         };
         check_lengths(&origin.dt, origin.count, p.len, "origin")?;
+        if op == ReduceOp::NoOp {
+            return Err(MpiError::new(
+                ErrorClass::Op,
+                "MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op only (MPI-3.1 §11.3.4)",
+            ));
+        }
         let basic = element_type(&origin.dt, &target.dt)?;
         if let Some((mut span, seg)) = self.shared_target(id, &p)? {
             let sharing = Sharing::Shared {
