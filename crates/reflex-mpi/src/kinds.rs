@@ -63,14 +63,17 @@ pub fn datatype_any(w: &Mpi, h: MPI_Datatype) -> Result<TypeArg> {
 
 /// A window handle.
 pub fn win(w: &Mpi, h: MPI_Win) -> Result<reflex_engine::WinId> {
-    let what = if h == handles::WIN_NULL {
-        "MPI_WIN_NULL is not a valid window here".to_string()
-    } else {
-        format!("{h:#x} is not a window handle")
-    };
-    handles::win_id(h)
-        .filter(|id| w.objects.wins.contains_key(id))
-        .ok_or_else(|| MpiError::new(ErrorClass::Win, what))
+    match handles::win_id(h) {
+        Some(id) if w.world.engine.win_exists(id) => Ok(id),
+        _ if h == handles::WIN_NULL => Err(MpiError::new(
+            ErrorClass::Win,
+            "MPI_WIN_NULL is not a valid window here",
+        )),
+        _ => Err(MpiError::new(
+            ErrorClass::Win,
+            format!("{h:#x} is not a window handle (or the window was freed)"),
+        )),
+    }
 }
 
 /// A group handle.

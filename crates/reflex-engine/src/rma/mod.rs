@@ -448,6 +448,12 @@ impl<T: Transport> Engine<T> {
         Ok((w.sizes[r], w.units[r], seg.region_addr(r)))
     }
 
+    /// Whether window `id` exists.
+    #[inline]
+    pub fn win_exists(&self, id: WinId) -> bool {
+        self.wins.get(id).is_ok()
+    }
+
     /// The window's communicator (for `MPI_Win_get_group`).
     pub fn win_comm(&self, id: WinId) -> Result<CommId> {
         Ok(self.wins.get(id)?.comm)

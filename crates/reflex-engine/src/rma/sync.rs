@@ -416,6 +416,12 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_flush` (`rank`) or `MPI_Win_flush_all` (`None`): completes operations at targets.
     pub fn win_flush(&mut self, id: WinId, rank: Option<i32>) -> Result<()> {
+        if self.wins.get(id)?.is_shared() {
+            self.check_passive(id, rank)?;
+            // The operations are done: order them before whatever this process does next.
+            fence(Ordering::AcqRel);
+            return Ok(());
+        }
         let targets = self.passive_targets(id, rank)?;
         self.complete_at(id, &targets)
     }
@@ -431,21 +437,31 @@ impl<T: Transport> Engine<T> {
 
     /// The targets a flush applies to; it must be inside a passive-target epoch.
     fn passive_targets(&self, id: WinId, rank: Option<i32>) -> Result<Vec<usize>> {
+        self.check_passive(id, rank)?;
         let w = self.wins.get(id)?;
-        let all: Vec<usize> = (0..w.nranks()).collect();
-        let targets = match rank {
-            Some(r) => vec![self.win_rank(w, r)?],
-            None => all,
+        Ok(match rank {
+            Some(r) => vec![r as usize],
+            None => (0..w.nranks()).collect(),
+        })
+    }
+
+    /// Checks that a flush of `rank` (all: `None`) is inside a passive-target epoch.
+    fn check_passive(&self, id: WinId, rank: Option<i32>) -> Result<()> {
+        let w = self.wins.get(id)?;
+        let epoch = &w.epoch;
+        let locked = match rank {
+            Some(r) => {
+                let t = self.win_rank(w, r)?;
+                epoch.lock_all || epoch.locks.iter().any(|(l, _)| *l == t)
+            }
+            None => epoch.lock_all || !epoch.locks.is_empty(),
         };
-        let locked = |t: &usize| w.epoch.lock_all || w.epoch.locks.iter().any(|(l, _)| l == t);
-        if rank.is_some() && !targets.iter().all(locked)
-            || rank.is_none() && !w.epoch.lock_all && w.epoch.locks.is_empty()
-        {
+        if !locked {
             return Err(sync_error(
                 "a flush needs a passive-target epoch (MPI_Win_lock or MPI_Win_lock_all)",
             ));
         }
-        Ok(targets)
+        Ok(())
     }
 
     /// `MPI_Win_sync`: orders this process's memory accesses to the window.
