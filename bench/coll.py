@@ -45,17 +45,8 @@ def parse_args(argv):
 
 
 def parse_output(text):
-    """coll lines '<collective> <bytes> <best> <median> <iters>' -> {(collective, bytes): best}."""
-    values = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if line.startswith("#") or len(parts) < 3 or parts[0] not in COLLS:
-            continue
-        try:
-            values[(parts[0], int(parts[1]))] = float(parts[2])
-        except ValueError:
-            pass
-    return values
+    """coll lines -> {(collective, bytes): best}."""
+    return compare.parse_results(text, COLLS)
 
 
 def run_once(launch, binary, n, args, raw_path):

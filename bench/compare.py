@@ -86,17 +86,23 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def parse_output(text):
-    """pt2pt lines '<test> <bytes> <best> <median> <iters>' -> {(test, bytes): best}."""
+def parse_results(text, names):
+    """Benchmark lines '<name> <bytes> <best> <median> <iters>' -> {(name, bytes): best}, for the
+    names given (pt2pt.c, coll.c and rma.c all print this shape)."""
     values = {}
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) >= 3 and parts[0] in METRICS and not line.startswith("#"):
+        if len(parts) >= 3 and parts[0] in names and not line.startswith("#"):
             try:
                 values[(parts[0], int(parts[1]))] = float(parts[2])
             except ValueError:
                 pass
     return values
+
+
+def parse_output(text):
+    """pt2pt lines -> {(test, bytes): best}."""
+    return parse_results(text, METRICS)
 
 
 def run_once(launch, binary, n, tests, args, raw_path):

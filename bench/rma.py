@@ -53,17 +53,8 @@ def parse_args(argv):
 
 
 def parse_output(text):
-    """rma lines '<test> <bytes> <best> <median> <iters>' -> {(test, bytes): best}."""
-    values = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if line.startswith("#") or len(parts) < 3 or parts[0] not in TESTS:
-            continue
-        try:
-            values[(parts[0], int(parts[1]))] = float(parts[2])
-        except ValueError:
-            pass
-    return values
+    """rma lines -> {(test, bytes): best}."""
+    return compare.parse_results(text, TESTS)
 
 
 def run_once(launch, binary, config, args, raw_path):

@@ -161,11 +161,7 @@ pub unsafe extern "C" fn bsp_put_at(
     // SAFETY: the caller's contract.
     let at = unsafe { Loc::from_c(file, line) };
     with_run("bsp_put", at, |bsp| {
-        let (pid, offset, n) = (
-            bsp.check_pid(pid)?,
-            non_negative("offset", offset)?,
-            non_negative("nbytes", nbytes)?,
-        );
+        let (pid, offset, n) = bsp.transfer_args(pid, offset, nbytes)?;
         let src = buffer("the source", src as usize, n)?;
         // SAFETY: the caller's contract; checked non-null when n > 0.
         bsp.put(
@@ -195,11 +191,7 @@ pub unsafe extern "C" fn bsp_get_at(
     // SAFETY: the caller's contract.
     let at = unsafe { Loc::from_c(file, line) };
     with_run("bsp_get", at, |bsp| {
-        let (pid, offset, n) = (
-            bsp.check_pid(pid)?,
-            non_negative("offset", offset)?,
-            non_negative("nbytes", nbytes)?,
-        );
+        let (pid, offset, n) = bsp.transfer_args(pid, offset, nbytes)?;
         let dst = buffer("the destination", dst as usize, n)?;
         bsp.get(pid, src as usize, offset, dst, n)
     });
@@ -222,11 +214,7 @@ pub unsafe extern "C" fn bsp_hpput_at(
     // SAFETY: the caller's contract.
     let at = unsafe { Loc::from_c(file, line) };
     with_run("bsp_hpput", at, |bsp| {
-        let (pid, offset, n) = (
-            bsp.check_pid(pid)?,
-            non_negative("offset", offset)?,
-            non_negative("nbytes", nbytes)?,
-        );
+        let (pid, offset, n) = bsp.transfer_args(pid, offset, nbytes)?;
         let src = buffer("the source", src as usize, n)?;
         // SAFETY: the caller's contract.
         unsafe { bsp.hpput(pid, src, dst as usize, offset, n, at) }
@@ -250,11 +238,7 @@ pub unsafe extern "C" fn bsp_hpget_at(
     // SAFETY: the caller's contract.
     let at = unsafe { Loc::from_c(file, line) };
     with_run("bsp_hpget", at, |bsp| {
-        let (pid, offset, n) = (
-            bsp.check_pid(pid)?,
-            non_negative("offset", offset)?,
-            non_negative("nbytes", nbytes)?,
-        );
+        let (pid, offset, n) = bsp.transfer_args(pid, offset, nbytes)?;
         let dst = buffer("the destination", dst as usize, n)?;
         // SAFETY: the caller's contract.
         unsafe { bsp.hpget(pid, src as usize, offset, dst, n, at) }

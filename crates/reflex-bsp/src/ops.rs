@@ -20,6 +20,20 @@ pub fn buffer(what: &str, addr: usize, len: usize) -> BspResult<usize> {
 }
 
 impl Bsp {
+    /// The checked `(pid, offset, nbytes)` of a put or get.
+    pub fn transfer_args(
+        &self,
+        pid: i32,
+        offset: i32,
+        nbytes: i32,
+    ) -> BspResult<(usize, usize, usize)> {
+        Ok((
+            self.check_pid(pid)?,
+            non_negative("offset", offset)?,
+            non_negative("nbytes", nbytes)?,
+        ))
+    }
+
     /// A pid argument.
     pub fn check_pid(&self, pid: i32) -> BspResult<usize> {
         match usize::try_from(pid) {

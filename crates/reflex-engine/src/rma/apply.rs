@@ -141,7 +141,7 @@ pub(crate) fn accumulate(
 }
 
 /// Rejects an operation that is not defined on the element type (before touching anything).
-fn check_op(op: ReduceOp, basic: &Basic) -> Result<()> {
+pub(crate) fn check_op(op: ReduceOp, basic: &Basic) -> Result<()> {
     let n = basic.size as usize;
     let (mut a, b) = (vec![0u8; n], vec![0u8; n]);
     op::apply_packed(op, basic, &mut a, &b)

@@ -92,6 +92,11 @@ pub(crate) struct Epoch {
 }
 
 impl Epoch {
+    /// Inside a PSCW or passive-target epoch (where fence and free are erroneous).
+    pub(crate) fn open(&self) -> bool {
+        self.start.is_some() || self.post.is_some() || !self.locks.is_empty() || self.lock_all
+    }
+
     /// Whether operations on `target` are allowed now.
     pub(crate) fn allows(&self, target: usize) -> bool {
         self.fence
@@ -206,12 +211,16 @@ impl Windows {
         }
     }
 
-    /// Ids of the private windows (the ones with requests to serve).
-    pub(crate) fn private_ids(&self) -> Vec<WinId> {
-        (0..self.slots.len())
-            .filter(|&i| self.slots[i].as_ref().is_some_and(|w| !w.is_shared()))
-            .map(|i| WinId(i as u32))
-            .collect()
+    /// Number of window slots (ids run below it).
+    pub(crate) fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether slot `i` holds a private window (one with requests to serve).
+    pub(crate) fn is_private(&self, i: usize) -> bool {
+        self.slots
+            .get(i)
+            .is_some_and(|w| w.as_ref().is_some_and(|w| !w.is_shared()))
     }
 
     pub(crate) fn any_private(&self) -> bool {
@@ -397,11 +406,7 @@ impl<T: Transport> Engine<T> {
     /// `MPI_Win_free`: waits until every rank is done with the window, then releases it.
     pub fn win_free(&mut self, id: WinId) -> Result<()> {
         let w = self.wins.get(id)?;
-        if w.epoch.start.is_some()
-            || w.epoch.post.is_some()
-            || !w.epoch.locks.is_empty()
-            || w.epoch.lock_all
-        {
+        if w.epoch.open() {
             return Err(MpiError::new(
                 ErrorClass::RmaSync,
                 "MPI_Win_free inside an access or exposure epoch (complete, wait or unlock first)",

@@ -480,13 +480,13 @@ fn element_type(origin: &Datatype, target: &Datatype) -> Result<Basic> {
     }
 }
 
-/// Rejects an operation that is not defined on `basic` before anything is sent (with data).
+/// Rejects an operation that is not defined on `basic` before anything is sent (an operation
+/// with no data is accepted, as MPICH does).
 fn check_basic_op(op: ReduceOp, basic: &Basic, len: usize) -> Result<()> {
     if len == 0 {
         return Ok(());
     }
-    let n = basic.size as usize;
-    crate::op::apply_packed(op, basic, &mut vec![0u8; n], &vec![0u8; n])
+    apply::check_op(op, basic)
 }
 
 /// The packed bytes of an origin buffer.

@@ -55,11 +55,7 @@ impl<T: Transport> Engine<T> {
         let w = self.wins.get(id)?;
         let valid = MODE_NOSTORE | MODE_NOPUT | MODE_NOPRECEDE | MODE_NOSUCCEED;
         check_assert(assert, valid, "MPI_Win_fence")?;
-        if w.epoch.start.is_some()
-            || w.epoch.post.is_some()
-            || !w.epoch.locks.is_empty()
-            || w.epoch.lock_all
-        {
+        if w.epoch.open() {
             return Err(sync_error(
                 "MPI_Win_fence inside a PSCW or lock epoch (complete, wait or unlock first)",
             ));

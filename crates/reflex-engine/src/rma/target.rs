@@ -54,7 +54,12 @@ impl<T: Transport> Engine<T> {
         }
         self.wins.serving = true;
         let mut events = 0;
-        for id in self.wins.private_ids() {
+        // Indexed, not collected: this runs in every progress call while a private window lives.
+        for i in 0..self.wins.slots() {
+            if !self.wins.is_private(i) {
+                continue;
+            }
+            let id = WinId(i as u32);
             events += self.take_requests(id);
             events += self.serve_queues(id);
             self.settle_links(id);
