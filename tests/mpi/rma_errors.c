@@ -16,6 +16,10 @@
  *  - a bad lock type: MPI_ERR_LOCKTYPE; a bad target rank: MPI_ERR_RANK; a negative count:
  *    MPI_ERR_COUNT; a negative window size: MPI_ERR_SIZE; a displacement unit of 0 or less:
  *    MPI_ERR_DISP; an unknown assertion bit: MPI_ERR_ASSERT.
+ * With MTEST_RMA_SHARED=1 the windows come from MPI_Win_allocate_shared (on Reflex, Put, Get and
+ * flush then take the direct path of plain copies, which must decline every erroneous call so
+ * that it is reported); the range case also checks that the last element of a window, and not
+ * one byte more, can be written and read back.
  * The case to run is chosen with MTEST_RMA_ERROR=range|sync|flavor|args (default: all). Runs
  * with any number of ranks.
  */
@@ -30,7 +34,10 @@ static int want(const char *name)
 static MPI_Win make(int **base)
 {
     MPI_Win win;
-    CALL(MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, base, &win));
+    if (getenv("MTEST_RMA_SHARED"))
+        CALL(MPI_Win_allocate_shared(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, base, &win));
+    else
+        CALL(MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, base, &win));
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     return win;
 }
@@ -50,6 +57,15 @@ int main(int argc, char **argv)
         CHECK_CLASS(MPI_Put(v, 2, MPI_INT, right, 3, 2, MPI_INT, win), MPI_ERR_RMA_RANGE);
         CHECK_CLASS(MPI_Get(v, 1, MPI_INT, right, 4, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
         CHECK_CLASS(MPI_Accumulate(v, 8, MPI_INT, right, 0, 8, MPI_INT, MPI_SUM, win), MPI_ERR_RMA_RANGE);
+        CHECK_CLASS(MPI_Put(v, 1, MPI_INT, right, -1, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
+        CHECK_CLASS(MPI_Put(v, 5, MPI_CHAR, right, 12, 5, MPI_CHAR, win), MPI_ERR_RMA_RANGE);
+        int last = 1000 + mtest_rank, back = -1;
+        CALL(MPI_Put(&last, 1, MPI_INT, right, 3, 1, MPI_INT, win));
+        CALL(MPI_Win_flush(right, win));
+        CALL(MPI_Get(&back, 4, MPI_CHAR, right, 3, 4, MPI_CHAR, win));
+        CALL(MPI_Win_flush(right, win));
+        CHECK(back == last, "rank %d read %d back from the last element of rank %d, wrote %d", mtest_rank, back,
+              right, last);
         CALL(MPI_Win_unlock(right, win));
         CALL(MPI_Win_free(&win));
     }

@@ -172,6 +172,15 @@ fn shim_body(f: &Function, style: Option<CallStyle>) -> String {
         Some(CallStyle::Anytime) => {
             format!("crate::call::anytime(\"{name}\", || crate::imp::{imp}({args}))")
         }
+        // The world path in a function of its own, so that the fast path does not pay for
+        // setting it up (saved registers, arguments spilled for the closure).
+        Some(CallStyle::Fast) => format!(
+            "if let Some(code) = crate::fast::{imp}({args}) {{\n        return code;\n    }}\n    \
+             #[cold]\n    #[inline(never)]\n    fn world({params}) -> c_int {{\n        {}\n    }}\n    \
+             world({args})",
+            shim_body(f, Some(CallStyle::World)),
+            params = rust_params(f),
+        ),
         Some(CallStyle::World) => {
             let mut body = String::new();
             for c in ordered_conversions(f) {

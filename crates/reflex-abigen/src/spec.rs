@@ -37,6 +37,9 @@ pub enum CallStyle {
     Anytime,
     /// Returns a non-`int` value and cannot fail (`MPI_Wtime`): called directly.
     Direct,
+    /// As [`CallStyle::World`], after a fast path (`crate::fast`) that completes the common case
+    /// or declines, leaving every check and error to the world path (`MPI_Put`).
+    Fast,
 }
 
 fn parse_param(text: &str, line_no: usize) -> Result<Param, String> {
@@ -129,6 +132,7 @@ pub fn parse_implemented(text: &str) -> Result<BTreeMap<String, CallStyle>, Stri
             None => CallStyle::World,
             Some("anytime") => CallStyle::Anytime,
             Some("direct") => CallStyle::Direct,
+            Some("fast") => CallStyle::Fast,
             Some(other) => {
                 return Err(format!(
                     "implemented.txt line {}: unknown call style `{other}`",

@@ -150,6 +150,7 @@ impl RecvBuf {
     }
 
     /// A sub-range `[offset, offset+len)`, clamped to the buffer.
+    #[inline]
     pub fn slice(&self, offset: usize, len: usize) -> RecvBuf {
         let offset = offset.min(self.len);
         let len = len.min(self.len - offset);

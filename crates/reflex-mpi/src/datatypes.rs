@@ -137,6 +137,37 @@ const fn index_table(family: u32) -> [Option<u8>; 0x80] {
     out
 }
 
+/// `(handle, size)` of the predefined types `0x4c0000NN` whose elements are one run of bytes
+/// (extent = size), by `NN`; `(0, 0)` elsewhere.
+const DENSE: [(i32, u32); 0x80] = dense_table();
+
+const fn dense_table() -> [(i32, u32); 0x80] {
+    let mut out = [(0, 0); 0x80];
+    let mut i = 0;
+    while i < BUILTIN.len() {
+        let (h, _, b) = &BUILTIN[i];
+        let short_int = matches!(
+            b.kind,
+            ValueKind::Pair {
+                value: PairValue::Short
+            }
+        );
+        if (*h as u32) >> 24 == 0x4c && b.size == b.extent && !short_int {
+            out[(*h & 0x7f) as usize] = (*h, b.size);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Bytes per element of a predefined datatype whose elements are one run of bytes (the fast
+/// paths' test: one table load, no `Basic`).
+#[inline]
+pub fn dense_size(handle: i32) -> Option<usize> {
+    let (h, size) = DENSE[(handle & 0x7f) as usize];
+    (h == handle && h != 0).then_some(size as usize)
+}
+
 fn entry(handle: i32) -> Option<&'static (i32, &'static str, Basic)> {
     let table = match (handle as u32) >> 24 {
         0x4c => &BY_INDEX,
@@ -171,6 +202,20 @@ mod tests {
             }
         }
         assert!(builtin(0x0c00_0000).is_none());
+    }
+
+    #[test]
+    fn dense_sizes_are_those_of_the_dense_predefined_types() {
+        use reflex_engine::Datatype;
+        for (h, name, basic) in BUILTIN {
+            let dense = Datatype::Basic(*basic).dense_basic_len(1);
+            let family = (*h as u32) >> 24 == 0x4c;
+            assert_eq!(dense_size(*h), dense.filter(|_| family), "{name}");
+        }
+        assert_eq!(dense_size(0x4c00_0405), Some(4)); // MPI_INT
+        assert_eq!(dense_size(0x4c01_0405), None);
+        assert_eq!(dense_size(0), None);
+        assert_eq!(dense_size(0x8c00_0001_u32 as i32), None); // MPI_DOUBLE_INT: a pair, not in the table
     }
 
     #[test]

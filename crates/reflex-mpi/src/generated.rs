@@ -5856,7 +5856,13 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(origin_addr: *const c_void, result_add
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    crate::call::world("MPI_Get", Some(win), |w| {
+    if let Some(code) = crate::fast::get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
+        crate::call::world("MPI_Get", Some(win), |w| {
             crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
             let origin_count = crate::kinds::count(origin_count, "origin_count")?;
             let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
@@ -5865,6 +5871,8 @@ pub unsafe extern "C" fn PMPI_Get(origin_addr: *mut c_void, origin_count: c_int,
             let win = crate::kinds::win(w, win)?;
             crate::imp::get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
         })
+    }
+    world(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
 }
 
 /// `MPI_Get`: forwards to `PMPI_Get` (profiling tools interpose this symbol).
@@ -5916,7 +5924,13 @@ pub unsafe extern "C" fn MPI_Get_accumulate(origin_addr: *const c_void, origin_c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
-    crate::call::world("MPI_Put", Some(win), |w| {
+    if let Some(code) = crate::fast::put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
+        crate::call::world("MPI_Put", Some(win), |w| {
             crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
             let origin_count = crate::kinds::count(origin_count, "origin_count")?;
             let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
@@ -5925,6 +5939,8 @@ pub unsafe extern "C" fn PMPI_Put(origin_addr: *const c_void, origin_count: c_in
             let win = crate::kinds::win(w, win)?;
             crate::imp::put(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
         })
+    }
+    world(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
 }
 
 /// `MPI_Put`: forwards to `PMPI_Put` (profiling tools interpose this symbol).
@@ -6303,10 +6319,18 @@ pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, win: ffi::MPI_Win) -> c_in
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush(rank: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::world("MPI_Win_flush", Some(win), |w| {
+    if let Some(code) = crate::fast::win_flush(rank, win) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(rank: c_int, win: ffi::MPI_Win) -> c_int {
+        crate::call::world("MPI_Win_flush", Some(win), |w| {
             let win = crate::kinds::win(w, win)?;
             crate::imp::win_flush(w, rank, win)
         })
+    }
+    world(rank, win)
 }
 
 /// `MPI_Win_flush`: forwards to `PMPI_Win_flush` (profiling tools interpose this symbol).

@@ -125,6 +125,18 @@ impl Datatype {
         }
     }
 
+    /// Bytes of `count` elements when they are one run starting at the buffer address (a
+    /// predefined type whose extent is its size), else `None`: the test of the fast paths.
+    #[inline]
+    pub fn dense_basic_len(&self, count: usize) -> Option<usize> {
+        match self {
+            Datatype::Basic(b) if b.size == b.extent && !is_short_int(b) => {
+                count.checked_mul(b.size as usize)
+            }
+            _ => None,
+        }
+    }
+
     /// Bytes of the packed stream of `count` elements.
     pub fn packed_len(&self, count: usize) -> Result<usize> {
         count.checked_mul(self.size()).ok_or_else(|| {
@@ -138,6 +150,9 @@ impl Datatype {
     /// The memory `count` elements touch, as `(offset of the first byte from the buffer address,
     /// length)`; `(0, 0)` when they hold no data.
     pub fn span(&self, count: usize) -> Result<(isize, usize)> {
+        if let Some(len) = self.dense_basic_len(count) {
+            return Ok((0, len));
+        }
         let b = self.bounds();
         if count == 0 || self.size() == 0 {
             return Ok((0, 0));

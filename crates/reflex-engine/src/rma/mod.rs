@@ -18,6 +18,7 @@
 //! passive-target calls, [`apply`] is what an operation does to target memory.
 
 mod apply;
+mod direct;
 pub mod origin;
 pub mod sync;
 mod target;
@@ -97,12 +98,18 @@ impl Epoch {
         self.start.is_some() || self.post.is_some() || !self.locks.is_empty() || self.lock_all
     }
 
+    /// Inside a passive-target epoch of `target` (where a flush of it is allowed).
+    #[inline]
+    pub(crate) fn passive(&self, target: usize) -> bool {
+        self.lock_all || self.locks.iter().any(|(t, _)| *t == target)
+    }
+
     /// Whether operations on `target` are allowed now.
+    #[inline]
     pub(crate) fn allows(&self, target: usize) -> bool {
         self.fence
-            || self.lock_all
+            || self.passive(target)
             || self.start.as_ref().is_some_and(|g| g.contains(&target))
-            || self.locks.iter().any(|(t, _)| *t == target)
     }
 }
 
@@ -184,10 +191,13 @@ pub(crate) struct Windows {
 
 impl Windows {
     pub(crate) fn get(&self, id: WinId) -> Result<&Window> {
-        self.slots
-            .get(id.0 as usize)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| invalid(id))
+        self.find(id).ok_or_else(|| invalid(id))
+    }
+
+    /// The window `id`, if it exists.
+    #[inline]
+    pub(crate) fn find(&self, id: WinId) -> Option<&Window> {
+        self.slots.get(id.0 as usize).and_then(Option::as_ref)
     }
 
     pub(crate) fn get_mut(&mut self, id: WinId) -> Result<&mut Window> {
@@ -240,6 +250,7 @@ static SEGMENTS_MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU3
 /// Room for a segment name in the creation exchange (names are far shorter).
 const NAME_BYTES: usize = 240;
 
+#[cold]
 fn invalid(id: WinId) -> MpiError {
     MpiError::new(
         ErrorClass::Win,

@@ -73,6 +73,9 @@ impl<T: Transport> Engine<T> {
         target: Target,
         request: bool,
     ) -> Result<Option<RequestId>> {
+        if self.put_direct(id, &origin, &target) {
+            return Ok(self.done_request(request));
+        }
         let Some(p) = self.place(id, &target)? else {
             return Ok(self.done_request(request));
         };
@@ -98,10 +101,13 @@ impl<T: Transport> Engine<T> {
     pub fn rma_get(
         &mut self,
         id: WinId,
-        origin: Side<RecvBuf>,
+        mut origin: Side<RecvBuf>,
         target: Target,
         request: bool,
     ) -> Result<Option<RequestId>> {
+        if self.get_direct(id, &mut origin, &target) {
+            return Ok(self.done_request(request));
+        }
         let Some(p) = self.place(id, &target)? else {
             return Ok(self.done_request(request));
         };

@@ -412,6 +412,9 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_flush` (`rank`) or `MPI_Win_flush_all` (`None`): completes operations at targets.
     pub fn win_flush(&mut self, id: WinId, rank: Option<i32>) -> Result<()> {
+        if rank.is_some_and(|r| self.win_flush_direct(id, r)) {
+            return Ok(());
+        }
         if self.wins.get(id)?.is_shared() {
             self.check_passive(id, rank)?;
             // The operations are done: order them before whatever this process does next.
@@ -448,7 +451,7 @@ impl<T: Transport> Engine<T> {
         let locked = match rank {
             Some(r) => {
                 let t = self.win_rank(w, r)?;
-                epoch.lock_all || epoch.locks.iter().any(|(l, _)| *l == t)
+                epoch.passive(t)
             }
             None => epoch.lock_all || !epoch.locks.is_empty(),
         };

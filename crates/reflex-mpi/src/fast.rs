@@ -1,0 +1,115 @@
+//! Fast paths of the calls marked `fast` in `abi/implemented.txt`: `MPI_Put`, `MPI_Get` and
+//! `MPI_Win_flush` on shared-memory windows, where the operation is a plain copy (Memory Channel's
+//! remote store) and the generic frame of a call (kind conversions, datatype objects, `Result`s
+//! passed through four layers) would cost several times the copy.
+//!
+//! Each function either completes the call and returns `Some(MPI_SUCCESS)`, or returns `None`
+//! having done nothing, and the generated shim goes on with the ordinary path, which checks every
+//! argument again and reports any error through the error handler. So a fast path only has to
+//! recognise the common case (below `MPI_THREAD_MULTIPLE`, predefined types whose extent is their
+//! size, matching lengths, a window of mapped memory, an open epoch, a range inside the target's
+//! memory); it never produces an error itself.
+
+use crate::ffi::{MPI_Aint, MPI_Datatype, MPI_Win, SUCCESS};
+use crate::{datatypes, handles, state, threads};
+use reflex_base::buf::{RecvBuf, SendBuf};
+use reflex_engine::Engine;
+use std::ffi::{c_int, c_void};
+
+/// The engine, when a fast path may use it: inside an initialised MPI below
+/// `MPI_THREAD_MULTIPLE`.
+#[inline]
+fn engine() -> Option<&'static mut Engine<reflex_engine::fabric::Fabric>> {
+    if threads::multiple() {
+        return None;
+    }
+    // SAFETY: we are inside an MPI call below MPI_THREAD_MULTIPLE, where no other thread is (the
+    // contract of `state::running`); the reference does not outlive the call.
+    unsafe { state::running() }.map(|mpi| &mut mpi.world.engine)
+}
+
+/// Bytes of `count` elements of the predefined datatype `h` when they are one run of bytes.
+#[inline]
+fn dense_len(count: c_int, h: MPI_Datatype) -> Option<usize> {
+    usize::try_from(count)
+        .ok()?
+        .checked_mul(datatypes::dense_size(h)?)
+}
+
+/// Bytes moved by a Put or Get whose origin and target are both one run of the same length.
+#[inline]
+fn same_dense_len(
+    addr: *const c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    target_count: c_int,
+    target_dt: MPI_Datatype,
+) -> Option<usize> {
+    let len = dense_len(count, dt)?;
+    (dense_len(target_count, target_dt)? == len && !addr.is_null()).then_some(len)
+}
+
+/// `MPI_Put` as one copy into a shared-memory window.
+#[allow(clippy::too_many_arguments)] // the parameters of MPI_Put
+#[inline]
+pub fn put(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+) -> Option<c_int> {
+    let len = same_dense_len(
+        origin_addr,
+        origin_count,
+        origin_datatype,
+        target_count,
+        target_datatype,
+    )?;
+    let id = handles::win_id(win)?;
+    // SAFETY: MPI requires the origin buffer to hold `origin_count` elements of its datatype,
+    // the `len` bytes from `origin_addr` (not NULL, checked above).
+    let origin = unsafe { SendBuf::from_raw(origin_addr.cast(), len) };
+    engine()?
+        .rma_put_bytes(id, &origin, target_rank, target_disp)
+        .then_some(SUCCESS)
+}
+
+/// `MPI_Get` as one copy out of a shared-memory window.
+#[allow(clippy::too_many_arguments)] // the parameters of MPI_Get
+#[inline]
+pub fn get(
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+) -> Option<c_int> {
+    let len = same_dense_len(
+        origin_addr,
+        origin_count,
+        origin_datatype,
+        target_count,
+        target_datatype,
+    )?;
+    let id = handles::win_id(win)?;
+    // SAFETY: MPI requires the origin buffer to hold `origin_count` elements of its datatype (the
+    // `len` bytes from `origin_addr`, not NULL) and to be left alone until the call returns.
+    let mut origin = unsafe { RecvBuf::from_raw(origin_addr.cast(), len) };
+    engine()?
+        .rma_get_bytes(id, &mut origin, target_rank, target_disp)
+        .then_some(SUCCESS)
+}
+
+/// `MPI_Win_flush` of a shared-memory window: one memory fence.
+#[inline]
+pub fn win_flush(rank: c_int, win: MPI_Win) -> Option<c_int> {
+    let id = handles::win_id(win)?;
+    engine()?.win_flush_direct(id, rank).then_some(SUCCESS)
+}
