@@ -99,13 +99,13 @@ impl Epoch {
     }
 
     /// Inside a passive-target epoch of `target` (where a flush of it is allowed).
-    #[inline]
+    #[inline(always)] // the direct path's test (rma/direct.rs)
     pub(crate) fn passive(&self, target: usize) -> bool {
         self.lock_all || self.locks.iter().any(|(t, _)| *t == target)
     }
 
     /// Whether operations on `target` are allowed now.
-    #[inline]
+    #[inline(always)] // the direct path's test (rma/direct.rs)
     pub(crate) fn allows(&self, target: usize) -> bool {
         self.fence
             || self.passive(target)
