@@ -13,7 +13,7 @@
 use crate::ffi::{MPI_Aint, MPI_Datatype, MPI_Win, SUCCESS};
 use crate::{datatypes, handles, state, threads};
 use reflex_base::buf::{RecvBuf, SendBuf};
-use reflex_engine::Engine;
+use reflex_engine::{Engine, WinId};
 use std::ffi::{c_int, c_void};
 
 /// The engine, when a fast path may use it: inside an initialised MPI below
@@ -36,45 +36,41 @@ fn dense_len(count: c_int, h: MPI_Datatype) -> Option<usize> {
         .checked_mul(datatypes::dense_size(h)?)
 }
 
-/// Bytes moved by a Put or Get whose origin and target are both one run of the same length.
+/// The byte count and window of a Put or Get whose origin (`counts[0]` of `types[0]` at `addr`)
+/// and target (`counts[1]` of `types[1]`) are both one run of the same length.
 #[inline]
-fn same_dense_len(
+fn transfer(
     addr: *const c_void,
-    count: c_int,
-    dt: MPI_Datatype,
-    target_count: c_int,
-    target_dt: MPI_Datatype,
-) -> Option<usize> {
-    let len = dense_len(count, dt)?;
-    (dense_len(target_count, target_dt)? == len && !addr.is_null()).then_some(len)
+    counts: [c_int; 2],
+    types: [MPI_Datatype; 2],
+    win: MPI_Win,
+) -> Option<(usize, WinId)> {
+    let len = dense_len(counts[0], types[0])?;
+    if dense_len(counts[1], types[1])? != len || addr.is_null() {
+        return None;
+    }
+    Some((len, handles::win_id(win)?))
 }
 
 /// `MPI_Put` as one copy into a shared-memory window.
 #[allow(clippy::too_many_arguments)] // the parameters of MPI_Put
 #[inline]
 pub fn put(
-    origin_addr: *const c_void,
-    origin_count: c_int,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: c_int,
-    target_datatype: MPI_Datatype,
+    addr: *const c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    rank: c_int,
+    disp: MPI_Aint,
+    tcount: c_int,
+    tdt: MPI_Datatype,
     win: MPI_Win,
 ) -> Option<c_int> {
-    let len = same_dense_len(
-        origin_addr,
-        origin_count,
-        origin_datatype,
-        target_count,
-        target_datatype,
-    )?;
-    let id = handles::win_id(win)?;
-    // SAFETY: MPI requires the origin buffer to hold `origin_count` elements of its datatype,
-    // the `len` bytes from `origin_addr` (not NULL, checked above).
-    let origin = unsafe { SendBuf::from_raw(origin_addr.cast(), len) };
+    let (len, id) = transfer(addr, [count, tcount], [dt, tdt], win)?;
+    // SAFETY: MPI requires the origin buffer to hold `count` elements of `dt`, the `len` bytes
+    // from `addr` (not NULL, checked above).
+    let origin = unsafe { SendBuf::from_raw(addr.cast(), len) };
     engine()?
-        .rma_put_bytes(id, &origin, target_rank, target_disp)
+        .rma_put_bytes(id, &origin, rank, disp)
         .then_some(SUCCESS)
 }
 
@@ -82,28 +78,21 @@ pub fn put(
 #[allow(clippy::too_many_arguments)] // the parameters of MPI_Get
 #[inline]
 pub fn get(
-    origin_addr: *mut c_void,
-    origin_count: c_int,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: c_int,
-    target_datatype: MPI_Datatype,
+    addr: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    rank: c_int,
+    disp: MPI_Aint,
+    tcount: c_int,
+    tdt: MPI_Datatype,
     win: MPI_Win,
 ) -> Option<c_int> {
-    let len = same_dense_len(
-        origin_addr,
-        origin_count,
-        origin_datatype,
-        target_count,
-        target_datatype,
-    )?;
-    let id = handles::win_id(win)?;
-    // SAFETY: MPI requires the origin buffer to hold `origin_count` elements of its datatype (the
-    // `len` bytes from `origin_addr`, not NULL) and to be left alone until the call returns.
-    let mut origin = unsafe { RecvBuf::from_raw(origin_addr.cast(), len) };
+    let (len, id) = transfer(addr, [count, tcount], [dt, tdt], win)?;
+    // SAFETY: MPI requires the origin buffer to hold `count` elements of `dt` (the `len` bytes
+    // from `addr`, not NULL) and to be left alone until the call returns.
+    let mut origin = unsafe { RecvBuf::from_raw(addr.cast(), len) };
     engine()?
-        .rma_get_bytes(id, &mut origin, target_rank, target_disp)
+        .rma_get_bytes(id, &mut origin, rank, disp)
         .then_some(SUCCESS)
 }
 
