@@ -74,7 +74,9 @@ check() {
     for re in "${regexes[@]}"; do
         [ -n "$why" ] || grep -Eiq -- "$re" <<<"$out" || why="no line matches /$re/"
     done
-    if [ -z "$why" ]; then
+    if [ -z "$why" ] && [ "$want" = nonzero ]; then
+        ok "$name (exit $rc)"
+    elif [ -z "$why" ]; then
         ok "$name"
     else
         bad "$name ($why)"
