@@ -211,7 +211,9 @@ type GetFn = unsafe extern "C" fn(
 type ErrorStringFn = unsafe extern "C" fn(c_int) -> *const c_char;
 type ValueDestructFn = unsafe extern "C" fn(*mut RawValue);
 
-/// The loaded library and its entry points (valid for as long as `_lib` is loaded).
+/// The loaded library and its entry points. The library is never unloaded: from `PMIx_Init` on
+/// it runs a progress thread and keeps process-wide state, so `dlclose` could pull code from
+/// under that thread (the entry points stay valid for the whole process).
 pub(crate) struct Pmix {
     init: InitFn,
     finalize: FinalizeFn,
@@ -222,7 +224,7 @@ pub(crate) struct Pmix {
     get: GetFn,
     error_string: ErrorStringFn,
     value_destruct: ValueDestructFn,
-    _lib: libloading::Library,
+    _lib: std::mem::ManuallyDrop<libloading::Library>,
 }
 
 impl std::fmt::Debug for Pmix {
@@ -260,7 +262,7 @@ impl Pmix {
                 get: symbol(&lib, "PMIx_Get")?,
                 error_string: symbol(&lib, "PMIx_Error_string")?,
                 value_destruct: symbol(&lib, "PMIx_Value_destruct")?,
-                _lib: lib,
+                _lib: std::mem::ManuallyDrop::new(lib),
             })
         }
     }

@@ -6,9 +6,10 @@
 //! local store: `PMIX_JOB_SIZE`, `PMIX_UNIV_SIZE`, `PMIX_APPNUM`, and `PMIX_NODEID` of every rank,
 //! which gives the node layout (renumbered densely in rank order, like `PMI_process_mapping`).
 //! Node ids, not host names: two emulated Slurm nodes share one host name (launchers.md §1.6).
-//! Should some rank have no node id, every rank publishes the lowest rank of its
-//! `PMIX_LOCAL_PEERS` (its node's leader) and one fence tells everyone the layout; without that
-//! either, the layout is left unknown and the engine groups ranks by host itself.
+//! Slurm 22.05 publishes `PMIX_NODEID` only for the ranks of the reader's own node (Open MPI's
+//! `mpirun` for all); should some rank have no node id, every rank publishes the lowest rank of
+//! its `PMIX_LOCAL_PEERS` (its node's leader) and one fence tells everyone the layout; without
+//! that either, the layout is left unknown and the engine groups ranks by host itself.
 //!
 //! PMIx keys values by (process, key), PMI-1 by key alone. A put here is a global put of this
 //! rank; a get looks first at the rank named by the key's `-<rank>` suffix (every key Reflex
@@ -63,9 +64,14 @@ impl PmixJob {
             library: library.to_owned(),
             reason,
         })?;
-        let (nspace, rank) = lib
-            .init()
-            .map_err(|rc| status_error(&lib, "PMIx_Init", rc))?;
+        let (nspace, rank) = lib.init().map_err(|rc| {
+            status_error(
+                &lib,
+                "PMIx_Init (PMIX_NAMESPACE is set but the launcher's PMIx server did not accept \
+                 this process; a variable left over from an outer launcher?)",
+                rc,
+            )
+        })?;
         let mut job = Self {
             lib,
             nspace,
