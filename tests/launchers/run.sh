@@ -3,11 +3,11 @@
 # two emulated nodes of a local Slurm that this script starts) and Open MPI's mpirun (PMIx only).
 #
 # Builds examples/ring.c, tests/mpi/{sendrecv,coll,order,abort,kill_rank}.c and
-# tests/launchers/layout.c with PREFIX/bin/mpicc, starts munged + slurmctld + 2 slurmd
+# tests/launchers/{layout,exit_rank}.c with PREFIX/bin/mpicc, starts munged + slurmctld + 2 slurmd
 # (tests/launchers/cluster.sh), and checks exit codes and output: every job must say it ran on
 # Reflex and pass its own checks; layout.c shows that ranks of one emulated node share a
 # segment named by node index (0:0 1:0 2:1 3:1) while the ring crosses nodes over TCP; a rank
-# calling MPI_Abort or dying ends the job non-zero with no process and no /dev/shm file of the
+# calling MPI_Abort, killed, or exiting non-zero ends the job non-zero with no process and no /dev/shm file of the
 # job left. At the end no daemon, step or rank may remain. Everything it made is removed (trap).
 # Prints "skipped: <reason>" and exits 0 when not root or Slurm is not installed.
 #
@@ -136,6 +136,7 @@ build() { # name source
         { bad "build $1"; return 1; }
 }
 build ring examples/ring.c && build layout tests/launchers/layout.c &&
+    build exit_rank tests/launchers/exit_rank.c &&
     for t in sendrecv coll order abort kill_rank; do build $t tests/mpi/$t.c || break; done
 [ "$FAIL" = 0 ] || exit 1
 B=$D/bin
@@ -169,7 +170,7 @@ for mpi in pmi2 pmix; do
     for t in sendrecv coll order; do
         check "$mpi: $t, 2 nodes x 2" pass -- "${SRUN[@]}" -N 2 -n 4 "$B/$t"
     done
-    for t in abort kill_rank; do
+    for t in abort kill_rank exit_rank; do
         check_failure "$mpi: $t on 2 nodes" -- "${SRUN[@]}" -N 2 -n 4 "$D/jobwrap" "$B/$t"
     done
 done
@@ -184,7 +185,9 @@ if command -v mpirun.openmpi >/dev/null; then
     for t in sendrecv coll order; do
         check "mpirun: $t, 4 ranks" pass -- "${MPIRUN[@]}" -n 4 "$B/$t"
     done
-    check_failure "mpirun: MPI_Abort" -- "${MPIRUN[@]}" -n 2 "$D/jobwrap" "$B/abort"
+    for t in abort kill_rank exit_rank; do
+        check_failure "mpirun: $t" -- "${MPIRUN[@]}" -n 2 "$D/jobwrap" "$B/$t"
+    done
 else
     echo "skipped: Open MPI's mpirun.openmpi not found (apt-get install openmpi-bin)"
 fi
