@@ -42,6 +42,9 @@ stage "multi-host: reflexd in network namespaces (skipped without root or ip net
 cargo build --release -q -p reflexd -p reflex-launch
 MPI_LIB_DIR=install/lib tests/hosts/run.sh target/release
 
+stage "foreign launchers: srun --mpi=pmi2|pmix on a local Slurm (1 and 2 emulated nodes), Open MPI mpirun (skipped without root or Slurm)"
+tests/launchers/run.sh install
+
 stage "C MPI suite on two emulated nodes under Hydra (shared memory inside, TCP between)"
 MPI_LIB_DIR=install/lib tests/hosts/suite.sh hydra target/release --ranks 2,4
 

@@ -78,6 +78,7 @@ time_runs() { # label hosts ranks command...
 }
 time_runs "mpiexec (one host, fork)" 1 1 "$BIN/mpiexec" -n 1 true
 time_runs "mpiexec.hydra (one host, fork)" 1 1 mpiexec.hydra -n 1 true
+time_runs "mpirun, Open MPI 4.1 (one host, fork)" 1 1 mpirun.openmpi --allow-run-as-root -n 1 true
 for n in 1 2 4; do
     time_runs "mpiexec -hosts (reflexd, TLS)" "$n" "$n" "$BIN/mpiexec" -certs "$T/root" -hosts "$(hosts "$n")" -n "$n" true
 done

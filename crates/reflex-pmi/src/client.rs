@@ -1,8 +1,10 @@
-//! PMI-1 client: how a rank learns its rank, size and peers under any launcher we support.
+//! PMI client: how a rank learns its rank, size and peers under any launcher we support.
 //!
-//! Detection follows MPICH's own order (launchers.md §2.1): `PMI_FD` (Reflex's mpiexec, Hydra,
-//! `srun --mpi=pmi2`), then `PMI_PORT` + `PMI_ID` (Hydra `-pmi-port`, with the `cmd=initack`
-//! handshake of §2.3), then a singleton (rank 0 of 1 with a local key-value store). Start-up
+//! One [`PmiClient`] with three backends. Detection order (launchers.md §5): `PMIX_NAMESPACE`
+//! (`srun --mpi=pmix`, Open MPI's `mpirun`: PMIx through libpmix, module [`crate::pmix`]), then
+//! MPICH's own order (§2.1): `PMI_FD` (Reflex's mpiexec, Hydra, `srun --mpi=pmi2`), then
+//! `PMI_PORT` + `PMI_ID` (Hydra `-pmi-port`, with the `cmd=initack` handshake of §2.3), then a
+//! singleton (rank 0 of 1 with a local key-value store). PMI-1 start-up
 //! sends what MPICH sends: init, get_maxes, get_appnum, get_universe_size, get_my_kvsname and a
 //! get of `PMI_process_mapping`. Every request is checked against the 1024-byte line limit and
 //! the limits the server announced, so code that works here also works under Slurm.
@@ -13,6 +15,7 @@ use std::os::unix::net::UnixStream;
 
 use crate::codec::{format_abort, Message};
 use crate::mapping::parse_process_mapping;
+use crate::pmix::{self, PmixJob};
 use crate::server::{KEYLEN_MAX, PROCESS_MAPPING_KEY, VALLEN_MAX};
 use crate::wire::{check_rc, Stream, Wire};
 use crate::{fd, new_kvsname, PmiError};
@@ -21,6 +24,7 @@ use crate::{fd, new_kvsname, PmiError};
 #[derive(Debug)]
 enum Backend {
     Wire(Wire),
+    Pmix(PmixJob),
     Singleton(HashMap<String, String>),
 }
 
@@ -39,8 +43,12 @@ pub struct PmiClient {
 }
 
 impl PmiClient {
-    /// Connects the way the environment says: `PMI_FD`, else `PMI_PORT`, else singleton.
+    /// Connects the way the environment says: `PMIX_NAMESPACE`, else `PMI_FD`, else `PMI_PORT`,
+    /// else singleton.
     pub fn from_env() -> Result<Self, PmiError> {
+        if env_var("PMIX_NAMESPACE").is_some() {
+            return Self::over_pmix(pmix::LIBRARY);
+        }
         if let Some(fd) = env_var("PMI_FD") {
             let fd_num = parse_env::<i32>("PMI_FD", &fd)?;
             let rank = required_env::<u32>("PMI_RANK")?;
@@ -80,6 +88,23 @@ impl PmiClient {
         let (rank, size) = initack(&mut wire, pmi_id)?;
         check_rank(rank, size)?;
         Self::start(wire, rank, size)
+    }
+
+    /// Loads the PMIx client `library` (normally [`pmix::LIBRARY`]) and connects to the PMIx
+    /// server that launched this process.
+    pub fn over_pmix(library: &str) -> Result<Self, PmiError> {
+        let (job, facts) = PmixJob::connect(library)?;
+        Ok(Self {
+            rank: facts.rank,
+            size: facts.size,
+            appnum: facts.appnum,
+            universe_size: facts.universe_size,
+            kvsname: facts.nspace,
+            mapping: facts.mapping,
+            keylen_max: pmix::KEYLEN_MAX,
+            vallen_max: pmix::VALLEN_MAX,
+            backend: Backend::Pmix(job),
+        })
     }
 
     /// A job of one rank with a process-local key-value store.
@@ -161,6 +186,9 @@ impl PmiClient {
 
     /// The largest value [`PmiClient::put`] accepts for `key` (line and server limits).
     pub fn max_value_len(&self, key: &str) -> usize {
+        if matches!(self.backend, Backend::Pmix(_)) {
+            return self.vallen_max - 1;
+        }
         let overhead = Message::new("put")
             .with("kvsname", &self.kvsname)
             .with("key", key)
@@ -188,18 +216,15 @@ impl PmiClient {
             );
             return Err(PmiError::Limit { what });
         }
-        let request = Message::new("put")
-            .with("kvsname", &self.kvsname)
-            .with("key", key)
-            .with("value", value);
-        let line = request.to_line()?;
         match &mut self.backend {
             Backend::Wire(wire) => {
-                wire.send_line(&line)?;
+                wire.send_line(&put_line(&self.kvsname, key, value)?)?;
                 let reply = wire.expect("put_result")?;
                 check_rc("put", &reply)
             }
+            Backend::Pmix(job) => job.put(key, value),
             Backend::Singleton(store) => {
+                put_line(&self.kvsname, key, value)?;
                 store.insert(key.to_owned(), value.to_owned());
                 Ok(())
             }
@@ -208,12 +233,12 @@ impl PmiClient {
 
     /// Reads a value put by any rank before the last barrier.
     pub fn get(&mut self, key: &str) -> Result<String, PmiError> {
-        let request = Message::new("get")
-            .with("kvsname", &self.kvsname)
-            .with("key", key);
-        let line = request.to_line()?;
         match &mut self.backend {
             Backend::Wire(wire) => {
+                let line = Message::new("get")
+                    .with("kvsname", &self.kvsname)
+                    .with("key", key)
+                    .to_line()?;
                 wire.send_line(&line)?;
                 let reply = wire.expect("get_result")?;
                 match (reply.get("rc"), reply.get("value")) {
@@ -227,6 +252,7 @@ impl PmiClient {
                     }),
                 }
             }
+            Backend::Pmix(job) => job.get(key),
             Backend::Singleton(store) => {
                 store
                     .get(key)
@@ -244,6 +270,7 @@ impl PmiClient {
             Backend::Wire(wire) => wire
                 .call(&Message::new("barrier_in"), "barrier_out")
                 .map(drop),
+            Backend::Pmix(job) => job.fence(),
             Backend::Singleton(_) => Ok(()),
         }
     }
@@ -253,6 +280,7 @@ impl PmiClient {
     pub fn abort(&mut self, code: i32, msg: &str) -> Result<(), PmiError> {
         match &mut self.backend {
             Backend::Wire(wire) => wire.send_line(&format_abort(code, msg)),
+            Backend::Pmix(job) => job.abort(code, msg),
             Backend::Singleton(_) => Ok(()),
         }
     }
@@ -263,6 +291,7 @@ impl PmiClient {
             Backend::Wire(wire) => wire
                 .call(&Message::new("finalize"), "finalize_ack")
                 .map(drop),
+            Backend::Pmix(job) => job.finalize(),
             Backend::Singleton(_) => Ok(()),
         }
     }
@@ -295,6 +324,16 @@ fn initack(wire: &mut Wire, pmi_id: u32) -> Result<(u32, u32), PmiError> {
             line: "initack without them".to_owned(),
         }),
     }
+}
+
+/// The PMI-1 `put` line (also formatted by the singleton, so that it accepts only what a
+/// server would).
+fn put_line(kvsname: &str, key: &str, value: &str) -> Result<String, PmiError> {
+    Ok(Message::new("put")
+        .with("kvsname", kvsname)
+        .with("key", key)
+        .with("value", value)
+        .to_line()?)
 }
 
 fn check_rank(rank: u32, size: u32) -> Result<(), PmiError> {

@@ -261,3 +261,12 @@ fn server_closing_early_is_a_clear_error() {
     let err = PmiClient::over_unix(client_end, 3, 2).unwrap_err();
     assert!(err.to_string().contains("below the job size 2"), "{err}");
 }
+
+#[test]
+fn a_pmix_launch_without_libpmix_says_what_to_install() {
+    let err = PmiClient::over_pmix("libreflex-no-such-pmix.so.2").unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, PmiError::PmixUnavailable { .. }), "{text}");
+    assert!(text.contains("PMIX_NAMESPACE is set"), "{text}");
+    assert!(text.contains("libpmix2"), "{text}");
+}

@@ -41,6 +41,14 @@ pub enum PmiError {
     BadMapping { mapping: String, reason: String },
     /// A value written with `put_large` is damaged (missing chunk, bad header).
     BadLargeValue { key: String, reason: String },
+    /// `PMIX_NAMESPACE` is set but the PMIx library cannot be loaded.
+    PmixUnavailable { library: String, reason: String },
+    /// A PMIx call failed with a status code.
+    Pmix {
+        call: &'static str,
+        status: i32,
+        text: String,
+    },
 }
 
 impl fmt::Display for PmiError {
@@ -73,6 +81,13 @@ impl fmt::Display for PmiError {
             Self::BadLargeValue { key, reason } => {
                 write!(f, "bad large pmi value {key:?}: {reason}")
             }
+            Self::PmixUnavailable { library, reason } => write!(
+                f,
+                "PMIX_NAMESPACE is set (srun --mpi=pmix or Open MPI mpirun) but {library} cannot \
+                 be loaded: {reason}; install the PMIx library (Debian: libpmix2) or launch with \
+                 srun --mpi=pmi2 or Reflex's mpiexec"
+            ),
+            Self::Pmix { call, status, text } => write!(f, "{call} failed: {text} ({status})"),
         }
     }
 }

@@ -1,14 +1,15 @@
-//! PMI-1 for Reflex: how ranks find each other under Reflex's `mpiexec`, Hydra and Slurm.
+//! PMI for Reflex: how ranks find each other under Reflex's `mpiexec`, Hydra, Slurm and Open MPI.
 //!
 //! - [`codec`]: bounds-checked parse/format of PMI-1 lines (1024-byte lines, 1023-byte values);
-//! - [`client`]: [`PmiClient`], over `PMI_FD`, `PMI_PORT` or as a singleton, with
-//!   [`PmiClient::put_large`] for values longer than a line;
+//! - [`client`]: [`PmiClient`], over PMIx (`PMIX_NAMESPACE`), `PMI_FD`, `PMI_PORT` or as a
+//!   singleton, with [`PmiClient::put_large`] for values longer than a line;
+//! - [`pmix`]: the PMIx backend, through `libpmix.so.2` loaded at run time;
 //! - [`server`]: an I/O-free PMI-1 server state machine that a launcher drives line by line;
 //! - [`mapping`]: `PMI_process_mapping` to a node index per rank.
 //!
 //! Wire facts (formats, limits, quirks) come from `shared/reference/launchers.md` §2, measured
 //! against Hydra 4.0.2 and Slurm 22.05. The only `unsafe` code adopts the inherited `PMI_FD`
-//! socket (module `fd`).
+//! socket (module `fd`) and calls libpmix (module `pmix::ffi`).
 
 #![deny(unsafe_code)]
 
@@ -19,6 +20,7 @@ mod error;
 mod fd;
 mod large;
 pub mod mapping;
+pub mod pmix;
 pub mod server;
 mod wire;
 
