@@ -53,19 +53,24 @@ int main(int argc, char **argv)
         MPI_Comm_free(&c);
     }
 
-    /* Split by shared memory: one host, so everyone, ordered by the key (reversed). */
+    /* Split by shared memory: the ranks of this node (consecutive blocks of mtest_node_size()),
+     * ordered by the key (reversed). */
+    int local = mtest_node_size(), first_here = me - me % local;
+    int here = first_here + local <= n ? local : n - first_here;
     CALL(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, n - me, MPI_INFO_NULL, &c));
-    check_comm(c, n, __LINE__);
+    check_comm(c, here, __LINE__);
     MPI_Comm_rank(c, &rank);
-    CHECK_EQ(rank, n - 1 - me);
+    CHECK_EQ(rank, here - 1 - me % local);
     MPI_Comm_free(&c);
     /* Odd ranks opt out with MPI_UNDEFINED. */
-    int type = me % 2 ? MPI_UNDEFINED : MPI_COMM_TYPE_SHARED;
+    int type = me % 2 ? MPI_UNDEFINED : MPI_COMM_TYPE_SHARED, even_here = 0;
+    for (int r = first_here; r < first_here + here; r++)
+        even_here += r % 2 == 0;
     CALL(MPI_Comm_split_type(MPI_COMM_WORLD, type, 0, MPI_INFO_NULL, &c));
     if (me % 2) {
         CHECK(c == MPI_COMM_NULL, "MPI_UNDEFINED did not give MPI_COMM_NULL");
     } else {
-        check_comm(c, (n + 1) / 2, __LINE__);
+        check_comm(c, even_here, __LINE__);
         MPI_Comm_free(&c);
     }
 

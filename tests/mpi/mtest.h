@@ -124,6 +124,15 @@ static inline int mtest_partner(void)
     return p < mtest_size ? p : mtest_rank;
 }
 
+/* Ranks per node, when the launcher says (MPI_LOCALNRANKS: Reflex's mpiexec, Hydra, both of which
+ * place consecutive ranks on a node, also on emulated nodes); else every rank is on one node. */
+static inline int mtest_node_size(void)
+{
+    const char *v = getenv("MPI_LOCALNRANKS");
+    int k = v ? atoi(v) : 0;
+    return k > 0 && k <= mtest_size ? k : mtest_size;
+}
+
 /* Byte pattern that depends on the sender, a per-message seed and the position. */
 static inline unsigned char mtest_byte(int sender, int seed, size_t i)
 {

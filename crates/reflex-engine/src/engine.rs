@@ -187,6 +187,15 @@ impl<T: Transport> Engine<T> {
             .unwrap_or_else(|| format!("reflex-solo-{}", self.core.pid))
     }
 
+    /// What names this process's shared-memory domain (`MPI_COMM_TYPE_SHARED`): the node's
+    /// segment (job and node index, so that emulated nodes on one host stay apart, as the
+    /// transports keep them), else the host name.
+    pub fn shared_domain(&self) -> String {
+        self.segment_base
+            .clone()
+            .unwrap_or_else(crate::world::host_name)
+    }
+
     /// Reports (once) a protocol error found while polling.
     pub(crate) fn check_fatal(&mut self) -> Result<()> {
         match self.core.fatal.take() {

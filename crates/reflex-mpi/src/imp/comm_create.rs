@@ -39,12 +39,12 @@ pub fn comm_create_group(
 
 /// The label that groups processes for `split_type`, or `None` for `MPI_COMM_NULL`.
 fn split_label(w: &Mpi, split_type: c_int, info: Option<InfoId>) -> Result<Option<String>> {
-    let host = reflex_engine::world::host_name;
+    let host = || w.world.engine.shared_domain();
     match split_type {
         UNDEFINED | COMM_TYPE_HW_UNGUIDED => Ok(None),
         COMM_TYPE_SHARED => Ok(Some(host())),
         COMM_TYPE_HW_GUIDED => {
-            // The one resource level Reflex knows is the shared-memory domain (the host).
+            // The one resource level Reflex knows is the shared-memory domain (the node).
             let resource = info.and_then(|i| {
                 w.objects
                     .infos
@@ -63,7 +63,8 @@ fn split_label(w: &Mpi, split_type: c_int, info: Option<InfoId>) -> Result<Optio
     }
 }
 
-/// `MPI_Comm_split_type`: `MPI_COMM_TYPE_SHARED` groups the processes of one host; the MPI-4.0
+/// `MPI_Comm_split_type`: `MPI_COMM_TYPE_SHARED` groups the processes of one node (those that
+/// share its segment; the host name where ranks use no segment); the MPI-4.0
 /// hardware types find no finer level than that (`MPI_COMM_NULL` when none applies).
 pub fn comm_split_type(
     w: &mut Mpi,

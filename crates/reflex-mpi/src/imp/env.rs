@@ -37,7 +37,7 @@ fn init_with(required: c_int) -> Result<c_int> {
         Phase::Uninitialised => {}
     }
     crate::lifeline::die_with_launcher();
-    let world = World::init()?;
+    let world = World::init().unwrap_or_else(|e| start_failed(&e));
     let progress = (world.config.progress_thread.is_on())
         .then(|| std::time::Duration::from_micros(u64::from(world.config.progress_us)));
     // Every level is provided, MPI_THREAD_MULTIPLE included (crate::threads); below it nothing
@@ -69,6 +69,15 @@ fn init_with(required: c_int) -> Result<c_int> {
         })?;
     }
     Ok(provided)
+}
+
+/// A process that cannot join its job (launcher, transport or configuration failure) has no
+/// communicator whose handler could report it: `MPI_Init`'s handler is `MPI_ERRORS_ARE_FATAL`
+/// (MPI-4.0 §9.3), so the reason is printed and the process ends; its launcher ends the job.
+#[cold]
+fn start_failed(e: &MpiError) -> ! {
+    eprintln!("reflex: fatal error in MPI_Init: {e}");
+    std::process::exit(1)
 }
 
 const PROC_NULL: c_int = -1;
