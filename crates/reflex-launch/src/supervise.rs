@@ -23,7 +23,7 @@ use reflex_pmi::{Event, Outcome, Server};
 use crate::jobctl::{self, JobControl};
 use crate::output::{OutputPipe, Sink, Sinks};
 use crate::pmi_conn::PmiConn;
-use crate::procs::{live_children, signal_all, signal_description, Ending};
+use crate::procs::{live_children, repeated_signal_message, signal_all, Ending};
 use crate::spawn::Spawned;
 use crate::stdin::StdinForward;
 
@@ -375,11 +375,7 @@ impl Supervisor {
         };
         self.user_signals += 1;
         if self.user_signals > 1 {
-            let message = format!(
-                "received signal {signal} ({}) again; killing the job",
-                signal_description(signal)
-            );
-            self.fail(&message, 128 + signal);
+            self.fail(&repeated_signal_message(signal), 128 + signal);
             return;
         }
         match (self.group, self.rank0_unreaped()) {

@@ -20,7 +20,7 @@ use reflexd::tls::TlsLink;
 
 use crate::jobctl::{self, JobControl};
 use crate::output::{Labeler, Sink, Sinks};
-use crate::procs::signal_description;
+use crate::procs::repeated_signal_message;
 use crate::remote::Assignment;
 
 /// Status of a job that failed because of a host (not a rank).
@@ -331,11 +331,7 @@ impl RemoteJob {
     fn forward_user_signal(&mut self, signal: i32) {
         self.user_signals += 1;
         if self.user_signals > 1 {
-            let message = format!(
-                "received signal {signal} ({}) again; killing the job",
-                signal_description(signal)
-            );
-            self.fail(&message, 128 + signal);
+            self.fail(&repeated_signal_message(signal), 128 + signal);
         } else {
             for h in 0..self.hosts.len() {
                 self.send(h, &Msg::Signal(signal));

@@ -78,16 +78,10 @@ pub fn check_stop_and_continue(mut mpiexec: Command, ranks: u32, go: &Path) {
     }
     kill(me, Signal::SIGCONT).unwrap();
     stdout.read_to_string(&mut seen).unwrap();
-    let status = child.wait().unwrap();
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let output = child.wait_with_output().unwrap(); // stdout was taken: stderr only
+    let stderr = String::from_utf8_lossy(&output.stderr);
     let _ = std::fs::remove_file(go);
-    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
     for rank in 0..ranks {
         assert!(seen.contains(&format!("waited {rank}\n")), "{seen}");
     }
