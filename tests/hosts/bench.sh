@@ -9,13 +9,16 @@
 # interleaved rounds, best of the rounds; ratios matter, not absolute times (shared machine).
 #
 # Usage: sudo MPI_LIB_DIR=install/lib tests/hosts/bench.sh [BIN_DIR]   (ROUNDS=3, STARTS=10)
+#        sudo ONLY_STARTUP=1 tests/hosts/bench.sh [BIN_DIR]   (start-up times only, no MPI)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${1:-${CARGO_TARGET_DIR:-target}/release}
 ROUNDS=${ROUNDS:-3}
 STARTS=${STARTS:-10}
-: "${MPI_LIB_DIR:?set MPI_LIB_DIR to the directory of the Reflex libmpi.so.12 and libmpich.so.12}"
+ONLY_STARTUP=${ONLY_STARTUP:-0}
+[ "$ONLY_STARTUP" = 1 ] || : "${MPI_LIB_DIR:?set MPI_LIB_DIR to the directory of the Reflex libmpi.so.12 and libmpich.so.12}"
 source tests/hosts/lib.sh
+if [ "$ONLY_STARTUP" != 1 ]; then
 
 mpicc.mpich -O2 bench/pt2pt.c -o "$T/pt2pt.mpich" 2>/dev/null || { echo "needs mpicc.mpich"; exit 1; }
 HAVE_OMPI=0
@@ -61,6 +64,7 @@ for case in cases:
     cells = [best.get((case, m, s)) for m, s in cols]
     print(f"| {case} | " + " | ".join("-" if c is None else f"{c:.2f}" if c < 100 else f"{c:.0f}" for c in cells) + " |")
 PY
+fi
 
 ms_now() { date +%s%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -69,12 +73,14 @@ echo "### start-up + cleanup of a null job (median of $STARTS, ms)"
 echo
 echo "| launcher | hosts | ranks | ms |"
 echo "|---|---:|---:|---:|"
-time_runs() { # label hosts ranks command...
+time_runs() { # label hosts ranks command...   (also appends "hosts ms" to $T/medians)
     local label=$1 nh=$2 nr=$3; shift 3
-    local i t0
-    for i in $(seq 1 "$STARTS"); do
+    local i t0 m
+    m=$(for i in $(seq 1 "$STARTS"); do
         t0=$(ms_now); "$@" >/dev/null 2>&1; echo $(( ($(ms_now) - t0) / 1000 ))
-    done | median | awk -v l="$label" -v h="$nh" -v r="$nr" '{printf "| %s | %s | %s | %.1f |\n", l, h, r, $1 / 1000}'
+    done | median)
+    [ "$label" = "mpiexec -hosts (reflexd, TLS)" ] && [ "$nh" = "$nr" ] && echo "$nh $m" >>"$T/medians"
+    awk -v l="$label" -v h="$nh" -v r="$nr" -v m="$m" 'BEGIN {printf "| %s | %s | %s | %.1f |\n", l, h, r, m / 1000}'
 }
 time_runs "mpiexec (one host, fork)" 1 1 "$BIN/mpiexec" -n 1 true
 time_runs "mpiexec.hydra (one host, fork)" 1 1 mpiexec.hydra -n 1 true
@@ -83,3 +89,7 @@ for n in 1 2 4; do
     time_runs "mpiexec -hosts (reflexd, TLS)" "$n" "$n" "$BIN/mpiexec" -certs "$T/root" -hosts "$(hosts "$n")" -n "$n" true
 done
 time_runs "mpiexec -hosts (reflexd, TLS)" 4 8 "$BIN/mpiexec" -certs "$T/root" -hosts "$(hosts 4 2)" -n 8 true
+# Per-host cost: least-squares slope of the median over 1, 2 and 4 hosts (one rank each).
+awk '{n++; x+=$1; y+=$2; xx+=$1*$1; xy+=$1*$2} END {if (n > 1) printf "\nper-host cost (slope over 1, 2, 4 hosts): %.1f ms (target: at most 5 ms)\n", (n*xy - x*y) / (n*xx - x*x) / 1000}' "$T/medians"
+echo
+echo "(mpiexec -n 2/8 of an MPI hello against mpiexec.hydra and Open MPI's mpirun: python3 bench/startup.py)"

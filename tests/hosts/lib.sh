@@ -12,7 +12,7 @@ FAIL=0
 skip() { echo "tests/hosts: skipped: $*"; rm -rf "$T"; exit 0; }
 [ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
 command -v ip >/dev/null || skip "no ip command (iproute2)"
-for b in mpiexec reflexd reflex-session reflex-ca; do
+for b in mpiexec reflexd reflex-session reflex-ca pmi-test-rank; do
     [ -x "$BIN/$b" ] || { echo "tests/hosts: $BIN/$b missing (cargo build --release -p reflex-launch -p reflexd)"; exit 1; }
 done
 ip netns add "rxprobe$TAG" 2>/dev/null || skip "ip netns is not available here"

@@ -5,8 +5,9 @@
 # (listening on its own address, certificates from a fresh CA), and runs mpiexec in the root
 # namespace. Checks: launch on 1-4 hosts, -l labels and placement, environment and cwd, exit
 # codes, stdin to rank 0, an MPI program across hosts (if libmpi and an MPI compiler are there),
-# a killed rank, SIGTERM to mpiexec, a killed daemon, refused certificates (other CA, other
-# user, other host), an unprivileged user; after each
+# a killed rank, SIGTERM to mpiexec, Ctrl-Z (SIGTSTP) and SIGCONT of a job stopped longer than
+# the heartbeat timeout, a killed daemon, refused certificates (other CA, other user, other
+# host, expired or not yet valid user and host certificates), an unprivileged user; after each
 # failure case no process of the job and no job cgroup may remain. Everything is removed at the
 # end (trap). Skips cleanly (exit 0) without root or `ip netns`.
 #
@@ -36,6 +37,20 @@ check() {
         sed 's/^/     | /' <<<"$out" | head -20
     fi
 }
+
+# check_log NAME FILE FROM_LINE REGEX: a line of FILE after line FROM_LINE matches REGEX (a
+# daemon's session may log a moment after mpiexec has exited).
+check_log() {
+    local name=$1 file=$2 from=$3 regex=$4
+    for _ in $(seq 1 300); do tail -n +"$((from + 1))" "$file" | grep -Eq -- "$regex" && break; sleep 0.01; done
+    if tail -n +"$((from + 1))" "$file" | grep -Eq -- "$regex"; then
+        PASS=$((PASS + 1)); printf 'PASS  %s\n' "$name"
+    else
+        FAIL=$((FAIL + 1)); printf 'FAIL  %s (no line of %s matches %s)\n' "$name" "$file" "$regex"
+        tail -n +"$((from + 1))" "$file" | sed 's/^/     | /' | head -10
+    fi
+}
+lines() { wc -l <"$1"; }
 
 # Nothing of a job may remain: no process with the marker, no job cgroup.
 check_clean() { # name marker
@@ -93,6 +108,28 @@ DPID+=($!)
 for _ in $(seq 1 500); do grep -q listening "$T/wrong-host.log" && break; sleep 0.01; done
 check "a daemon with another host's certificate" 1 'lost host .*(certificate|NotValidForName)' -- \
     "${MPIEXEC[@]}" -hosts "$NET.1" -reflexd-port $((PORT + 1)) true
+# Certificates outside their validity period, refused with the dates on both sides.
+"$BIN/reflex-ca" user --valid-from 2020-01-01 --not-after 2020-12-31 "$T/ca" root "$T/expired-user" 2>/dev/null
+"$BIN/reflex-ca" user --valid-from 2999-01-01 "$T/ca" root "$T/future-user" 2>/dev/null
+"$BIN/reflex-ca" host --valid-from 2020-01-01 --not-after 2020-12-31 "$T/ca" "$NET.2" "$T/expired-host2" 2>/dev/null
+from=$(lines "$T/reflexd1.log")
+check "an expired user certificate" 1 "lost host $NET.1: tls: the peer refused our certificate as expired or not yet valid" -- \
+    "$BIN/mpiexec" -certs "$T/expired-user" -hosts "$NET.1" true
+check_log "the daemon refuses the expired user certificate" "$T/reflexd1.log" "$from" \
+    "client $NET.254:[0-9]+: tls: the peer's certificate expired on 2020-12-31 00:00 UTC \([0-9]+ days ago\)"
+from=$(lines "$T/reflexd1.log")
+check "a user certificate not valid yet" 1 "lost host $NET.1: tls: the peer refused our certificate as expired or not yet valid" -- \
+    "$BIN/mpiexec" -certs "$T/future-user" -hosts "$NET.1" true
+check_log "the daemon refuses the future user certificate" "$T/reflexd1.log" "$from" \
+    "tls: the peer's certificate is not valid before 2999-01-01 00:00 UTC"
+ip netns exec "rxh$TAG-2" "$BIN/reflexd" -listen "$NET.2:$((PORT + 2))" -certs "$T/expired-host2" \
+    >"$T/expired-host.log" 2>&1 &
+DPID+=($!)
+for _ in $(seq 1 500); do grep -q listening "$T/expired-host.log" && break; sleep 0.01; done
+check "a daemon with an expired host certificate" 1 "lost host $NET.2: tls: the peer's certificate expired on 2020-12-31 00:00 UTC" -- \
+    "${MPIEXEC[@]}" -hosts "$NET.2" -reflexd-port $((PORT + 2)) true
+check_log "the daemon hears that its certificate is expired" "$T/expired-host.log" 0 \
+    "client $NET.254:[0-9]+: tls: the peer refused our certificate as expired or not yet valid"
 if [ -n "${MPI_LIB_DIR:-}" ] && [ -e "${MPI_LIB_DIR}/libmpi.so.12" ] && command -v mpicc.mpich >/dev/null; then
     echo "== MPI across hosts (TCP between hosts, shared memory within)"
     mpicc.mpich -O2 examples/ring.c -o "$T/ring"
@@ -116,6 +153,28 @@ else
     FAIL=$((FAIL + 1)); echo "FAIL  frozen session: exit $rc"; cat "$T/fz.out"
 fi
 check_clean "frozen host" "sleep $(sleep_mark 5)"
+
+echo "== Ctrl-Z and fg (stopped longer than the heartbeat timeout)"
+# Each rank prints its pid, then waits for a file that appears while the job is stopped
+# (pmi-test-rank polls without forking: a shell's `sleep` child can leave it in vfork, state D).
+"${MPIEXEC[@]}" -hosts "$(hosts 2)" -n 2 "$BIN/pmi-test-rank" pid "wait-file:$T/go" >"$T/tstp.out" 2>&1 &
+MP=$!
+for _ in $(seq 1 500); do [ "$(grep -c ^pid "$T/tstp.out")" = 2 ] && break; sleep 0.01; done
+JOB="$MP $(awk '/^pid/ {print $3}' "$T/tstp.out")"
+state() { for p in $JOB; do awk '{print $3}' "/proc/$p/stat" 2>/dev/null || echo gone; done | tr '\n' ' '; }
+kill -TSTP $MP
+for _ in $(seq 1 500); do [ "$(state)" = "T T T " ] && break; sleep 0.01; done
+[ "$(state)" = "T T T " ]; stopped=$?
+touch "$T/go"
+sleep 8   # the job stays stopped past the heartbeat timeout (6 s)
+after=$(state)
+kill -CONT $MP
+wait $MP; rc=$?
+if [ $stopped = 0 ] && [ "$after" = "T T T " ] && [ $rc = 0 ] && [ "$(grep -c '^waited' "$T/tstp.out")" = 2 ]; then
+    PASS=$((PASS + 1)); echo "PASS  SIGTSTP stops mpiexec and every rank for 8 s, SIGCONT finishes the job (exit 0)"
+else
+    FAIL=$((FAIL + 1)); echo "FAIL  Ctrl-Z: stopped=$stopped, states after 8 s: $after, exit $rc"; cat "$T/tstp.out"
+fi
 
 echo "== a killed daemon"
 "${MPIEXEC[@]}" -hosts "$(hosts 2)" -n 2 sh -c "sleep $(sleep_mark 4)" >"$T/kd.out" 2>&1 &

@@ -6,6 +6,7 @@
 //! - [`args`]: the Hydra-compatible command line;
 //! - [`spawn`]: one rank's environment, PMI socket, pipes and process group;
 //! - [`supervise`]: the event loop (PMI, stdio, signals, reaping, termination, cleanup);
+//! - [`jobctl`]: Ctrl-Z and `fg` for the whole job (one host or many);
 //! - [`pmi_conn`], [`output`], [`stdin`]: the byte plumbing of that loop;
 //! - [`procs`]: exit statuses, signal names, finding leftover processes;
 //! - [`info`]: what `reflex-info` prints;
@@ -17,6 +18,7 @@
 pub mod args;
 pub mod hosts;
 pub mod info;
+pub mod jobctl;
 pub mod output;
 pub mod pmi_conn;
 pub mod procs;
@@ -167,8 +169,8 @@ fn check_settings(vars: &[(OsString, OsString)]) -> Result<(), String> {
     Ok(())
 }
 
-/// Blocks SIGCHLD, SIGINT, SIGTERM and SIGHUP and returns a signalfd that receives them
-/// (std's `Command` clears the signal mask in the children).
+/// Blocks SIGCHLD, SIGINT, SIGTERM, SIGHUP and the job-control signals ([`jobctl::SIGNALS`])
+/// and returns a signalfd that receives them (the ranks start with an empty signal mask).
 fn route_signals() -> nix::Result<SignalFd> {
     let mut mask = SigSet::empty();
     for signal in [
@@ -176,7 +178,10 @@ fn route_signals() -> nix::Result<SignalFd> {
         Signal::SIGINT,
         Signal::SIGTERM,
         Signal::SIGHUP,
-    ] {
+    ]
+    .into_iter()
+    .chain(jobctl::SIGNALS)
+    {
         mask.add(signal);
     }
     mask.thread_block()?;

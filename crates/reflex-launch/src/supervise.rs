@@ -1,7 +1,8 @@
 //! The event loop of a running job: serve PMI, forward stdio and signals, reap, clean up.
 //!
-//! One `poll(2)` loop watches a signalfd (SIGCHLD, SIGINT, SIGTERM, SIGHUP), every rank's PMI
-//! socket and stdout/stderr pipes, and the stdin forwarding. Policy, as in DESIGN.md "Errors and
+//! One `poll(2)` loop watches a signalfd (SIGCHLD, SIGINT, SIGTERM, SIGHUP, and SIGTSTP/SIGCONT
+//! for [`crate::jobctl`]), every rank's PMI socket and stdout/stderr pipes, and the stdin
+//! forwarding. Policy, as in DESIGN.md "Errors and
 //! bad input": the first rank that exits non-zero, dies by a signal, calls MPI_Abort or breaks
 //! the PMI protocol makes mpiexec print one line and terminate the job: SIGTERM to every process
 //! of the job, SIGKILL after [`KILL_GRACE`]. The job is over only when every rank has been
@@ -19,9 +20,10 @@ use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{getpid, Pid};
 use reflex_pmi::{Event, Outcome, Server};
 
+use crate::jobctl::{self, JobControl};
 use crate::output::{OutputPipe, Sink, Sinks};
 use crate::pmi_conn::PmiConn;
-use crate::procs::{live_children, signal_all, signal_description, Ending};
+use crate::procs::{live_children, repeated_signal_message, signal_all, Ending};
 use crate::spawn::Spawned;
 use crate::stdin::StdinForward;
 
@@ -354,8 +356,14 @@ impl Supervisor {
     fn read_signals(&mut self) {
         while let Ok(Some(info)) = self.signals.read_signal() {
             let signal = info.ssi_signo as i32;
-            if signal != Signal::SIGCHLD as i32 {
-                self.forward_user_signal(signal);
+            match JobControl::from_signal(signal) {
+                Some(JobControl::Stop) => {
+                    self.signal_job(Signal::SIGSTOP);
+                    jobctl::stop_self();
+                }
+                Some(JobControl::Continue) => self.signal_job(Signal::SIGCONT),
+                None if signal != Signal::SIGCHLD as i32 => self.forward_user_signal(signal),
+                None => {}
             }
         }
     }
@@ -367,11 +375,7 @@ impl Supervisor {
         };
         self.user_signals += 1;
         if self.user_signals > 1 {
-            let message = format!(
-                "received signal {signal} ({}) again; killing the job",
-                signal_description(signal)
-            );
-            self.fail(&message, 128 + signal);
+            self.fail(&repeated_signal_message(signal), 128 + signal);
             return;
         }
         match (self.group, self.rank0_unreaped()) {

@@ -1,6 +1,8 @@
 //! mpiexec launching real processes: `pmi-test-rank` (a scriptable rank, see its doc) under
 //! `mpiexec`, checking exit statuses, output, stdin, signals, PMI and that no process survives.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -279,6 +281,15 @@ fn sigterm_is_forwarded_to_the_ranks() {
         stderr,
     };
     assert_all_gone(&run.pids());
+}
+
+#[test]
+fn ctrl_z_stops_every_rank_and_sigcont_resumes_the_job() {
+    let go = std::env::temp_dir().join(format!("reflex-ctrl-z-{}", std::process::id()));
+    let steps = common::waiting_rank(&go);
+    let mut args = vec!["-n", "3", RANK];
+    args.extend(steps.iter().map(String::as_str));
+    common::check_stop_and_continue(mpiexec(&args), 3, &go);
 }
 
 #[test]

@@ -4,6 +4,8 @@
 //! two nodes). Checks PMI relayed across hosts with the node layout, exit codes, a killed rank,
 //! stdin, and refused certificates. The namespace tests in `tests/hosts/` cover the rest.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
@@ -186,4 +188,15 @@ fn refuses_certificates_of_another_ca() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("lost host 127.0.0.1"), "{stderr}");
     assert!(!text(&out.stdout).contains("no"));
+}
+
+#[test]
+fn ctrl_z_stops_the_ranks_on_every_host_and_sigcont_resumes_them() {
+    let c = Cluster::start("stop");
+    let go = c.dir.join("go");
+    let steps = common::waiting_rank(&go);
+    let mut args = vec!["-n", "2", RANK];
+    args.extend(steps.iter().map(String::as_str));
+    let cmd = c.mpiexec("user", "127.0.0.1,localhost", &args);
+    common::check_stop_and_continue(cmd, 2, &go);
 }

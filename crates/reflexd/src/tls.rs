@@ -61,7 +61,7 @@ pub fn verify_client_cert(roots: &RootCertStore, cert: &CertificateDer<'_>) -> i
     client_verifier(roots.clone())?
         .verify_client_cert(cert, &[], UnixTime::now())
         .map(|_| ())
-        .map_err(tls_error)
+        .map_err(|e| tls_error(crate::ca::explain_tls_failure(&e)))
 }
 
 /// PEM files of one party: the CA certificate, its own certificate and key.
@@ -216,7 +216,7 @@ impl TlsLink {
             }
             if let Err(e) = self.conn.process_new_packets() {
                 let _ = self.flush(); // deliver the alert that tells the peer why
-                return Err(tls_error(e));
+                return Err(tls_error(crate::ca::explain_tls_failure(&e)));
             }
         }
         self.flush()?;

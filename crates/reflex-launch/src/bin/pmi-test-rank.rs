@@ -8,6 +8,8 @@
 //!   `pid`, `ready`, `env:NAME`, `pwd`;
 //! - endings: `exit:CODE`, `kill:SIGNAL` (itself), `sleep` (until killed), `ignore-term`
 //!   (blocks SIGTERM so only SIGKILL works);
+//! - `wait-file:PATH`: waits (polling, without child processes) until PATH exists, then prints
+//!   `waited RANK` (job-control tests: a forking shell loop can be caught in `vfork`, state D);
 //! - leftovers: `shm` (creates this rank's shared-memory segment file and prints its path),
 //!   `orphan` (double-forks a sleeping grandchild in its own process group, prints its pid).
 
@@ -119,6 +121,12 @@ fn run_step(step: &str, rank: u32, client: &mut Option<PmiClient>) -> Result<(),
         "sleep" => {
             out.flush().map_err(|e| e.to_string())?;
             sleep_forever();
+        }
+        "wait-file" => {
+            while !std::path::Path::new(arg).exists() {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            writeln!(out, "waited {rank}").map_err(|e| e.to_string())?;
         }
         _ => return Err(format!("unknown step {name:?}")),
     }

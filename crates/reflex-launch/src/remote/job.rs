@@ -18,13 +18,17 @@ use reflexd::proto::codec::{LaunchSpec, Msg, VERSION};
 use reflexd::proto::heartbeat::{Beat, Liveness};
 use reflexd::tls::TlsLink;
 
+use crate::jobctl::{self, JobControl};
 use crate::output::{Labeler, Sink, Sinks};
-use crate::procs::signal_description;
+use crate::procs::repeated_signal_message;
 use crate::remote::Assignment;
 
 /// Status of a job that failed because of a host (not a rank).
 const HOST_FAILURE: i32 = 1;
 const STDIN_BLOCK: usize = 64 * 1024;
+/// How long mpiexec waits for its `Stop` messages to leave before it stops itself (they are a
+/// few bytes per host; only a socket filled by a flood of stdin could need more).
+const STOP_FLUSH_LIMIT: Duration = Duration::from_secs(1);
 
 #[derive(Debug)]
 struct Host {
@@ -215,11 +219,7 @@ impl RemoteJob {
                 }
             }
         }
-        for h in 0..self.hosts.len() {
-            if let Some(Err(e)) = self.hosts[h].link.as_mut().map(TlsLink::flush) {
-                self.lose(h, &e.to_string());
-            }
-        }
+        self.flush_links(Duration::ZERO);
     }
 
     fn poll_set(&self) -> (Vec<Slot>, Vec<PollFd<'_>>) {
@@ -269,20 +269,72 @@ impl RemoteJob {
     fn read_signals(&mut self) {
         while let Ok(Some(info)) = self.signals.read_signal() {
             let signal = info.ssi_signo as i32;
-            if signal == Signal::SIGCHLD as i32 {
-                continue;
+            match JobControl::from_signal(signal) {
+                Some(JobControl::Stop) => self.stop_job(),
+                Some(JobControl::Continue) => self.continue_job(),
+                None if signal == Signal::SIGCHLD as i32 => {}
+                None => self.forward_user_signal(signal),
             }
-            self.user_signals += 1;
-            if self.user_signals > 1 {
-                let message = format!(
-                    "received signal {signal} ({}) again; killing the job",
-                    signal_description(signal)
-                );
-                self.fail(&message, 128 + signal);
-            } else {
-                for h in 0..self.hosts.len() {
-                    self.send(h, &Msg::Signal(signal));
+        }
+    }
+
+    /// Ctrl-Z: every host stops its ranks and stops watching for heartbeats; once the `Stop`
+    /// messages are on the wire, mpiexec stops itself (see [`crate::jobctl`]).
+    fn stop_job(&mut self) {
+        for h in 0..self.hosts.len() {
+            self.hosts[h].live.suspend();
+            self.send(h, &Msg::Stop);
+        }
+        self.flush_links(STOP_FLUSH_LIMIT);
+        jobctl::stop_self();
+    }
+
+    /// SIGCONT: every host continues its ranks; the time spent stopped is no host's silence.
+    fn continue_job(&mut self) {
+        let now = Instant::now();
+        for h in 0..self.hosts.len() {
+            self.hosts[h].live.resume(now);
+            self.send(h, &Msg::Continue);
+        }
+    }
+
+    /// Writes out what every link holds, waiting at most `limit` for sockets that are full.
+    fn flush_links(&mut self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            for h in 0..self.hosts.len() {
+                if let Some(Err(e)) = self.hosts[h].link.as_mut().map(TlsLink::flush) {
+                    self.lose(h, &e.to_string());
                 }
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let mut full: Vec<PollFd<'_>> = self
+                .hosts
+                .iter()
+                .filter_map(|h| h.link.as_ref().filter(|l| l.wants_write()))
+                .map(|l| PollFd::new(l.fd(), PollFlags::POLLOUT))
+                .collect();
+            if full.is_empty() {
+                return;
+            }
+            let _ = poll(
+                &mut full,
+                PollTimeout::try_from(left).unwrap_or(PollTimeout::MAX),
+            );
+        }
+    }
+
+    /// SIGINT/SIGTERM/SIGHUP go to every host's ranks; a second one kills the job.
+    fn forward_user_signal(&mut self, signal: i32) {
+        self.user_signals += 1;
+        if self.user_signals > 1 {
+            self.fail(&repeated_signal_message(signal), 128 + signal);
+        } else {
+            for h in 0..self.hosts.len() {
+                self.send(h, &Msg::Signal(signal));
             }
         }
     }

@@ -6,7 +6,8 @@
 //! the working directory. It serves PMI for the whole job itself: every PMI line of a rank is
 //! relayed by its daemon, answered by one [`reflex_pmi::Server`] here, and the replies relayed
 //! back; the node layout is published as `PMI_process_mapping`. stdout/stderr come back per
-//! rank (`-l` labels them here), stdin goes to rank 0, SIGINT/SIGTERM/SIGHUP are forwarded.
+//! rank (`-l` labels them here), stdin goes to rank 0, SIGINT/SIGTERM/SIGHUP are forwarded,
+//! Ctrl-Z stops the job on every host (`Stop`, [`crate::jobctl`]) and SIGCONT continues it.
 //! All-or-nothing (§1.2): the first rank that fails, a daemon error, a lost connection or a
 //! silent host (heartbeats) make mpiexec print one line, send `Kill` to every host and exit
 //! with that rank's status (1 for a host failure) once every host reported `Done` or is gone.

@@ -325,6 +325,14 @@ impl HostJob {
                 }
             }
             Step::Kill => self.terminate(),
+            Step::Stop => {
+                self.signal_job(Signal::SIGSTOP);
+                self.live.suspend();
+            }
+            Step::Continue => {
+                self.live.resume(Instant::now());
+                self.signal_job(Signal::SIGCONT);
+            }
         }
     }
 }

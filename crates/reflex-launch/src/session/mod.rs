@@ -7,7 +7,9 @@
 //! privileges to that user, and starts the host's ranks in the job's working directory with the
 //! job's environment. Then one `poll(2)` loop relays: PMI lines between the ranks and `mpiexec`
 //! (which runs the job's PMI server), stdout/stderr to `mpiexec`, stdin and signals from it,
-//! exit statuses, heartbeats both ways. The job on this host ends when every rank has ended,
+//! exit statuses, heartbeats both ways. `Stop` (Ctrl-Z at `mpiexec`) stops the ranks with
+//! SIGSTOP and suspends the heartbeat rule until `Continue` (SIGCONT), since `mpiexec` is
+//! stopped too. The job on this host ends when every rank has ended,
 //! every other process of the job is gone and every output pipe is drained: then `Done` goes
 //! out and the session exits. `Kill`, a lost connection, silence beyond the heartbeat timeout
 //! or SIGTERM (also sent by the kernel when `reflexd` dies) terminate the ranks (SIGTERM, then

@@ -9,7 +9,8 @@
 //! length has been checked. [`FrameBuffer`] splits a byte stream into frames. The message set
 //! follows the REXEC paper's protocol (`shared/reference/seed000a.md` §1.3): hello with the
 //! user's identity, the job (environment, working directory, argv), stdin and signals one way,
-//! stdout/stderr, exit statuses and heartbeats the other, plus PMI lines relayed both ways.
+//! stdout/stderr, exit statuses and heartbeats the other, plus PMI lines relayed both ways and
+//! job control (`Stop`/`Continue`: Ctrl-Z and `fg` of the whole job).
 
 use std::fmt;
 
@@ -80,6 +81,12 @@ pub enum Msg {
     Heartbeat,
     /// Either way: a fatal error, in words; the sender closes after it.
     Error(String),
+    /// Client → daemon: the user stopped the job (Ctrl-Z): stop every rank with SIGSTOP, and
+    /// expect silence from the client (which stops itself) until `Continue`.
+    Stop,
+    /// Client → daemon: the job was resumed: continue every rank (SIGCONT), watch the client's
+    /// heartbeats again.
+    Continue,
 }
 
 /// A frame or payload that is not valid.
@@ -114,6 +121,10 @@ mod tag {
     pub const DONE: u16 = 13;
     pub const HEARTBEAT: u16 = 14;
     pub const ERROR: u16 = 15;
+    pub const STOP: u16 = 16;
+    pub const CONTINUE: u16 = 17;
+    /// The highest type: frames above it are refused.
+    pub const LAST: u16 = CONTINUE;
 }
 
 /// Appends payload fields.
@@ -270,6 +281,8 @@ pub fn encode(msg: &Msg) -> Vec<u8> {
             w.bytes(text.as_bytes());
             tag::ERROR
         }
+        Msg::Stop => tag::STOP,
+        Msg::Continue => tag::CONTINUE,
     };
     let payload = w.0;
     let mut frame = Vec::with_capacity(HEADER_LEN + payload.len());
@@ -290,7 +303,7 @@ pub fn parse_header(h: &[u8; HEADER_LEN]) -> Result<(u16, usize), CodecError> {
     if len > MAX_PAYLOAD {
         return Err(bad(format!("frame of {len} bytes exceeds {MAX_PAYLOAD}")));
     }
-    if !(tag::HELLO..=tag::ERROR).contains(&kind) {
+    if !(tag::HELLO..=tag::LAST).contains(&kind) {
         return Err(bad(format!("unknown message type {kind}")));
     }
     Ok((kind, len))
@@ -347,6 +360,8 @@ pub fn decode(kind: u16, payload: &[u8]) -> Result<Msg, CodecError> {
         tag::DONE => Msg::Done,
         tag::HEARTBEAT => Msg::Heartbeat,
         tag::ERROR => Msg::Error(r.string()?),
+        tag::STOP => Msg::Stop,
+        tag::CONTINUE => Msg::Continue,
         other => return Err(bad(format!("unknown message type {other}"))),
     };
     r.end()?;
@@ -428,6 +443,8 @@ mod tests {
             Msg::Done,
             Msg::Heartbeat,
             Msg::Error("no such user".into()),
+            Msg::Stop,
+            Msg::Continue,
         ]
     }
 
@@ -469,7 +486,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn decoder_is_total(kind in 0u16..20, payload in proptest::collection::vec(any::<u8>(), 0..200)) {
+        fn decoder_is_total(kind in 0u16..24, payload in proptest::collection::vec(any::<u8>(), 0..200)) {
             if let Ok(msg) = decode(kind, &payload) {
                 prop_assert_eq!(&encode(&msg)[HEADER_LEN..], &payload[..]);
             }

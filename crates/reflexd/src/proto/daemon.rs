@@ -38,6 +38,10 @@ pub enum Step {
     },
     /// End the job.
     Kill,
+    /// Stop every rank (SIGSTOP); the client is stopped too, so its silence is expected.
+    Stop,
+    /// Continue every rank (SIGCONT); the client's heartbeats count again.
+    Continue,
 }
 
 /// The daemon's view of one connection.
@@ -93,6 +97,9 @@ impl DaemonProtocol {
                 Ok(Step::PmiReply { rank, line })
             }
             (Phase::AwaitLaunch | Phase::Running, Msg::Kill) => Ok(Step::Kill),
+            // Before the launch there is nothing to stop, but the client's silence is expected.
+            (Phase::AwaitLaunch | Phase::Running, Msg::Stop) => Ok(Step::Stop),
+            (Phase::AwaitLaunch | Phase::Running, Msg::Continue) => Ok(Step::Continue),
             (Phase::AwaitLaunch | Phase::Running, Msg::Error(text)) => {
                 Err(format!("the client gave up: {text}"))
             }
@@ -119,6 +126,8 @@ pub fn name(msg: &Msg) -> &'static str {
         Msg::Done => "done",
         Msg::Heartbeat => "heartbeat",
         Msg::Error(_) => "error",
+        Msg::Stop => "stop",
+        Msg::Continue => "continue",
     }
 }
 
@@ -190,6 +199,8 @@ mod tests {
             Ok(Step::PmiReply { rank: 3, .. })
         ));
         assert_eq!(p.on_message(Msg::Heartbeat, db), Ok(Step::Nothing));
+        assert_eq!(p.on_message(Msg::Stop, db), Ok(Step::Stop));
+        assert_eq!(p.on_message(Msg::Continue, db), Ok(Step::Continue));
         assert_eq!(p.on_message(Msg::Kill, db), Ok(Step::Kill));
     }
 
@@ -202,6 +213,7 @@ mod tests {
         };
         let cases: Vec<(Vec<Msg>, &str)> = vec![
             (vec![launch(vec![0])], "unexpected launch while AwaitHello"),
+            (vec![Msg::Stop], "unexpected stop while AwaitHello"),
             (vec![hello("bob", 1000)], "client says"),
             (vec![hello("alice", 0)], "uid 1000 here"),
             (
