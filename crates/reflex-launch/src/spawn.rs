@@ -167,7 +167,8 @@ pub fn spawn_rank(job: &Job<'_>, place: Place, group: Option<Pid>) -> Result<Spa
 }
 
 /// The environment common to every rank: mpiexec's own (as `-genvall/-genvnone/-genvlist`
-/// say, without a surrounding launcher's `PMI_PORT`/`PMI_ID`), then `-env`/`-genv`.
+/// say, without a surrounding launcher's `PMI_PORT`/`PMI_ID` or `PMIX_*`, which would make the
+/// ranks join the outer job instead of this one), then `-env`/`-genv`.
 pub fn job_variables(spec: &JobSpec) -> Vec<(OsString, OsString)> {
     let mut vars: Vec<(OsString, OsString)> = match &spec.env_policy {
         EnvPolicy::All => std::env::vars_os().collect(),
@@ -177,11 +178,17 @@ pub fn job_variables(spec: &JobSpec) -> Vec<(OsString, OsString)> {
             .filter_map(|n| std::env::var_os(n).map(|v| (n.into(), v)))
             .collect(),
     };
-    vars.retain(|(name, _)| name != "PMI_PORT" && name != "PMI_ID");
+    vars.retain(|(name, _)| !is_outer_launcher_variable(name));
     for (name, value) in &spec.env {
         set_var(&mut vars, name.clone(), value.clone());
     }
     vars
+}
+
+/// A variable through which a surrounding launcher (Hydra `-pmi-port`, Slurm or Open MPI with
+/// PMIx) would reach its own processes; the library looks for PMIx first.
+fn is_outer_launcher_variable(name: &OsString) -> bool {
+    name == "PMI_PORT" || name == "PMI_ID" || name.as_encoded_bytes().starts_with(b"PMIX_")
 }
 
 fn set_var(vars: &mut Vec<(OsString, OsString)>, name: OsString, value: OsString) {

@@ -344,6 +344,17 @@ fn env_options_reach_the_ranks() {
             .unwrap(),
     );
     assert_eq!(run.stdout, "KEEP_ME=1\nDROP_ME=\n");
+    // An outer launcher's variables (mpiexec itself run by srun or mpirun) stay outside.
+    let mut command = mpiexec(&[RANK, "env:PMIX_NAMESPACE", "env:PMI_PORT", "env:OTHER"]);
+    let run = finish(
+        command
+            .env("PMIX_NAMESPACE", "slurm.pmix.7.0")
+            .env("PMI_PORT", "host:1")
+            .env("OTHER", "kept")
+            .spawn()
+            .unwrap(),
+    );
+    assert_eq!(run.stdout, "PMIX_NAMESPACE=\nPMI_PORT=\nOTHER=kept\n");
 }
 
 #[test]
