@@ -119,6 +119,8 @@ pub fn name(msg: &Msg) -> &'static str {
         Msg::Done => "done",
         Msg::Heartbeat => "heartbeat",
         Msg::Error(_) => "error",
+        Msg::Select { .. } => "select (this is a job daemon, not a selector)",
+        Msg::Selected { .. } => "selected",
     }
 }
 
