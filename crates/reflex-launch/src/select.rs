@@ -45,18 +45,10 @@ pub fn check_policy(name: &str) -> Result<(), String> {
     }
 }
 
-/// The job as it will run: `spec` itself unless hosts must come from a selector.
+/// The job as it will run: `spec` itself, with the configuration's certificate directory
+/// unless `-certs` gave one, and with the selector's hosts unless `-hosts`/`-f` gave them.
 pub fn resolve(spec: &JobSpec) -> Result<Cow<'_, JobSpec>, String> {
-    if spec.remote.is_remote() {
-        return Ok(Cow::Borrowed(spec));
-    }
-    let config = if spec.remote.selectors.is_empty() {
-        load_client_config()?
-    } else {
-        // Explicit selectors: a configuration file only supplies defaults (certs, policy).
-        load_client_config().unwrap_or_default()
-    };
-    choose(spec, &config)
+    choose(spec, &load_client_config()?)
 }
 
 fn choose<'a>(spec: &'a JobSpec, config: &Config) -> Result<Cow<'a, JobSpec>, String> {
@@ -66,12 +58,17 @@ fn choose<'a>(spec: &'a JobSpec, config: &Config) -> Result<Cow<'a, JobSpec>, St
     } else {
         &spec.remote.selectors
     };
-    if selectors.is_empty() {
+    let certs_from_config = spec.remote.certs.is_none() && c.certs.is_some();
+    let select = !spec.remote.is_remote() && !selectors.is_empty();
+    if !select && !certs_from_config {
         return Ok(Cow::Borrowed(spec));
     }
     let mut job = spec.clone();
-    if job.remote.certs.is_none() {
+    if certs_from_config {
         job.remote.certs = c.certs.clone();
+    }
+    if !select {
+        return Ok(Cow::Owned(job));
     }
     let policy = job
         .remote
@@ -119,7 +116,10 @@ mod tests {
             ..Default::default()
         };
         let hosts = spec(&["-hosts", "a", "true"]);
-        assert!(matches!(resolve(&hosts).unwrap(), Cow::Borrowed(_)));
+        assert!(matches!(
+            choose(&hosts, &with_config).unwrap(),
+            Cow::Borrowed(_)
+        ));
         let local = spec(&["true"]);
         assert!(matches!(
             choose(&local, &Config::default()).unwrap(),

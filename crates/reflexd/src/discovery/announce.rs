@@ -138,7 +138,11 @@ fn check_names(names: &[String]) -> Result<(), Rejected> {
 /// Authenticates and decodes a datagram.
 pub fn open(datagram: &[u8], key: &ClusterKey) -> Result<Announcement, Rejected> {
     if datagram.len() < HEADER + MAC_LEN || datagram.len() > MAX_DATAGRAM {
-        return Err(malformed(format!("{} bytes", datagram.len())));
+        let (min, max) = (HEADER + MAC_LEN, MAX_DATAGRAM);
+        return Err(malformed(format!(
+            "{} bytes, not {min} to {max}",
+            datagram.len()
+        )));
     }
     if datagram[..4] != MAGIC {
         return Err(malformed("not an announcement"));
