@@ -109,16 +109,21 @@ fn selected(h: &super::membership::HostState, slots: u32) -> SelectedHost {
     }
 }
 
-/// Binds the multicast socket and the request listener, then serves in a new thread.
+/// Binds the request listener at `listen`.
+pub fn bind(listen: &str) -> io::Result<TcpListener> {
+    TcpListener::bind(listen)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {listen}: {e}")))
+}
+
+/// Serves datagrams from `udp` and requests from `listener` in a new thread.
 pub fn start(
     selector: Selector,
     udp: UdpSocket,
-    listen: &str,
+    listener: TcpListener,
     tls: Arc<ServerConfig>,
 ) -> io::Result<()> {
-    let listener = TcpListener::bind(listen)
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {listen}: {e}")))?;
     listener.set_nonblocking(true)?;
+    udp.set_nonblocking(true)?;
     eprintln!("reflexd: selector listening on {}", listener.local_addr()?);
     std::thread::Builder::new()
         .name("selector".into())

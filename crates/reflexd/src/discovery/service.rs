@@ -45,7 +45,8 @@ pub fn start(config: &Config) -> io::Result<Option<Announcer>> {
         );
         let sel = Selector::new(members, &config.selector.policy).map_err(invalid)?;
         let tls = crate::tls::Credentials::load(&config.daemon.certs, "host")?.server_config()?;
-        selector::start(sel, super::listen_socket(d)?, &config.selector.listen, tls)?;
+        let listener = selector::bind(&config.selector.listen)?;
+        selector::start(sel, super::listen_socket(d)?, listener, tls)?;
     }
     if !announce {
         return Ok(None);
