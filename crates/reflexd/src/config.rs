@@ -236,13 +236,21 @@ pub fn client_config_paths() -> Vec<PathBuf> {
 }
 
 /// The client configuration: the first of [`client_config_paths`] that exists (a file named
-/// by `$REFLEX_CONFIG` must exist), else the defaults.
+/// by `$REFLEX_CONFIG` must exist), else the defaults. A file found by the search that this user
+/// may not read (a root-only `/etc/reflex/config.toml`) is skipped with a warning.
 pub fn load_client_config() -> Result<Config, String> {
     let paths = client_config_paths();
     let explicit = std::env::var_os("REFLEX_CONFIG").is_some_and(|p| !p.is_empty());
     for (i, path) in paths.iter().enumerate() {
-        if path.exists() || (explicit && i == 0) {
+        if explicit && i == 0 {
             return Config::load(path);
+        }
+        match std::fs::File::open(path) {
+            Ok(_) => return Config::load(path),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                eprintln!("warning: cannot read {}: {e}; ignored", path.display());
+            }
+            Err(_) => {}
         }
     }
     Ok(Config::default())
