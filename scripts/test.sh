@@ -41,6 +41,7 @@ python3 tests/bsp/run.py
 stage "multi-host: reflexd in network namespaces (skipped without root or ip netns)"
 cargo build --release -q -p reflexd -p reflex-launch
 MPI_LIB_DIR=install/lib tests/hosts/run.sh target/release
+tests/hosts/discovery.sh target/release
 
 stage "foreign launchers: srun --mpi=pmi2|pmix on a local Slurm (1 and 2 emulated nodes), Open MPI mpirun (skipped without root or Slurm)"
 tests/launchers/run.sh install

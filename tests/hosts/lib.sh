@@ -1,6 +1,7 @@
-# Shared set-up of the namespace-based host tests and benchmarks (sourced by run.sh, bench.sh):
-# N network namespaces on a bridge, a CA with host and user certificates, one reflexd per
-# namespace. Expects BIN (the binaries' directory); defines NET, PORT, T, hosts(), start_daemon(),
+# Shared set-up of the namespace-based host tests and benchmarks (sourced by run.sh, bench.sh,
+# discovery.sh): N network namespaces on a bridge (with a multicast route, for discovery), a CA
+# with host and user certificates, one reflexd per namespace (plus the flags in DAEMON_ARGS, if
+# set). Expects BIN (the binaries' directory); defines NET, PORT, T, hosts(), start_daemon(),
 # and removes everything on exit.
 TAG=$(( $$ % 1000 ))
 NET=10.77.$(( $$ % 200 + 20 ))
@@ -31,7 +32,7 @@ cleanup() {
 trap cleanup EXIT
 
 # --- network: a bridge in the root namespace, one veth per host namespace
-ip link add "rxbr$TAG" type bridge && ip addr add "$NET.254/24" dev "rxbr$TAG" && ip link set "rxbr$TAG" up
+ip link add "rxbr$TAG" type bridge mcast_snooping 0 && ip addr add "$NET.254/24" dev "rxbr$TAG" && ip link set "rxbr$TAG" up
 for i in 1 2 3 4; do
     ns="rxh$TAG-$i"
     ip netns add "$ns" && NS+=("$ns")
@@ -40,6 +41,7 @@ for i in 1 2 3 4; do
     ip -n "$ns" addr add "$NET.$i/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
+    ip -n "$ns" route add 224.0.0.0/4 dev eth0
 done
 
 # --- certificates: one CA, a host certificate per address, users root, nobody, rogue
@@ -54,7 +56,7 @@ for i in 1 2 3 4; do "$BIN/reflex-ca" host "$T/ca" "$NET.$i" "$T/host$i"; done
 start_daemon() { # i
     # Started from a subshell, so that it is not a job of this shell (no "Killed" notices).
     DPID[$1]=$(ip netns exec "rxh$TAG-$1" "$BIN/reflexd" -listen "$NET.$1:$PORT" \
-        -certs "$T/host$1" >"$T/reflexd$1.log" 2>&1 & echo $!)
+        -certs "$T/host$1" ${DAEMON_ARGS[@]+"${DAEMON_ARGS[@]}"} >"$T/reflexd$1.log" 2>&1 & echo $!)
     for _ in $(seq 1 500); do grep -q listening "$T/reflexd$1.log" && return 0; sleep 0.01; done
     echo "reflexd $1 did not start"; cat "$T/reflexd$1.log"; exit 1
 }

@@ -21,8 +21,11 @@ pub const LAUNCHER_PID: &str = "REFLEX_LAUNCHER_PID";
 /// Read by BSPlib (`libbsp.so`, crate `reflex-bsp`), not by the MPI library: its debug mode.
 pub const BSP_DEBUG: &str = "REFLEX_BSP_DEBUG";
 
+/// Read by `mpiexec` (crate `reflexd`, `config::client_config_paths`): its configuration file.
+pub const CLIENT_CONFIG: &str = "REFLEX_CONFIG";
+
 /// Variables with Reflex's prefix that belong to other parts of Reflex (not unknown settings).
-const NOT_SETTINGS: [&str; 2] = [LAUNCHER_PID, BSP_DEBUG];
+const NOT_SETTINGS: [&str; 3] = [LAUNCHER_PID, BSP_DEBUG, CLIENT_CONFIG];
 
 /// How a setting's value is read from text and shown.
 pub trait SettingValue: Sized {

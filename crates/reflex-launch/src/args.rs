@@ -61,10 +61,14 @@ pub struct RemoteOptions {
     pub certs: Option<PathBuf>,
     /// `-reflexd-port P` (default 7290).
     pub port: Option<u16>,
+    /// `-selector HOST[:PORT],...`: ask these selectors for hosts (else the configuration's).
+    pub selectors: Vec<String>,
+    /// `-policy P`: the selection policy to ask for.
+    pub policy: Option<String>,
 }
 
 impl RemoteOptions {
-    /// Whether the job runs through reflexd (a host list was given).
+    /// Whether the job runs through reflexd on hosts given here (a host list was given).
     pub fn is_remote(&self) -> bool {
         !self.hosts.is_empty() || self.hostfile.is_some()
     }
@@ -103,6 +107,8 @@ options (Hydra spelling; `--name` works as well as `-name`):
   -ppn N               ranks per host and round (default: the host's slots, else 1)
   -certs DIR           ca.pem, user.pem, user.key for reflexd (default $HOME/.reflex)
   -reflexd-port P      the daemons' port (default 7290)
+  -selector H[:P],...  ask these selectors for hosts (default: the configuration's, see below)
+  -policy P            selection policy: least-load, round-robin or fill (default: the selector's)
   -h, -help, --help    print this help
   --version            print the version
   --                   end of options: the next argument is the program
@@ -110,6 +116,10 @@ options (Hydra spelling; `--name` works as well as `-name`):
 stdin goes to rank 0 only. SIGINT, SIGTERM and SIGHUP are forwarded to the ranks. If a rank
 exits with a non-zero status, is killed by a signal or calls MPI_Abort, the other ranks are
 killed and mpiexec exits with that status (128+S for signal S, the code for MPI_Abort).
+
+Without -hosts and -f, mpiexec asks a selector for N slots when -selector or the [mpiexec]
+selectors of the first configuration file found ($REFLEX_CONFIG, $HOME/.reflex/config.toml,
+/etc/reflex/config.toml) name one; else it runs the job on this host.
 ";
 
 /// Options that need several hosts or features this single-host mpiexec does not have.
@@ -181,6 +191,16 @@ where
             }
             "f" | "hostfile" | "machinefile" => {
                 spec.remote.hostfile = Some(PathBuf::from(value(&mut args, &name)?))
+            }
+            "selector" => {
+                let list = value(&mut args, &name)?.to_string_lossy().into_owned();
+                spec.remote.selectors = crate::select::parse_selectors(&list)
+                    .map_err(|e| usage(&format!("-selector: {e}")))?;
+            }
+            "policy" => {
+                let p = value(&mut args, &name)?.to_string_lossy().into_owned();
+                crate::select::check_policy(&p).map_err(|e| usage(&format!("-policy: {e}")))?;
+                spec.remote.policy = Some(p);
             }
             "ppn" => spec.remote.ppn = Some(parse_ranks(&value(&mut args, &name)?)?),
             "certs" => spec.remote.certs = Some(PathBuf::from(value(&mut args, &name)?)),
@@ -334,6 +354,9 @@ mod tests {
         assert!(spec.remote.is_remote());
         assert!(run(&["-f", "hosts.txt", "p"]).remote.is_remote());
         assert!(!run(&["p"]).remote.is_remote());
+        let spec = run(&["-selector", "s1,s2:7300", "-policy", "fill", "p"]);
+        assert_eq!(spec.remote.selectors, ["s1", "s2:7300"]);
+        assert_eq!(spec.remote.policy.as_deref(), Some("fill"));
     }
 
     #[test]
@@ -382,6 +405,11 @@ mod tests {
             ),
             (&["-hosts", "a:0", "p"], "-hosts: host a"),
             (&["-reflexd-port", "0", "p"], "not a port"),
+            (&["-selector", "s:0", "p"], "-selector: selector \"s:0\""),
+            (
+                &["-policy", "random", "p"],
+                "-policy: unknown policy \"random\"",
+            ),
             (&["-frob", "p"], "unknown option -frob"),
             (&["--"], "no program after --"),
             (&["a", ":", "b"], "several executable blocks"),

@@ -14,6 +14,8 @@ use std::fmt;
 pub struct HostEntry {
     pub name: String,
     pub slots: u32,
+    /// Its daemon's port, when a selector said (else `-reflexd-port` or 7290).
+    pub port: Option<u16>,
 }
 
 /// A host list that does not parse.
@@ -43,6 +45,7 @@ fn entry(name: &str, slots: Option<&str>) -> Result<HostEntry, HostError> {
     Ok(HostEntry {
         name: name.to_owned(),
         slots,
+        port: None,
     })
 }
 

@@ -11,6 +11,7 @@
 //! - [`procs`]: exit statuses, signal names, finding leftover processes;
 //! - [`info`]: what `reflex-info` prints;
 //! - [`hosts`], [`remote`]: `mpiexec -hosts` (placement, the client of every host's reflexd);
+//! - [`select`]: hosts chosen by a selector when none are given (discovery);
 //! - [`session`]: `reflex-session`, the daemon side of one connection (runs a host's ranks).
 
 #![forbid(unsafe_code)]
@@ -23,6 +24,7 @@ pub mod output;
 pub mod pmi_conn;
 pub mod procs;
 pub mod remote;
+pub mod select;
 pub mod session;
 pub mod spawn;
 pub mod stdin;
@@ -66,6 +68,14 @@ pub fn mpiexec_main(args: impl IntoIterator<Item = OsString>) -> i32 {
 
 /// Runs one job to its end, then removes its shared-memory segments whatever happened.
 fn run_job(spec: &JobSpec) -> i32 {
+    let spec = match select::resolve(spec) {
+        Ok(spec) => spec,
+        Err(message) => {
+            eprintln!("mpiexec: {message}");
+            return 1;
+        }
+    };
+    let spec = spec.as_ref();
     if spec.remote.is_remote() {
         return run_remote(spec);
     }

@@ -110,7 +110,7 @@ fn daemon_process() {
         certs: std::env::var("REFLEXD_TEST_CERTS").unwrap().into(),
         session: SESSION.into(),
     };
-    let status = match reflexd::daemon::run(&config) {
+    let status = match reflexd::daemon::run(&config, None) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("reflexd: {e}");

@@ -8,6 +8,8 @@
 //! what is left of its job (cgroup, else re-parented orphans: the daemon is a child subreaper)
 //! and removes the group. On SIGTERM/SIGINT it terminates the sessions, which clean up, and
 //! exits; if the daemon dies, its sessions get SIGTERM from the kernel (parent-death signal).
+//! When discovery is on, every change in the set of sessions (a job starts or ends) is told to
+//! the announcer, which announces at once (REXEC's event-driven announcements).
 
 use std::collections::HashMap;
 use std::io;
@@ -22,6 +24,7 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::unistd::Pid;
 
 use crate::cleanup::{kill_children_except, JobGroup};
+use crate::discovery::announcer::{Announcer, Jobs};
 
 /// The default TCP port of `reflexd`.
 pub const DEFAULT_PORT: u16 = 7290;
@@ -42,8 +45,9 @@ struct Session {
     group: Option<JobGroup>,
 }
 
-/// Runs the daemon until SIGTERM or SIGINT; returns the exit status.
-pub fn run(config: &DaemonConfig) -> io::Result<i32> {
+/// Runs the daemon until SIGTERM or SIGINT, telling `announcer` (if any) when jobs start and
+/// end; returns the exit status.
+pub fn run(config: &DaemonConfig, announcer: Option<&Announcer>) -> io::Result<i32> {
     // Fail early on unreadable credentials rather than in every session.
     crate::tls::Credentials::load(&config.certs, "host")?.server_config()?;
     let listener = TcpListener::bind(&config.listen).map_err(|e| {
@@ -79,7 +83,9 @@ pub fn run(config: &DaemonConfig) -> io::Result<i32> {
                 return Ok(shut_down(sessions));
             }
         }
+        let before = sessions.len();
         reap(&mut sessions);
+        let reaped = sessions.len() != before;
         while let Ok((sock, peer)) = listener.accept() {
             counter += 1;
             match start_session(config, sock, counter) {
@@ -88,6 +94,12 @@ pub fn run(config: &DaemonConfig) -> io::Result<i32> {
                 }
                 Err(e) => eprintln!("reflexd: cannot start a session for {peer}: {e}"),
             }
+        }
+        if let Some(a) = announcer.filter(|_| reaped || sessions.len() != before) {
+            let groups = sessions
+                .values()
+                .map(|s| s.group.as_ref().map(|g| g.path().to_owned()));
+            a.jobs_changed(Jobs(groups.collect()));
         }
     }
 }

@@ -6,7 +6,10 @@
 //! - [`proto`]: the launcher protocol, without I/O (codec, daemon and client state machines);
 //! - [`tls`]: rustls configurations and a non-blocking TLS link for poll loops;
 //! - [`identity`]: the user a certificate names, and the local account check;
-//! - [`ca`]: the cluster CA (`reflex-ca`);
+//! - [`ca`]: the cluster CA (`reflex-ca`), [`cluster_key`]: the secret that authenticates
+//!   discovery announcements;
+//! - [`discovery`]: announcements, membership, selection policies, the selector (REXEC's
+//!   `vexecd`); [`config`]: the TOML configuration of `reflexd` and `mpiexec`;
 //! - [`cleanup`]: all-or-nothing cleanup of a job's processes (cgroup v2, else process group);
 //! - [`daemon`]: `reflexd`'s accept loop.
 
@@ -14,7 +17,11 @@
 
 pub mod ca;
 pub mod cleanup;
+pub mod cli;
+pub mod cluster_key;
+pub mod config;
 pub mod daemon;
+pub mod discovery;
 pub mod identity;
 pub mod proto;
 pub mod tls;

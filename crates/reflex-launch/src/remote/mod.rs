@@ -34,6 +34,8 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Assignment {
     pub host: String,
+    /// The daemon's port if the host list says (a selector's answer).
+    pub port: Option<u16>,
     pub node: u32,
     pub ranks: Vec<u32>,
 }
@@ -55,6 +57,7 @@ pub fn assign(spec: &JobSpec) -> Result<(Vec<Assignment>, String), String> {
         .enumerate()
         .map(|(node, &h)| Assignment {
             host: hosts[h].name.clone(),
+            port: hosts[h].port,
             node: node as u32,
             ranks: (0..spec.ranks)
                 .filter(|&r| nodes[r as usize] == node as u32)
@@ -81,7 +84,7 @@ pub fn connect_all(
     std::thread::scope(|scope| {
         let handles: Vec<_> = assignments
             .iter()
-            .map(|a| scope.spawn(move || connect(&a.host, port)))
+            .map(|a| scope.spawn(move || connect(&a.host, a.port.unwrap_or(port))))
             .collect();
         handles
             .into_iter()

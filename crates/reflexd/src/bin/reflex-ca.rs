@@ -5,13 +5,15 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use reflexd::ca::{save_issued, Authority, Validity, ValidityRequest, HOST_DAYS, USER_DAYS};
+use reflexd::cluster_key;
 
 const HELP: &str = "\
-usage: reflex-ca init CA_DIR [NAME]            create a CA (ca.pem, ca.key, ca.name)
+usage: reflex-ca init CA_DIR [NAME]            create a CA (ca.pem, ca.key, ca.name, cluster.key)
        reflex-ca user [VALIDITY] CA_DIR USER OUT_DIR
                                                 issue OUT_DIR/user.pem, user.key (+ ca.pem)
        reflex-ca host [VALIDITY] CA_DIR NAME[,NAME..] OUT_DIR
-                                                issue OUT_DIR/host.pem, host.key (+ ca.pem)
+                                                issue OUT_DIR/host.pem, host.key (+ ca.pem,
+                                                cluster.key)
 VALIDITY (default: from now, for 365 days for a user and 1825 for a host):
        --days N              valid for N days
        --valid-from DATE     valid from DATE (YYYY-MM-DD, midnight UTC) instead of now
@@ -39,8 +41,12 @@ fn main() -> ExitCode {
             eprint!("reflex-ca: the CA has no validity options\n{HELP}");
             return ExitCode::from(2);
         }
-        ["init", dir] => Authority::create("Reflex CA").and_then(|ca| ca.save(Path::new(dir))),
-        ["init", dir, name] => Authority::create(name).and_then(|ca| ca.save(Path::new(dir))),
+        ["init", dir] => Authority::create("Reflex CA")
+            .and_then(|ca| ca.save(Path::new(dir)))
+            .and_then(|()| cluster_key::ensure(Path::new(dir))),
+        ["init", dir, name] => Authority::create(name)
+            .and_then(|ca| ca.save(Path::new(dir)))
+            .and_then(|()| cluster_key::ensure(Path::new(dir))),
         ["user", dir, user, out] => period(USER_DAYS).and_then(|period| {
             let ca = Authority::load(Path::new(dir))?;
             let issued = ca.issue_user_for(user, period)?;
@@ -53,6 +59,7 @@ fn main() -> ExitCode {
             let names: Vec<String> = names.split(',').map(str::to_owned).collect();
             let issued = ca.issue_host_for(&names, period)?;
             save_issued(Path::new(out), "host", &issued, &ca.cert_pem())?;
+            cluster_key::copy_to(Path::new(dir), Path::new(out))?;
             report(&format!("host {}", names.join(",")), &period);
             Ok(())
         }),

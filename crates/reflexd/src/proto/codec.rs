@@ -40,6 +40,15 @@ pub struct LaunchSpec {
     pub cwd: Vec<u8>,
 }
 
+/// One host of a selector's answer: where its daemon listens and how many ranks to give it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectedHost {
+    /// The name its host certificate gives (what mpiexec connects to and checks).
+    pub name: String,
+    pub port: u16,
+    pub slots: u32,
+}
+
 /// One protocol message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Msg {
@@ -87,6 +96,11 @@ pub enum Msg {
     /// Client → daemon: the job was resumed: continue every rank (SIGCONT), watch the client's
     /// heartbeats again.
     Continue,
+    /// Client → selector: hosts for `slots` ranks by `policy` (empty: the selector's own);
+    /// `slots` 0 lists every live host with its free slots.
+    Select { slots: u32, policy: String },
+    /// Selector → client: the hosts chosen, in placement order.
+    Selected { hosts: Vec<SelectedHost> },
 }
 
 /// A frame or payload that is not valid.
@@ -123,20 +137,26 @@ mod tag {
     pub const ERROR: u16 = 15;
     pub const STOP: u16 = 16;
     pub const CONTINUE: u16 = 17;
+    pub const SELECT: u16 = 18;
+    pub const SELECTED: u16 = 19;
     /// The highest type: frames above it are refused.
-    pub const LAST: u16 = CONTINUE;
+    pub const LAST: u16 = SELECTED;
 }
 
-/// Appends payload fields.
+/// Appends payload fields (also used by the discovery datagrams).
 #[derive(Default)]
-struct Writer(Vec<u8>);
+pub(crate) struct Writer(pub(crate) Vec<u8>);
 
 impl Writer {
-    fn u16(&mut self, v: u16) -> &mut Self {
+    pub(crate) fn u64(&mut self, v: u64) -> &mut Self {
         self.0.extend_from_slice(&v.to_le_bytes());
         self
     }
-    fn u32(&mut self, v: u32) -> &mut Self {
+    pub(crate) fn u16(&mut self, v: u16) -> &mut Self {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    pub(crate) fn u32(&mut self, v: u32) -> &mut Self {
         self.0.extend_from_slice(&v.to_le_bytes());
         self
     }
@@ -144,12 +164,16 @@ impl Writer {
         self.0.extend_from_slice(&v.to_le_bytes());
         self
     }
-    fn bytes(&mut self, b: &[u8]) -> &mut Self {
+    pub(crate) fn bytes(&mut self, b: &[u8]) -> &mut Self {
         self.u32(b.len() as u32);
         self.0.extend_from_slice(b);
         self
     }
-    fn list<T>(&mut self, items: &[T], mut each: impl FnMut(&mut Self, &T)) -> &mut Self {
+    pub(crate) fn list<T>(
+        &mut self,
+        items: &[T],
+        mut each: impl FnMut(&mut Self, &T),
+    ) -> &mut Self {
         self.u32(items.len() as u32);
         for item in items {
             each(self, item);
@@ -159,10 +183,10 @@ impl Writer {
 }
 
 /// Reads payload fields, checking every length against what is left.
-struct Reader<'a>(&'a [u8]);
+pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], CodecError> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], CodecError> {
         if n > self.0.len() {
             return Err(bad(format!(
                 "field of {n} bytes with {} left",
@@ -173,12 +197,17 @@ impl<'a> Reader<'a> {
         self.0 = rest;
         Ok(head)
     }
-    fn u16(&mut self) -> Result<u16, CodecError> {
+    pub(crate) fn u64(&mut self) -> Result<u64, CodecError> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().unwrap_or_default(),
+        ))
+    }
+    pub(crate) fn u16(&mut self) -> Result<u16, CodecError> {
         Ok(u16::from_le_bytes(
             self.take(2)?.try_into().unwrap_or_default(),
         ))
     }
-    fn u32(&mut self) -> Result<u32, CodecError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, CodecError> {
         Ok(u32::from_le_bytes(
             self.take(4)?.try_into().unwrap_or_default(),
         ))
@@ -192,12 +221,12 @@ impl<'a> Reader<'a> {
         let n = self.u32()? as usize;
         Ok(self.take(n)?.to_vec())
     }
-    fn string(&mut self) -> Result<String, CodecError> {
+    pub(crate) fn string(&mut self) -> Result<String, CodecError> {
         String::from_utf8(self.bytes()?).map_err(|_| bad("string is not utf-8"))
     }
     /// A list whose items take at least `min_item` bytes each (so a count cannot promise
     /// more items than the bytes left could hold).
-    fn list<T>(
+    pub(crate) fn list<T>(
         &mut self,
         min_item: usize,
         mut each: impl FnMut(&mut Self) -> Result<T, CodecError>,
@@ -208,7 +237,7 @@ impl<'a> Reader<'a> {
         }
         (0..n).map(|_| each(self)).collect()
     }
-    fn end(&self) -> Result<(), CodecError> {
+    pub(crate) fn end(&self) -> Result<(), CodecError> {
         match self.0.len() {
             0 => Ok(()),
             n => Err(bad(format!("{n} trailing bytes"))),
@@ -283,6 +312,16 @@ pub fn encode(msg: &Msg) -> Vec<u8> {
         }
         Msg::Stop => tag::STOP,
         Msg::Continue => tag::CONTINUE,
+        Msg::Select { slots, policy } => {
+            w.u32(*slots).bytes(policy.as_bytes());
+            tag::SELECT
+        }
+        Msg::Selected { hosts } => {
+            w.list(hosts, |w, h| {
+                w.bytes(h.name.as_bytes()).u16(h.port).u32(h.slots);
+            });
+            tag::SELECTED
+        }
     };
     let payload = w.0;
     let mut frame = Vec::with_capacity(HEADER_LEN + payload.len());
@@ -362,6 +401,19 @@ pub fn decode(kind: u16, payload: &[u8]) -> Result<Msg, CodecError> {
         tag::ERROR => Msg::Error(r.string()?),
         tag::STOP => Msg::Stop,
         tag::CONTINUE => Msg::Continue,
+        tag::SELECT => Msg::Select {
+            slots: r.u32()?,
+            policy: r.string()?,
+        },
+        tag::SELECTED => Msg::Selected {
+            hosts: r.list(10, |r| {
+                Ok(SelectedHost {
+                    name: r.string()?,
+                    port: r.u16()?,
+                    slots: r.u32()?,
+                })
+            })?,
+        },
         other => return Err(bad(format!("unknown message type {other}"))),
     };
     r.end()?;
@@ -445,6 +497,17 @@ mod tests {
             Msg::Error("no such user".into()),
             Msg::Stop,
             Msg::Continue,
+            Msg::Select {
+                slots: 8,
+                policy: "least-load".into(),
+            },
+            Msg::Selected {
+                hosts: vec![SelectedHost {
+                    name: "n2".into(),
+                    port: 7290,
+                    slots: 2,
+                }],
+            },
         ]
     }
 

@@ -128,6 +128,8 @@ pub fn name(msg: &Msg) -> &'static str {
         Msg::Error(_) => "error",
         Msg::Stop => "stop",
         Msg::Continue => "continue",
+        Msg::Select { .. } => "select (this is a job daemon, not a selector)",
+        Msg::Selected { .. } => "selected",
     }
 }
 
