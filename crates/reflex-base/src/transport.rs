@@ -27,6 +27,30 @@ pub trait Transport {
         fill: F,
     ) -> Result<(), WouldBlock>;
 
+    /// Largest packet towards `dest`: [`Transport::max_packet`] unless the transport reaches some
+    /// peers by a path that carries bigger packets (a fabric of shared memory and TCP).
+    fn max_packet_to(&self, dest: usize) -> usize {
+        let _ = dest;
+        self.max_packet()
+    }
+
+    /// Whether packets to `dest` travel as a byte stream through the kernel (TCP) rather than
+    /// through shared memory. Every packet on a stream costs system calls and is copied by the
+    /// kernel anyway, so the engine sends fewer, larger packets there (its eager limit and chunk
+    /// size are chosen per kind of path) and hands payloads over with
+    /// [`Transport::try_send_parts`].
+    fn is_stream(&self, dest: usize) -> bool {
+        let _ = dest;
+        false
+    }
+
+    /// Sends one packet made of `head` then `body` (`head.len() + body.len() <= max_packet_to`),
+    /// as [`Transport::try_send`] with a `fill` that copies both would. A stream transport gives
+    /// `body` to the kernel from where it lies (`writev`), without a copy in user space.
+    fn try_send_parts(&mut self, dest: usize, head: &[u8], body: &[u8]) -> Result<(), WouldBlock> {
+        self.try_send(dest, head.len() + body.len(), |b| copy_parts(b, head, body))
+    }
+
     /// Delivers received packets to `handler(source, bytes)`, in per-source FIFO order, and returns
     /// how many were delivered. The slice is valid only during the call (it may point into shared
     /// memory); the handler copies what it keeps. Must not block.
@@ -36,4 +60,12 @@ pub trait Transport {
     /// Called by the engine only after its own spinning budget ran out (spin-then-block); a spurious
     /// return is allowed. Senders wake a sleeping receiver.
     fn sleep(&mut self, timeout: std::time::Duration);
+}
+
+/// Writes `head` then `body` into `packet` (exactly their total length): the `fill` of a
+/// [`Transport::try_send_parts`] that a transport without gathering turns into `try_send`.
+pub fn copy_parts(packet: &mut [u8], head: &[u8], body: &[u8]) {
+    let (h, rest) = packet.split_at_mut(head.len());
+    h.copy_from_slice(head);
+    rest.copy_from_slice(body);
 }

@@ -9,7 +9,7 @@
 
 use crate::error::{ErrorClass, MpiError, Result};
 use reflex_base::config::Config;
-use reflex_base::transport::{Transport, WouldBlock};
+use reflex_base::transport::{copy_parts, Transport, WouldBlock};
 use reflex_pmi::client::PmiClient;
 use reflex_shm::{ShmParams, ShmSegment, ShmTransport};
 use reflex_tcp::{TcpParams, TcpTransport};
@@ -93,6 +93,37 @@ impl Transport for Fabric {
             Fabric::Tcp(t) => t.max_packet(),
             Fabric::Mixed(m) => m.shm.max_packet().min(m.tcp.max_packet()),
             Fabric::Alone => 1 << 20,
+        }
+    }
+
+    fn max_packet_to(&self, dest: usize) -> usize {
+        match self {
+            Fabric::Mixed(m) if m.local_index[dest] == NOT_LOCAL => m.tcp.max_packet(),
+            _ => self.max_packet(),
+        }
+    }
+
+    fn is_stream(&self, dest: usize) -> bool {
+        match self {
+            Fabric::Tcp(t) => t.is_stream(dest),
+            Fabric::Mixed(m) => m.local_index[dest] == NOT_LOCAL,
+            Fabric::Shm(_) | Fabric::Alone => false,
+        }
+    }
+
+    #[inline]
+    fn try_send_parts(
+        &mut self,
+        dest: usize,
+        head: &[u8],
+        body: &[u8],
+    ) -> std::result::Result<(), WouldBlock> {
+        match self {
+            Fabric::Tcp(t) => t.try_send_parts(dest, head, body),
+            Fabric::Mixed(m) if m.local_index[dest] == NOT_LOCAL => {
+                m.tcp.try_send_parts(dest, head, body)
+            }
+            _ => self.try_send(dest, head.len() + body.len(), |b| copy_parts(b, head, body)),
         }
     }
 

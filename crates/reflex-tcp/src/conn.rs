@@ -1,16 +1,22 @@
 //! One TCP connection's byte plumbing: a receive buffer that frames are parsed in place from,
 //! and the unsent tail of at most one outgoing frame.
 //!
-//! Sending writes a whole frame with one `send(2)` (`MSG_NOSIGNAL`: a closed peer must not kill
-//! a C program with SIGPIPE). What the kernel does not take is kept here and must be flushed
-//! before the next frame goes out, so user space holds at most one frame per peer; the real
-//! send queue is the socket's send buffer, bounded by the kernel (back-pressure = `WouldBlock`).
+//! Sending writes a whole frame with one `sendmsg(2)` (`MSG_NOSIGNAL`: a closed peer must not
+//! kill a C program with SIGPIPE), gathered from the frame header and the caller's buffers (a
+//! large payload goes from the application's buffer to the kernel without a copy here). What
+//! the kernel does not take is copied here and must be flushed before the next frame goes out,
+//! so user space holds at most one frame per peer; the real send queue is the socket's send
+//! buffer, bounded by the kernel (back-pressure = `WouldBlock`).
 //! Receiving reads into a buffer of [`RX_CHUNK`] bytes (grown to hold one frame of up to the
 //! packet limit when a header announces it) and hands out complete frames as slices of it.
 
-use std::io::{self, ErrorKind, Read, Write};
+use std::io::{self, ErrorKind, IoSlice, Read, Write};
 use std::net::TcpStream;
 use std::ops::Range;
+use std::os::fd::AsRawFd;
+
+use nix::errno::Errno;
+use nix::sys::socket::{sendmsg, MsgFlags, SockaddrIn};
 
 use crate::frame::{parse_header, FrameError, Header, HEADER_LEN};
 
@@ -83,21 +89,29 @@ impl Conn {
 
     /// Sends `frame` (header and payload) after anything queued; keeps what the kernel refuses.
     pub fn send(&mut self, frame: &[u8]) -> io::Result<()> {
-        if !self.flush()? {
-            self.tx.extend_from_slice(frame);
-            return Ok(());
-        }
-        let mut sent = 0;
-        while sent < frame.len() {
-            match self.stream.write(&frame[sent..]) {
-                Ok(0) => return Err(ErrorKind::WriteZero.into()),
-                Ok(n) => sent += n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) => return Err(e),
+        self.send_parts(&mut [IoSlice::new(frame)])
+    }
+
+    /// Sends the concatenation of `parts` after anything queued, with one `sendmsg(2)` when the
+    /// kernel takes it all (the parts are not copied); keeps what the kernel refuses.
+    pub fn send_parts(&mut self, parts: &mut [IoSlice<'_>]) -> io::Result<()> {
+        let mut parts = parts;
+        if self.flush()? {
+            while !parts.is_empty() {
+                let flags = MsgFlags::MSG_NOSIGNAL;
+                let fd = self.stream.as_raw_fd();
+                match sendmsg::<SockaddrIn>(fd, parts, &[], flags, None) {
+                    Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                    Ok(n) => IoSlice::advance_slices(&mut parts, n),
+                    Err(Errno::EINTR) => {}
+                    Err(Errno::EAGAIN) => break,
+                    Err(e) => return Err(e.into()),
+                }
             }
         }
-        self.tx.extend_from_slice(&frame[sent..]);
+        for part in parts.iter() {
+            self.tx.extend_from_slice(part);
+        }
         Ok(())
     }
 

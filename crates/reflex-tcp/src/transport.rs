@@ -6,6 +6,10 @@
 //! at once). Every socket is non-blocking with `TCP_NODELAY` and registered, level-triggered, in
 //! one epoll set; [`Transport::poll`] asks epoll what is ready (`epoll_wait` with a zero
 //! timeout), reads once from each ready connection and delivers every complete frame in place.
+//! The connection that delivered last is "hot": polls read it directly and ask epoll only one
+//! time in [`EPOLL_EVERY`], so a rank that spins for its peer's answer pays one `recv` per poll
+//! and per message rather than `epoll_wait` plus `recv` (the shared-memory path's spinning,
+//! at the cost of noticing other peers, new connections and send room a few polls later).
 //! [`Transport::sleep`] is `epoll_wait` with the timeout: a peer's data wakes it, and since epoll
 //! is level-triggered nothing is lost by ignoring what it reports.
 //!
@@ -18,7 +22,7 @@
 //! job when a rank dies) and the first such send prints why.
 
 use std::collections::{HashMap, VecDeque};
-use std::io;
+use std::io::{self, IoSlice};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
@@ -33,8 +37,9 @@ use crate::conn::{Conn, ReadOutcome};
 use crate::frame::{encode_header, Hello, Kind, HEADER_LEN, HELLO_LEN};
 use crate::link::{judge_hello, LinkPhase, Verdict};
 
-/// Largest packet by default (the engine's eager limit and chunk size are clamped to it).
-pub const DEFAULT_MAX_PACKET: usize = 256 * 1024;
+/// Largest packet by default: 4 MiB (the engine clamps its TCP eager limit and chunk size to it;
+/// a receive buffer grows to the largest frame a peer actually sends).
+pub const DEFAULT_MAX_PACKET: usize = 4 << 20;
 /// Connections accepted but not yet identified by a hello, at most (the oldest is dropped).
 pub const MAX_UNIDENTIFIED: usize = 256;
 
@@ -43,6 +48,9 @@ const INCOMING: u64 = 1 << 40;
 const EVENTS: usize = 64;
 /// Connections accepted per poll at most (the rest wait for the next poll).
 const ACCEPT_BURST: usize = 64;
+/// While a peer is hot, epoll is asked on one poll in this many (the others read the hot
+/// connection only: one system call per poll, and per message, instead of two).
+const EPOLL_EVERY: u32 = 4;
 
 /// Settings of a [`TcpTransport`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +118,10 @@ pub struct TcpTransport {
     self_queue: VecDeque<Vec<u8>>,
     scratch: Vec<u8>,
     events: Vec<EpollEvent>,
+    /// The peer whose frames arrived last: `poll` reads its connection directly.
+    hot: Option<usize>,
+    /// Polls since epoll was last asked.
+    polls_without_epoll: u32,
     stats: TcpStats,
     listener: TcpListener,
     epoll: Epoll,
@@ -174,6 +186,8 @@ impl TcpTransport {
             self_queue: VecDeque::new(),
             scratch: vec![0; HEADER_LEN + params.max_packet],
             events: vec![EpollEvent::empty(); EVENTS],
+            hot: None,
+            polls_without_epoll: 0,
             stats: TcpStats::default(),
             listener,
             epoll,
@@ -562,11 +576,70 @@ impl TcpTransport {
             }
         }
     }
+    /// Whether a frame may go out to `dest` now: connected, with nothing left of the previous
+    /// frame (else `WouldBlock`, after starting to connect or reporting a break).
+    fn ready(&mut self, dest: usize) -> Result<(), WouldBlock> {
+        let flushed = match &mut self.links[dest] {
+            Link::Up(conn) => conn.flush(),
+            Link::Idle => {
+                self.connect(dest);
+                self.stats.would_block += 1;
+                return Err(WouldBlock);
+            }
+            Link::Connecting { .. } => {
+                self.stats.would_block += 1;
+                return Err(WouldBlock);
+            }
+            Link::Broken { .. } => {
+                self.report_broken(dest);
+                return Err(WouldBlock);
+            }
+        };
+        match flushed {
+            Ok(true) => {}
+            Ok(false) => {
+                self.stats.would_block += 1;
+                return Err(WouldBlock);
+            }
+            Err(e) => {
+                self.break_link(dest, format!("connection lost: {e}"));
+                self.report_broken(dest);
+                return Err(WouldBlock);
+            }
+        }
+        Ok(())
+    }
+
+    /// The connection to `dest` after [`TcpTransport::ready`] said yes.
+    fn up_conn(links: &mut [Link], dest: usize) -> &mut Conn {
+        match &mut links[dest] {
+            Link::Up(conn) => conn,
+            _ => unreachable!("the link to rank {dest} was up a moment ago"),
+        }
+    }
+
+    /// Books the outcome of handing a frame to the connection to `dest`: epoll watches for
+    /// room while a tail waits; an error breaks the link.
+    fn after_send(&mut self, dest: usize, sent: io::Result<()>) {
+        let Link::Up(conn) = &mut self.links[dest] else {
+            return;
+        };
+        match sent.and_then(|()| Self::watch_out(&self.epoll, conn, dest as u64)) {
+            Ok(()) if conn.tx_pending() => self.stats.partial_sends += 1,
+            Ok(()) => {}
+            Err(e) => self.break_link(dest, format!("connection lost: {e}")),
+        }
+    }
 }
 
 impl Transport for TcpTransport {
     fn max_packet(&self) -> usize {
         self.max_packet
+    }
+
+    /// Every peer but this rank itself is behind a socket.
+    fn is_stream(&self, dest: usize) -> bool {
+        dest != self.me
     }
 
     /// # Panics
@@ -589,45 +662,40 @@ impl Transport for TcpTransport {
             self.self_queue.push_back(packet);
             return Ok(());
         }
-        let conn = match &mut self.links[dest] {
-            Link::Up(conn) => conn,
-            Link::Idle => {
-                self.connect(dest);
-                self.stats.would_block += 1;
-                return Err(WouldBlock);
-            }
-            Link::Connecting { .. } => {
-                self.stats.would_block += 1;
-                return Err(WouldBlock);
-            }
-            Link::Broken { .. } => {
-                self.report_broken(dest);
-                return Err(WouldBlock);
-            }
-        };
-        match conn.flush() {
-            Ok(true) => {}
-            Ok(false) => {
-                self.stats.would_block += 1;
-                return Err(WouldBlock);
-            }
-            Err(e) => {
-                self.break_link(dest, format!("connection lost: {e}"));
-                self.report_broken(dest);
-                return Err(WouldBlock);
-            }
-        }
+        self.ready(dest)?;
+        let conn = Self::up_conn(&mut self.links, dest);
         let frame = &mut self.scratch[..HEADER_LEN + len];
         encode_header(frame, Kind::Data, len);
         fill(&mut frame[HEADER_LEN..]);
-        let sent = conn
-            .send(frame)
-            .and_then(|()| Self::watch_out(&self.epoll, conn, dest as u64));
-        match sent {
-            Ok(()) if conn.tx_pending() => self.stats.partial_sends += 1,
-            Ok(()) => {}
-            Err(e) => self.break_link(dest, format!("connection lost: {e}")),
+        let sent = conn.send(frame);
+        self.after_send(dest, sent);
+        Ok(())
+    }
+
+    /// # Panics
+    /// As [`Transport::try_send`].
+    fn try_send_parts(&mut self, dest: usize, head: &[u8], body: &[u8]) -> Result<(), WouldBlock> {
+        let len = head.len() + body.len();
+        assert!(
+            len <= self.max_packet,
+            "tcp: packet of {len} bytes exceeds {}",
+            self.max_packet
+        );
+        if dest == self.me {
+            self.self_queue.push_back([head, body].concat());
+            return Ok(());
         }
+        self.ready(dest)?;
+        let conn = Self::up_conn(&mut self.links, dest);
+        let mut header = [0u8; HEADER_LEN];
+        encode_header(&mut header, Kind::Data, len);
+        let mut parts = [
+            IoSlice::new(&header),
+            IoSlice::new(head),
+            IoSlice::new(body),
+        ];
+        let sent = conn.send_parts(&mut parts);
+        self.after_send(dest, sent);
         Ok(())
     }
 
@@ -637,6 +705,17 @@ impl Transport for TcpTransport {
             handler(self.me, &packet);
             delivered += 1;
         }
+        if let Some(peer) = self.hot {
+            delivered += self.receive(peer, &mut handler);
+            if !matches!(self.links[peer], Link::Up(_)) {
+                self.hot = None;
+            }
+            self.polls_without_epoll += 1;
+            if self.polls_without_epoll < EPOLL_EVERY {
+                return delivered;
+            }
+        }
+        self.polls_without_epoll = 0;
         let mut events = std::mem::take(&mut self.events);
         let ready = self
             .epoll
@@ -646,7 +725,13 @@ impl Transport for TcpTransport {
             match event.data() {
                 LISTENER => self.accept_new(),
                 token if token & INCOMING != 0 => self.identify(token),
-                peer => delivered += self.service_link(peer as usize, event.events(), &mut handler),
+                peer => {
+                    let got = self.service_link(peer as usize, event.events(), &mut handler);
+                    if got > 0 {
+                        self.hot = Some(peer as usize);
+                    }
+                    delivered += got;
+                }
             }
         }
         self.events = events;

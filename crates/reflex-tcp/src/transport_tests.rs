@@ -32,6 +32,17 @@ fn packet(src: usize, seq: u32, len: usize) -> Vec<u8> {
     p
 }
 
+/// Sends `p` to `peer`: packets with an even sequence number through `try_send`, odd ones
+/// gathered from two parts through `try_send_parts` (both paths, interleaved on one link).
+fn send_either(t: &mut TcpTransport, peer: usize, seq: u32, p: &[u8]) -> Result<(), WouldBlock> {
+    if seq % 2 == 0 {
+        t.try_send(peer, p.len(), |b| b.copy_from_slice(p))
+    } else {
+        let (head, body) = p.split_at(p.len() / 3);
+        t.try_send_parts(peer, head, body)
+    }
+}
+
 /// Received packets per source, checked for FIFO order and content.
 #[derive(Default)]
 struct Inbox {
@@ -71,10 +82,7 @@ fn exchange(
             let (me, peer) = (ends[side], ends[1 - side]);
             if (side == 0 || both) && sent[side] < count {
                 let p = packet(me, sent[side], len_of(sent[side]));
-                if ts[me]
-                    .try_send(peer, p.len(), |b| b.copy_from_slice(&p))
-                    .is_ok()
-                {
+                if send_either(&mut ts[me], peer, sent[side], &p).is_ok() {
                     sent[side] += 1;
                 }
             }
@@ -110,13 +118,27 @@ fn packets_of_every_size_arrive_intact() {
 }
 
 #[test]
+fn a_hot_peer_does_not_hide_new_connections_or_other_peers() {
+    let mut ts = job(3);
+    // Rank 0 now reads rank 1's connection directly on most polls...
+    exchange(&mut ts, 0, 1, 20, true, |_| 64);
+    // ...yet rank 2's connection is accepted and its packets arrive, interleaved with more of
+    // rank 1's.
+    exchange(&mut ts, 2, 0, 20, false, |_| 100);
+    exchange(&mut ts, 1, 0, 20, false, |_| 64);
+    exchange(&mut ts, 2, 0, 20, false, |_| 70_000);
+}
+
+#[test]
 fn self_sends_loop_back() {
     let mut ts = job(1);
     let p = packet(0, 0, 10);
+    let q = packet(0, 1, 30);
     ts[0].try_send(0, 10, |b| b.copy_from_slice(&p)).unwrap();
+    ts[0].try_send_parts(0, &q[..4], &q[4..]).unwrap();
     let mut got = Vec::new();
-    assert_eq!(ts[0].poll(|src, b| got.push((src, b.to_vec()))), 1);
-    assert_eq!(got, [(0, p)]);
+    assert_eq!(ts[0].poll(|src, b| got.push((src, b.to_vec()))), 2);
+    assert_eq!(got, [(0, p), (0, q)]);
 }
 
 #[test]
@@ -129,7 +151,7 @@ fn back_pressure_is_would_block_and_nothing_is_lost() {
     // The receiver does not poll: the kernel buffers fill up and the sender is refused.
     for _ in 0..100_000 {
         let p = packet(0, sent + 1, len);
-        match ts[0].try_send(1, len, |b| b.copy_from_slice(&p)) {
+        match send_either(&mut ts[0], 1, sent + 1, &p) {
             Ok(()) => sent += 1,
             Err(WouldBlock) => {
                 refused = true;
@@ -192,7 +214,7 @@ fn all_to_all_across_threads() {
                     for (peer, s) in sent.iter_mut().enumerate() {
                         if *s < COUNT {
                             let p = packet(me, *s, 100 + (*s as usize % 7) * 1000);
-                            if t.try_send(peer, p.len(), |b| b.copy_from_slice(&p)).is_ok() {
+                            if send_either(&mut t, peer, *s, &p).is_ok() {
                                 *s += 1;
                                 moved += 1;
                             }
