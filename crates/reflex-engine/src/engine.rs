@@ -167,11 +167,11 @@ impl<T: Transport> Engine<T> {
     /// Advances every operation once; returns how many events happened.
     pub fn progress(&mut self) -> usize {
         let mut events = self.drain_loopback();
-        let core = &mut self.core;
-        let world_of = &self.world_of_index;
-        events += self
-            .fabric
-            .poll(|src, bytes| core.on_packet(world_of[src], bytes));
+        let mut arrivals = crate::placement::Arrivals {
+            core: &mut self.core,
+            world_of: &self.world_of_index,
+        };
+        events += self.fabric.poll_into(&mut arrivals);
         if self.core.outbox_len > 0 {
             events += self.flush_outbox();
         }

@@ -9,7 +9,7 @@
 
 use crate::error::{ErrorClass, MpiError, Result};
 use reflex_base::config::Config;
-use reflex_base::transport::{copy_parts, Transport, WouldBlock};
+use reflex_base::transport::{copy_parts, Sink, Transport, WouldBlock};
 use reflex_pmi::client::PmiClient;
 use reflex_shm::{ShmParams, ShmSegment, ShmTransport};
 use reflex_tcp::{TcpParams, TcpTransport};
@@ -161,6 +161,26 @@ impl Transport for Fabric {
                 }
             }
             Fabric::Alone => 0,
+        }
+    }
+
+    #[inline]
+    fn poll_into<S: Sink>(&mut self, sink: &mut S) -> usize {
+        match self {
+            Fabric::Tcp(t) => t.poll_into(sink),
+            Fabric::Mixed(m) => {
+                let world = &m.world_of_local;
+                let local = m
+                    .shm
+                    .poll(|src, bytes: &[u8]| sink.packet(world[src], bytes));
+                m.polls = m.polls.wrapping_add(1);
+                if local == 0 || m.polls % TCP_POLL_EVERY == 0 {
+                    local + m.tcp.poll_into(sink)
+                } else {
+                    local
+                }
+            }
+            _ => self.poll(|src, bytes: &[u8]| sink.packet(src, bytes)),
         }
     }
 

@@ -29,6 +29,7 @@ pub mod op;
 pub mod p2p;
 pub mod packet;
 mod path;
+mod placement;
 pub mod request;
 pub mod rma;
 mod single_copy;

@@ -18,7 +18,9 @@ use std::os::fd::AsRawFd;
 use nix::errno::Errno;
 use nix::sys::socket::{sendmsg, MsgFlags, SockaddrIn};
 
-use crate::frame::{parse_header, FrameError, Header, HEADER_LEN};
+use reflex_base::transport::{PLACE_HEAD, PLACE_MIN};
+
+use crate::frame::{parse_header, FrameError, Header, Kind, HEADER_LEN};
 
 /// Initial receive buffer: enough for many small frames per `read(2)`.
 pub const RX_CHUNK: usize = 64 * 1024;
@@ -45,6 +47,38 @@ pub struct Conn {
     tx_off: usize,
     /// Whether epoll currently watches this connection for writability.
     pub watching_out: bool,
+    /// The frame being landed in the sink's buffer, if any (`crate::place`).
+    pub placing: Option<Placing>,
+    /// The sink declined to place the frame at the head of the buffer: buffer it whole.
+    pub declined: bool,
+}
+
+/// A large frame whose payload is read straight into the sink's buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct Placing {
+    /// Packet bytes in all.
+    pub len: usize,
+    /// Packet bytes landed so far.
+    pub at: usize,
+    head: [u8; PLACE_HEAD],
+}
+
+impl Placing {
+    /// A packet of `len` bytes that begins with `first` (at least `PLACE_HEAD` bytes of it).
+    pub fn new(first: &[u8], len: usize) -> Self {
+        let mut head = [0u8; PLACE_HEAD];
+        head.copy_from_slice(&first[..PLACE_HEAD]);
+        Self {
+            len,
+            at: first.len(),
+            head,
+        }
+    }
+
+    /// The packet's first bytes, which name it to the sink.
+    pub fn head(&self) -> &[u8] {
+        &self.head
+    }
 }
 
 impl Conn {
@@ -58,6 +92,8 @@ impl Conn {
             tx: Vec::new(),
             tx_off: 0,
             watching_out: false,
+            placing: None,
+            declined: false,
         }
     }
 
@@ -119,8 +155,14 @@ impl Conn {
     pub fn read(&mut self, max_data: usize) -> io::Result<ReadOutcome> {
         let need = self.bytes_wanted(max_data);
         self.make_room(need);
+        // A frame that may be placed is read only up to a chunk: the rest should land in place.
+        let end = if self.may_place(max_data) {
+            self.rx.len().min(self.rx_end + RX_CHUNK)
+        } else {
+            self.rx.len()
+        };
         loop {
-            match self.stream.read(&mut self.rx[self.rx_end..]) {
+            match self.stream.read(&mut self.rx[self.rx_end..end]) {
                 Ok(0) => return Ok(ReadOutcome::Eof),
                 Ok(n) => {
                     self.rx_end += n;
@@ -151,6 +193,44 @@ impl Conn {
         Ok(Some((header, from..from + header.len)))
     }
 
+    /// The header and buffered payload bytes of an incomplete frame at the head of the buffer.
+    pub fn partial_frame(&self, max_data: usize) -> Option<(Header, &[u8])> {
+        let buffered = &self.rx[self.rx_start..self.rx_end];
+        let header = parse_header(buffered.first_chunk::<HEADER_LEN>()?, max_data).ok()?;
+        let payload = &buffered[HEADER_LEN..];
+        (payload.len() < header.len).then_some((header, payload))
+    }
+
+    /// Whether the next frame might be placed: its header is not in yet, or it is a large
+    /// DATA frame that the sink has not declined.
+    fn may_place(&self, max_data: usize) -> bool {
+        let buffered = &self.rx[self.rx_start..self.rx_end];
+        match buffered.first_chunk::<HEADER_LEN>() {
+            None => true,
+            Some(h) => parse_header(h, max_data)
+                .is_ok_and(|h| h.kind == Kind::Data && h.len >= PLACE_MIN && !self.declined),
+        }
+    }
+
+    /// Forgets the buffered bytes (the sink took them).
+    pub fn drop_buffered(&mut self) {
+        self.rx_start = 0;
+        self.rx_end = 0;
+    }
+
+    /// Reads once into `dst` (the sink's buffer), bypassing the receive buffer.
+    pub fn read_into(&mut self, dst: &mut [u8]) -> io::Result<ReadOutcome> {
+        loop {
+            match self.stream.read(dst) {
+                Ok(0) => return Ok(ReadOutcome::Eof),
+                Ok(n) => return Ok(ReadOutcome::Data(n)),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(ReadOutcome::Empty),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// The bytes of a payload range from [`Conn::next_frame`].
     pub fn payload(&self, range: Range<usize>) -> &[u8] {
         &self.rx[range]
@@ -158,6 +238,7 @@ impl Conn {
 
     /// Drops the frame whose payload is `range` from the buffer.
     pub fn consume(&mut self, range: Range<usize>) {
+        self.declined = false;
         self.rx_start = range.end;
         if self.rx_start == self.rx_end {
             self.rx_start = 0;
@@ -167,7 +248,7 @@ impl Conn {
 
     /// Whether bytes of an incomplete frame are buffered (a close now would cut a frame).
     pub fn has_partial(&self) -> bool {
-        self.rx_end > self.rx_start
+        self.rx_end > self.rx_start || self.placing.is_some()
     }
 
     /// Bytes the buffer must be able to hold: the current frame if its header is in, else a

@@ -30,7 +30,7 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::socket::{connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
-use reflex_base::transport::{Transport, WouldBlock};
+use reflex_base::transport::{Sink, Transport, WouldBlock};
 
 use crate::card::{local_addrs, Card, CardError, IfAddr};
 use crate::conn::{Conn, ReadOutcome};
@@ -85,7 +85,7 @@ pub struct TcpStats {
 }
 
 #[derive(Debug)]
-enum Link {
+pub(crate) enum Link {
     Idle,
     Connecting { conn: Conn, connected: bool },
     Up(Conn),
@@ -106,13 +106,13 @@ impl Link {
 /// The TCP transport of one rank (see the module documentation).
 #[derive(Debug)]
 pub struct TcpTransport {
-    me: usize,
-    max_packet: usize,
+    pub(crate) me: usize,
+    pub(crate) max_packet: usize,
     cookie: u64,
     card: Card,
     my_addrs: Vec<IfAddr>,
     cards: Vec<Option<Card>>,
-    links: Vec<Link>,
+    pub(crate) links: Vec<Link>,
     unidentified: HashMap<u64, Conn>,
     next_incoming: u64,
     self_queue: VecDeque<Vec<u8>>,
@@ -291,7 +291,7 @@ impl TcpTransport {
     }
 
     /// Marks the link to `peer` broken (closing its connection); `loud` prints the reason now.
-    fn break_link(&mut self, peer: usize, reason: String) {
+    pub(crate) fn break_link(&mut self, peer: usize, reason: String) {
         let old = std::mem::replace(
             &mut self.links[peer],
             Link::Broken {
@@ -445,12 +445,7 @@ impl TcpTransport {
     }
 
     /// Handles readiness of the link to `peer`; returns the packets delivered.
-    fn service_link<H: FnMut(usize, &[u8])>(
-        &mut self,
-        peer: usize,
-        flags: EpollFlags,
-        handler: &mut H,
-    ) -> usize {
+    fn service_link<S: Sink>(&mut self, peer: usize, flags: EpollFlags, sink: &mut S) -> usize {
         let writable =
             flags.intersects(EpollFlags::EPOLLOUT | EpollFlags::EPOLLERR | EpollFlags::EPOLLHUP);
         let readable =
@@ -490,13 +485,14 @@ impl TcpTransport {
         if !readable {
             return 0;
         }
-        self.receive(peer, handler)
+        self.receive(peer, sink)
     }
 
     /// Reads once from the link to `peer` and processes every complete frame.
-    fn receive<H: FnMut(usize, &[u8])>(&mut self, peer: usize, handler: &mut H) -> usize {
+    fn receive<S: Sink>(&mut self, peer: usize, sink: &mut S) -> usize {
         let max = self.max_packet;
         let outcome = match &mut self.links[peer] {
+            Link::Up(conn) if conn.placing.is_some() => return self.land(peer, sink),
             Link::Connecting {
                 conn,
                 connected: true,
@@ -504,7 +500,7 @@ impl TcpTransport {
             | Link::Up(conn) => conn.read(max),
             _ => return 0,
         };
-        let delivered = self.process_frames(peer, handler);
+        let delivered = self.process_frames(peer, sink);
         match outcome {
             Ok(ReadOutcome::Data(_) | ReadOutcome::Empty) => {}
             Ok(ReadOutcome::Eof) => {
@@ -524,7 +520,7 @@ impl TcpTransport {
     }
 
     /// Delivers the complete frames buffered on the link to `peer`.
-    fn process_frames<H: FnMut(usize, &[u8])>(&mut self, peer: usize, handler: &mut H) -> usize {
+    fn process_frames<S: Sink>(&mut self, peer: usize, sink: &mut S) -> usize {
         let max = self.max_packet;
         let mut delivered = 0;
         loop {
@@ -535,6 +531,7 @@ impl TcpTransport {
             };
             let (header, range) = match conn.next_frame(max) {
                 Ok(Some(frame)) => frame,
+                Ok(None) if up => return delivered + self.start_placing(peer, sink),
                 Ok(None) => return delivered,
                 Err(e) => {
                     let reason = format!("rank {peer} sent a malformed frame ({e}); disconnected");
@@ -545,7 +542,7 @@ impl TcpTransport {
             };
             match (up, header.kind) {
                 (true, Kind::Data) => {
-                    handler(peer, conn.payload(range.clone()));
+                    sink.packet(peer, conn.payload(range.clone()));
                     conn.consume(range);
                     delivered += 1;
                 }
@@ -700,13 +697,17 @@ impl Transport for TcpTransport {
     }
 
     fn poll<H: FnMut(usize, &[u8])>(&mut self, mut handler: H) -> usize {
+        self.poll_into(&mut handler)
+    }
+
+    fn poll_into<S: Sink>(&mut self, sink: &mut S) -> usize {
         let mut delivered = 0;
         while let Some(packet) = self.self_queue.pop_front() {
-            handler(self.me, &packet);
+            sink.packet(self.me, &packet);
             delivered += 1;
         }
         if let Some(peer) = self.hot {
-            delivered += self.receive(peer, &mut handler);
+            delivered += self.receive(peer, sink);
             if !matches!(self.links[peer], Link::Up(_)) {
                 self.hot = None;
             }
@@ -726,7 +727,7 @@ impl Transport for TcpTransport {
                 LISTENER => self.accept_new(),
                 token if token & INCOMING != 0 => self.identify(token),
                 peer => {
-                    let got = self.service_link(peer as usize, event.events(), &mut handler);
+                    let got = self.service_link(peer as usize, event.events(), sink);
                     if got > 0 {
                         self.hot = Some(peer as usize);
                     }

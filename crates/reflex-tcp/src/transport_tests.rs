@@ -2,6 +2,7 @@
 //! plus hostile peers. Loops are bounded by iteration counts, never by time.
 
 use super::*;
+use reflex_base::transport::{PLACE_HEAD, PLACE_MIN};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
@@ -127,6 +128,76 @@ fn a_hot_peer_does_not_hide_new_connections_or_other_peers() {
     exchange(&mut ts, 2, 0, 20, false, |_| 100);
     exchange(&mut ts, 1, 0, 20, false, |_| 64);
     exchange(&mut ts, 2, 0, 20, false, |_| 70_000);
+}
+
+/// A sink that places every packet it is offered in a buffer of its own (checking the offers
+/// follow the `Sink` contract), and collects whole packets and placed ones alike.
+#[derive(Default)]
+struct PlacingSink {
+    building: Option<Vec<u8>>,
+    placed: usize,
+    got: Vec<(usize, Vec<u8>)>,
+}
+
+impl Sink for PlacingSink {
+    fn packet(&mut self, src: usize, bytes: &[u8]) {
+        assert!(
+            self.building.is_none(),
+            "a whole packet inside a placed one"
+        );
+        self.got.push((src, bytes.to_vec()));
+    }
+
+    fn place(&mut self, _: usize, head: &[u8], len: usize, at: usize) -> Option<&mut [u8]> {
+        assert!(
+            head.len() > PLACE_HEAD.min(len) || at > head.len(),
+            "offer too short"
+        );
+        let buf = self.building.get_or_insert_with(|| vec![0; len]);
+        assert_eq!(buf.len(), len, "another packet while one is being placed");
+        if at == head.len() {
+            buf[..at].copy_from_slice(head);
+        } else {
+            assert_eq!(&buf[..head.len()], head, "the kept head changed");
+        }
+        Some(&mut buf[at..])
+    }
+
+    fn placed(&mut self, src: usize, head: &[u8], len: usize) {
+        let buf = self.building.take().expect("placed without a place");
+        assert_eq!((buf.len(), &buf[..head.len()]), (len, head));
+        self.placed += 1;
+        self.got.push((src, buf));
+    }
+}
+
+#[test]
+fn large_packets_land_in_the_sinks_buffer_in_order() {
+    let mut ts = job(2);
+    exchange(&mut ts, 0, 1, 1, false, |_| 64); // connect
+    let len_of = |seq: u32| [PLACE_MIN, 40, 3 << 20, PLACE_MIN - 1, 300_000][seq as usize % 5];
+    let count = 15;
+    let mut sink = PlacingSink::default();
+    let mut sent = 0;
+    for _ in 0..MAX_ROUNDS {
+        if sent < count {
+            let p = packet(0, sent, len_of(sent));
+            if send_either(&mut ts[0], 1, sent, &p).is_ok() {
+                sent += 1;
+            }
+        }
+        ts[0].poll(|_, _| {});
+        ts[1].poll_into(&mut sink);
+        if sink.got.len() == count as usize {
+            break;
+        }
+    }
+    let mut inbox = Inbox::default();
+    for (src, bytes) in &sink.got {
+        inbox.take(*src, bytes, len_of);
+    }
+    assert_eq!(inbox.next, [count]);
+    assert!(sink.placed > 0, "no packet was placed");
 }
 
 #[test]
