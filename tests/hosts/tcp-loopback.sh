@@ -6,7 +6,8 @@
 # (-T 0.01), so that the quiet moments of a shared machine show through; as root the runs get
 # `nice -n $NICE` (default -15), the same for every implementation. Ratios matter, not times.
 #
-# Extra Reflex cases compare settings in the same rounds: EXTRA="name:VAR=val,VAR=val ...".
+# Extra Reflex cases compare settings in the same rounds: EXTRA="name:VAR=val,VAR=val ...";
+# BEFORE=<install prefix of another Reflex build> adds that build as case reflex-before.
 # Usage: MPI_LIB_DIR=install/lib tests/hosts/tcp-loopback.sh [BIN_DIR]   (ROUNDS=5, REPS=15)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,22 +31,24 @@ run_case() { # name command...
         echo "  ($name failed: $(tail -1 "$T/err.$name"))" >&2
 }
 
-reflex() { # name [VAR=val ...]
-    local name=$1; shift
-    run_case "$name" env "$@" LD_LIBRARY_PATH="$MPI_LIB_DIR" "$BIN/mpiexec" -genv REFLEX_TCP_LOCAL 1 \
+reflex() { # name lib_dir mpiexec [VAR=val ...]
+    local name=$1 lib=$2 launcher=$3; shift 3
+    run_case "$name" env "$@" LD_LIBRARY_PATH="$lib" "$launcher" -genv REFLEX_TCP_LOCAL 1 \
         -n 2 "$PIN" "$T/pt2pt.mpich" "${ARGS[@]}"
 }
 
 CASES=(reflex)
+[ -n "${BEFORE:-}" ] && CASES+=(reflex-before)
 for extra in ${EXTRA:-}; do CASES+=("${extra%%:*}"); done
 CASES+=(mpich)
 [ $HAVE_OMPI = 1 ] && CASES+=(openmpi)
 for round in $(seq 1 "$ROUNDS"); do
     echo "round $round of $ROUNDS" >&2
-    reflex reflex
+    reflex reflex "$MPI_LIB_DIR" "$BIN/mpiexec"
+    [ -n "${BEFORE:-}" ] && reflex reflex-before "$BEFORE/lib" "$BEFORE/bin/mpiexec"
     for extra in ${EXTRA:-}; do
         vars=${extra#*:}
-        reflex "${extra%%:*}" ${vars//,/ }
+        reflex "${extra%%:*}" "$MPI_LIB_DIR" "$BIN/mpiexec" ${vars//,/ }
     done
     run_case mpich env UCX_TLS=tcp,self mpiexec.mpich -n 2 "$PIN" "$T/pt2pt.mpich" "${ARGS[@]}"
     [ $HAVE_OMPI = 1 ] && run_case openmpi mpirun.openmpi --allow-run-as-root --bind-to none \
