@@ -147,21 +147,7 @@ impl Transport for Fabric {
 
     #[inline]
     fn poll<H: FnMut(usize, &[u8])>(&mut self, mut handler: H) -> usize {
-        match self {
-            Fabric::Shm(t) => t.poll(handler),
-            Fabric::Tcp(t) => t.poll(handler),
-            Fabric::Mixed(m) => {
-                let world = &m.world_of_local;
-                let local = m.shm.poll(|src, bytes| handler(world[src], bytes));
-                m.polls = m.polls.wrapping_add(1);
-                if local == 0 || m.polls % TCP_POLL_EVERY == 0 {
-                    local + m.tcp.poll(handler)
-                } else {
-                    local
-                }
-            }
-            Fabric::Alone => 0,
-        }
+        self.poll_into(&mut handler)
     }
 
     #[inline]
@@ -180,7 +166,8 @@ impl Transport for Fabric {
                     local
                 }
             }
-            _ => self.poll(|src, bytes: &[u8]| sink.packet(src, bytes)),
+            Fabric::Shm(t) => t.poll(|src, bytes: &[u8]| sink.packet(src, bytes)),
+            Fabric::Alone => 0,
         }
     }
 
