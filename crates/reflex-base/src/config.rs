@@ -348,7 +348,7 @@ settings! {
     eager_limit: ByteSize = ByteSize::kib(16), "REFLEX_EAGER_LIMIT", "largest message sent eagerly through shared-memory cells; larger messages use rendezvous";
     shm_ring_bytes: ByteSize = ByteSize::kib(64), "REFLEX_SHM_RING_BYTES", "size of each per-pair shared-memory ring";
     single_copy: SingleCopy = SingleCopy::Auto, "REFLEX_SINGLE_COPY", "large-message copy: auto, cma (process_vm_readv) or off (pipelined copy through the rings)";
-    pipeline_chunk: ByteSize = ByteSize::kib(16), "REFLEX_PIPELINE_CHUNK", "chunk size of the pipelined large-message copy";
+    pipeline_chunk: ByteSize = ByteSize::kib(16), "REFLEX_PIPELINE_CHUNK", "chunk size of the pipelined large-message copy through shared memory";
     direct_send: Switch = Switch::On, "REFLEX_DIRECT_SEND", "on: a non-contiguous datatype is gathered straight into shared-memory cells; off: packed into a temporary buffer first (VIRTUS experiments)";
     direct_recv: Switch = Switch::On, "REFLEX_DIRECT_RECV", "on: a non-contiguous receive is scattered straight from the cells; off: received into a temporary buffer and unpacked at completion";
     iov_min_block: ByteSize = ByteSize::kib(16), "REFLEX_IOV_MIN_BLOCK", "smallest average block of a non-contiguous large message read in place by process_vm_readv over iovecs (the kernel pins pages per remote block); smaller blocks are streamed through the cells";
@@ -366,6 +366,8 @@ settings! {
     spin_polls: u32 = 1000, "REFLEX_SPIN_POLLS", "empty polls before a waiting rank yields the CPU";
     yield_polls: u32 = 100, "REFLEX_YIELD_POLLS", "sched_yield rounds before sleeping on the futex doorbell";
     sleep_us: u32 = 1000, "REFLEX_SLEEP_US", "longest single futex sleep, in microseconds";
+    tcp_eager_limit: ByteSize = ByteSize::kib(64), "REFLEX_TCP_EAGER_LIMIT", "largest message sent eagerly to a rank reached over TCP; larger messages use rendezvous";
+    tcp_chunk: ByteSize = ByteSize::kib(512), "REFLEX_TCP_CHUNK", "chunk size of a large message streamed to a rank reached over TCP (one frame, one sendmsg each)";
     tcp_local: u32 = 0, "REFLEX_TCP_LOCAL", "1: ranks on the same node also talk over TCP instead of shared memory (tests, benchmarks); 0: shared memory";
     log: LogLevel = LogLevel::Warn, "REFLEX_LOG", "least severe log message printed: error, warn, info or debug";
     cc: String = "cc".to_owned(), "REFLEX_CC", "C compiler used by mpicc (MPICH_CC, when set, wins)";

@@ -360,21 +360,25 @@ impl Core {
     }
 
     fn on_data(&mut self, rreq: u32, offset: u64, payload: &[u8]) {
+        match streaming_recv(&mut self.requests, rreq) {
+            Ok(recv) => {
+                recv.buf.unpack(offset as usize, payload, &mut self.stats);
+            }
+            Err(e) => return self.record_fatal(e),
+        }
+        self.count_data(rreq, payload.len());
+    }
+
+    /// Books `n` more bytes received by streaming receive `rreq`; completes it at the end.
+    pub(crate) fn count_data(&mut self, rreq: u32, n: usize) {
         let id = RequestId(rreq);
         let Some(recv) = self.requests.recv_mut(id) else {
-            return self.record_fatal(MpiError::new(
-                ErrorClass::Intern,
-                format!("data for unknown receive {rreq}"),
-            ));
+            return;
         };
         let RecvPhase::Streaming { received, expected } = recv.phase else {
-            return self.record_fatal(MpiError::new(
-                ErrorClass::Intern,
-                format!("data for receive {rreq} not streaming"),
-            ));
+            return;
         };
-        recv.buf.unpack(offset as usize, payload, &mut self.stats);
-        let received = received + payload.len();
+        let received = received + n;
         if received < expected {
             recv.phase = RecvPhase::Streaming { received, expected };
             return;
@@ -517,4 +521,24 @@ impl Core {
             None => self.requests.insert(Request::new(op)),
         }
     }
+}
+
+/// The receive that DATA for `rreq` belongs to (it must be streaming).
+pub(crate) fn streaming_recv(
+    requests: &mut crate::request::Requests,
+    rreq: u32,
+) -> Result<&mut crate::request::RecvOp, MpiError> {
+    let Some(recv) = requests.recv_mut(RequestId(rreq)) else {
+        return Err(MpiError::new(
+            ErrorClass::Intern,
+            format!("data for unknown receive {rreq}"),
+        ));
+    };
+    if !matches!(recv.phase, RecvPhase::Streaming { .. }) {
+        return Err(MpiError::new(
+            ErrorClass::Intern,
+            format!("data for receive {rreq} not streaming"),
+        ));
+    }
+    Ok(recv)
 }

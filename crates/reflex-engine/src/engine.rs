@@ -22,6 +22,10 @@ pub struct Tuning {
     pub eager_limit: usize,
     /// Chunk size of a streamed rendezvous.
     pub chunk: usize,
+    /// Largest message sent eagerly to a peer behind a byte stream (TCP).
+    pub stream_eager_limit: usize,
+    /// Chunk size of a streamed rendezvous to a peer behind a byte stream.
+    pub stream_chunk: usize,
     /// Empty polls before yielding.
     pub spin_polls: u32,
     /// Yields before sleeping on the doorbell.
@@ -43,6 +47,8 @@ impl Default for Tuning {
         Self {
             eager_limit: 16 << 10,
             chunk: 16 << 10,
+            stream_eager_limit: 64 << 10,
+            stream_chunk: 512 << 10,
             spin_polls: 1000,
             yield_polls: 100,
             sleep: Duration::from_millis(1),
@@ -66,6 +72,8 @@ pub struct Engine<T: Transport> {
     pub(crate) route: Vec<usize>,
     /// World rank of each transport index (the inverse of `route`).
     pub(crate) world_of_index: Vec<usize>,
+    /// Eager limit and chunk size towards each world rank.
+    pub(crate) paths: crate::path::PathLimits,
     pub(crate) messages: crate::p2p::Messages,
     /// Collective schedules in progress.
     pub(crate) colls: Vec<crate::request::RequestId>,
@@ -95,8 +103,10 @@ impl<T: Transport> Engine<T> {
         for (world, &index) in route.iter().enumerate() {
             world_of_index[index] = world;
         }
+        let paths = crate::path::PathLimits::new(&fabric, me, &route, &tuning);
         let mut engine = Self {
             world_of_index,
+            paths,
             fabric,
             core: Core::new(me, nranks, single_copy, tuning.iov_min),
             comms: Comms::default(),
@@ -157,11 +167,11 @@ impl<T: Transport> Engine<T> {
     /// Advances every operation once; returns how many events happened.
     pub fn progress(&mut self) -> usize {
         let mut events = self.drain_loopback();
-        let core = &mut self.core;
-        let world_of = &self.world_of_index;
-        events += self
-            .fabric
-            .poll(|src, bytes| core.on_packet(world_of[src], bytes));
+        let mut arrivals = crate::placement::Arrivals {
+            core: &mut self.core,
+            world_of: &self.world_of_index,
+        };
+        events += self.fabric.poll_into(&mut arrivals);
         if self.core.outbox_len > 0 {
             events += self.flush_outbox();
         }
@@ -287,8 +297,7 @@ impl<T: Transport> Engine<T> {
         let mut ctx = EmitCtx {
             requests: &mut self.core.requests,
             stats: &mut self.core.stats,
-            eager_limit: self.tuning.eager_limit,
-            chunk: self.tuning.chunk,
+            limits: self.paths.of(dest),
             pid: self.core.pid,
         };
         let outcome = match item {
@@ -340,8 +349,7 @@ impl<T: Transport> Wire<'_, T> {
 struct EmitCtx<'a> {
     requests: &'a mut crate::request::Requests,
     stats: &'a mut crate::msgbuf::CopyStats,
-    eager_limit: usize,
-    chunk: usize,
+    limits: crate::path::Limits,
     pid: u32,
 }
 
@@ -358,12 +366,23 @@ fn emit_first_packet<T: Transport>(
     let mut env: Envelope = send.env;
     env.sreq = id.0;
     let len = send.buf.len();
-    if len <= ctx.eager_limit {
-        let stats = &mut *ctx.stats;
-        wire.send(dest, packet::EAGER_HEADER + len, |b| {
-            packet::encode_eager_header(b, &env);
-            send.buf.pack(0, &mut b[packet::EAGER_HEADER..], stats);
-        })?;
+    if len <= ctx.limits.eager {
+        if dest == wire.me {
+            wire.send(dest, packet::EAGER_HEADER + len, |b| {
+                packet::encode_eager_header(b, &env);
+                send.buf.pack(0, &mut b[packet::EAGER_HEADER..], ctx.stats);
+            })?;
+        } else {
+            let gather = ctx.limits.gather;
+            try_send_eager(
+                wire.fabric,
+                wire.index,
+                gather,
+                &env,
+                &mut send.buf,
+                ctx.stats,
+            )?;
+        }
         if env.flags & packet::FLAG_SYNC != 0 {
             send.phase = SendPhase::AwaitAck;
             return Ok(None);
@@ -431,12 +450,21 @@ fn emit_chunks<T: Transport>(
     let total = send.buf.len();
     let rreq = send.peer_req;
     while next < total {
-        let n = ctx.chunk.min(total - next);
+        let n = ctx.limits.chunk.min(total - next);
         let stats = &mut *ctx.stats;
-        let result = wire.send(dest, packet::DATA_HEADER + n, |b| {
-            packet::encode_data_header(b, rreq, next as u64);
-            send.buf.pack(next, &mut b[packet::DATA_HEADER..], stats);
-        });
+        let direct = send.buf.contiguous().filter(|_| ctx.limits.gather);
+        let result = match direct {
+            Some(bytes) if dest != wire.me => {
+                let mut head = [0u8; packet::DATA_HEADER];
+                packet::encode_data_header(&mut head, rreq, next as u64);
+                wire.fabric
+                    .try_send_parts(wire.index, &head, &bytes[next..next + n])
+            }
+            _ => wire.send(dest, packet::DATA_HEADER + n, |b| {
+                packet::encode_data_header(b, rreq, next as u64);
+                send.buf.pack(next, &mut b[packet::DATA_HEADER..], stats);
+            }),
+        };
         if result.is_err() {
             send.phase = SendPhase::Streaming { next };
             return Err(WouldBlock);
@@ -444,4 +472,26 @@ fn emit_chunks<T: Transport>(
         next += n;
     }
     Ok(Some(id))
+}
+
+/// Sends an eager packet (header and the whole message) to transport index `index`: gathered
+/// from the user's buffer when `gather` holds and the buffer is contiguous (no copy here), else
+/// packed into the transport.
+pub(crate) fn try_send_eager<T: Transport>(
+    fabric: &mut T,
+    index: usize,
+    gather: bool,
+    env: &Envelope,
+    buf: &mut OutBuf,
+    stats: &mut crate::msgbuf::CopyStats,
+) -> std::result::Result<(), WouldBlock> {
+    if let Some(body) = buf.contiguous().filter(|_| gather) {
+        let mut head = [0u8; packet::EAGER_HEADER];
+        packet::encode_eager_header(&mut head, env);
+        return fabric.try_send_parts(index, &head, body);
+    }
+    fabric.try_send(index, packet::EAGER_HEADER + buf.len(), |b| {
+        packet::encode_eager_header(b, env);
+        buf.pack(0, &mut b[packet::EAGER_HEADER..], stats);
+    })
 }

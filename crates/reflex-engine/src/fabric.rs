@@ -9,7 +9,7 @@
 
 use crate::error::{ErrorClass, MpiError, Result};
 use reflex_base::config::Config;
-use reflex_base::transport::{Transport, WouldBlock};
+use reflex_base::transport::{copy_parts, Sink, Transport, WouldBlock};
 use reflex_pmi::client::PmiClient;
 use reflex_shm::{ShmParams, ShmSegment, ShmTransport};
 use reflex_tcp::{TcpParams, TcpTransport};
@@ -96,6 +96,37 @@ impl Transport for Fabric {
         }
     }
 
+    fn max_packet_to(&self, dest: usize) -> usize {
+        match self {
+            Fabric::Mixed(m) if m.local_index[dest] == NOT_LOCAL => m.tcp.max_packet(),
+            _ => self.max_packet(),
+        }
+    }
+
+    fn is_stream(&self, dest: usize) -> bool {
+        match self {
+            Fabric::Tcp(t) => t.is_stream(dest),
+            Fabric::Mixed(m) => m.local_index[dest] == NOT_LOCAL,
+            Fabric::Shm(_) | Fabric::Alone => false,
+        }
+    }
+
+    #[inline]
+    fn try_send_parts(
+        &mut self,
+        dest: usize,
+        head: &[u8],
+        body: &[u8],
+    ) -> std::result::Result<(), WouldBlock> {
+        match self {
+            Fabric::Tcp(t) => t.try_send_parts(dest, head, body),
+            Fabric::Mixed(m) if m.local_index[dest] == NOT_LOCAL => {
+                m.tcp.try_send_parts(dest, head, body)
+            }
+            _ => self.try_send(dest, head.len() + body.len(), |b| copy_parts(b, head, body)),
+        }
+    }
+
     #[inline]
     fn try_send<F: FnOnce(&mut [u8])>(
         &mut self,
@@ -116,19 +147,26 @@ impl Transport for Fabric {
 
     #[inline]
     fn poll<H: FnMut(usize, &[u8])>(&mut self, mut handler: H) -> usize {
+        self.poll_into(&mut handler)
+    }
+
+    #[inline]
+    fn poll_into<S: Sink>(&mut self, sink: &mut S) -> usize {
         match self {
-            Fabric::Shm(t) => t.poll(handler),
-            Fabric::Tcp(t) => t.poll(handler),
+            Fabric::Tcp(t) => t.poll_into(sink),
             Fabric::Mixed(m) => {
                 let world = &m.world_of_local;
-                let local = m.shm.poll(|src, bytes| handler(world[src], bytes));
+                let local = m
+                    .shm
+                    .poll(|src, bytes: &[u8]| sink.packet(world[src], bytes));
                 m.polls = m.polls.wrapping_add(1);
                 if local == 0 || m.polls % TCP_POLL_EVERY == 0 {
-                    local + m.tcp.poll(handler)
+                    local + m.tcp.poll_into(sink)
                 } else {
                     local
                 }
             }
+            Fabric::Shm(t) => t.poll(|src, bytes: &[u8]| sink.packet(src, bytes)),
             Fabric::Alone => 0,
         }
     }

@@ -28,6 +28,8 @@ pub mod msgbuf;
 pub mod op;
 pub mod p2p;
 pub mod packet;
+mod path;
+mod placement;
 pub mod request;
 pub mod rma;
 mod single_copy;

@@ -205,6 +205,15 @@ impl InBuf {
         }
     }
 
+    /// The packed bytes as one slice, when the buffer is stored that way.
+    pub(crate) fn contiguous_mut(&mut self) -> Option<&mut [u8]> {
+        match self {
+            InBuf::User(b) => Some(b.as_mut_slice()),
+            InBuf::Typed(_) => None,
+            InBuf::Owned(v) | InBuf::Staged { tmp: v, .. } => Some(v),
+        }
+    }
+
     /// Copies `src`, the packed bytes from `offset` on, into the buffer; returns how many fitted.
     pub(crate) fn unpack(&mut self, offset: usize, src: &[u8], stats: &mut CopyStats) -> usize {
         let (n, owned) = match self {

@@ -7,7 +7,7 @@
 use crate::comm::CommId;
 use crate::core::{Out, Unexpected};
 use crate::datatype::Datatype;
-use crate::engine::Engine;
+use crate::engine::{try_send_eager, Engine};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::msgbuf::Typed;
 use crate::packet::{self, Envelope};
@@ -299,13 +299,17 @@ impl<T: Transport> Engine<T> {
         comm: CommId,
     ) -> Result<bool> {
         let len = buf.len();
-        if len > self.tuning.eager_limit || dest == PROC_NULL {
+        if len > self.paths.eager_max || dest == PROC_NULL {
             return Ok(false);
         }
         let c = self.comms.get(comm)?;
         c.check_rank(dest, "destination")?;
         let dest_world = c.world_of(dest as usize);
-        if dest_world == self.core.me || !self.core.outbox[dest_world].is_empty() {
+        let limits = self.paths.of(dest_world);
+        if dest_world == self.core.me
+            || len > limits.eager
+            || !self.core.outbox[dest_world].is_empty()
+        {
             return Ok(false);
         }
         let env = Envelope {
@@ -316,13 +320,9 @@ impl<T: Transport> Engine<T> {
             sreq: 0,
             flags: 0,
         };
+        let index = self.route[dest_world];
         let stats = &mut self.core.stats;
-        let sent = self
-            .fabric
-            .try_send(self.route[dest_world], packet::EAGER_HEADER + len, |b| {
-                packet::encode_eager_header(b, &env);
-                buf.pack(0, &mut b[packet::EAGER_HEADER..], stats);
-            });
+        let sent = try_send_eager(&mut self.fabric, index, limits.gather, &env, buf, stats);
         Ok(sent.is_ok())
     }
 

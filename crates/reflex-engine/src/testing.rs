@@ -20,11 +20,25 @@ pub struct MemTransport {
     /// Most packets one inbox holds from all sources together.
     capacity: usize,
     max_packet: usize,
+    /// Ranks below this index form one "node", the others another; packets between the two
+    /// nodes count as travelling on a byte stream ([`Transport::is_stream`]).
+    split: usize,
 }
 
 impl MemTransport {
     /// Endpoints for `n` ranks, each inbox holding at most `capacity` packets of up to `max_packet` bytes.
     pub fn mesh(n: usize, capacity: usize, max_packet: usize) -> Vec<MemTransport> {
+        Self::mesh_split(n, n, capacity, max_packet)
+    }
+
+    /// As [`MemTransport::mesh`], with ranks `0..split` and `split..n` on two "nodes" joined by
+    /// a byte stream (so the engine uses its stream limits between them).
+    pub fn mesh_split(
+        n: usize,
+        split: usize,
+        capacity: usize,
+        max_packet: usize,
+    ) -> Vec<MemTransport> {
         let inboxes: Arc<Vec<Inbox>> = Arc::new(
             (0..n)
                 .map(|_| (Mutex::new(VecDeque::new()), Condvar::new()))
@@ -36,6 +50,7 @@ impl MemTransport {
                 inboxes: inboxes.clone(),
                 capacity,
                 max_packet,
+                split,
             })
             .collect()
     }
@@ -44,6 +59,10 @@ impl MemTransport {
 impl Transport for MemTransport {
     fn max_packet(&self) -> usize {
         self.max_packet
+    }
+
+    fn is_stream(&self, dest: usize) -> bool {
+        (self.me < self.split) != (dest < self.split)
     }
 
     fn try_send<F: FnOnce(&mut [u8])>(
@@ -99,7 +118,19 @@ pub fn run_ranks(
     tuning: crate::Tuning,
     body: impl Fn(&mut crate::Engine<MemTransport>) + Send + Sync + Copy + 'static,
 ) {
-    let handles: Vec<_> = MemTransport::mesh(n, capacity, max_packet)
+    run_ranks_split(n, n, capacity, max_packet, tuning, body);
+}
+
+/// As [`run_ranks`], with the two "nodes" of [`MemTransport::mesh_split`].
+pub fn run_ranks_split(
+    n: usize,
+    split: usize,
+    capacity: usize,
+    max_packet: usize,
+    tuning: crate::Tuning,
+    body: impl Fn(&mut crate::Engine<MemTransport>) + Send + Sync + Copy + 'static,
+) {
+    let handles: Vec<_> = MemTransport::mesh_split(n, split, capacity, max_packet)
         .into_iter()
         .enumerate()
         .map(|(rank, t)| {

@@ -105,6 +105,8 @@ fn tuning_of(config: &Config, nranks: usize) -> Tuning {
     Tuning {
         eager_limit: config.eager_limit.get(),
         chunk: config.pipeline_chunk.get(),
+        stream_eager_limit: config.tcp_eager_limit.get(),
+        stream_chunk: config.tcp_chunk.get(),
         spin_polls: if oversubscribed {
             config.spin_polls.min(50)
         } else {

@@ -361,3 +361,51 @@ fn split_and_dup_build_working_communicators() {
         e.comm_free(half).unwrap();
     });
 }
+
+/// Two "nodes" of two ranks joined by a stream: every rank sends every other a run of sizes
+/// around both pairs of limits; contents and order arrive intact, and contiguous payloads to the
+/// other node are gathered from the user's buffer (not counted as packed), while those within
+/// the node are packed into the transport.
+#[test]
+fn stream_paths_use_their_own_limits_and_gather_payloads() {
+    const SIZES: [usize; 8] = [0, 255, 300, 999, 1001, 2999, 3001, 9000];
+    let tuning = Tuning {
+        stream_eager_limit: 1000,
+        stream_chunk: 3000,
+        ..small_tuning()
+    };
+    reflex_engine::testing::run_ranks_split(4, 2, 4, 4096, tuning, |e| {
+        let me = e.world_rank();
+        let before = e.copy_stats();
+        let mut reqs = Vec::new();
+        for peer in (0..4).filter(|&p| p != me) {
+            for (i, &n) in SIZES.iter().enumerate() {
+                let fill = (me * 16 + i) as u8;
+                let buf = send_buf(vec![fill; n]);
+                let mode = SendMode::Standard;
+                reqs.push(
+                    e.isend(buf, n, byte(), peer as i32, 3, COMM_WORLD, mode)
+                        .unwrap(),
+                );
+            }
+        }
+        for peer in (0..4).filter(|&p| p != me) {
+            for (i, &n) in SIZES.iter().enumerate() {
+                let buf = recv_buf(n);
+                let st = e.recv(buf, n, byte(), peer as i32, 3, COMM_WORLD).unwrap();
+                assert_eq!(st.bytes, n);
+                let want = (peer * 16 + i) as u8;
+                assert!(
+                    buf.as_slice().iter().all(|&b| b == want),
+                    "{peer}->{me} #{i}"
+                );
+            }
+        }
+        for r in reqs {
+            e.wait(r).unwrap();
+        }
+        let packed = e.copy_stats().since(&before).packed;
+        let one_peer: u64 = SIZES.iter().map(|&n| n as u64).sum();
+        assert_eq!(packed, one_peer, "only the peer on this node is packed for");
+    });
+}

@@ -1,18 +1,26 @@
 //! One TCP connection's byte plumbing: a receive buffer that frames are parsed in place from,
 //! and the unsent tail of at most one outgoing frame.
 //!
-//! Sending writes a whole frame with one `send(2)` (`MSG_NOSIGNAL`: a closed peer must not kill
-//! a C program with SIGPIPE). What the kernel does not take is kept here and must be flushed
-//! before the next frame goes out, so user space holds at most one frame per peer; the real
-//! send queue is the socket's send buffer, bounded by the kernel (back-pressure = `WouldBlock`).
+//! Sending writes a whole frame with one `sendmsg(2)` (`MSG_NOSIGNAL`: a closed peer must not
+//! kill a C program with SIGPIPE), gathered from the frame header and the caller's buffers (a
+//! large payload goes from the application's buffer to the kernel without a copy here). What
+//! the kernel does not take is copied here and must be flushed before the next frame goes out,
+//! so user space holds at most one frame per peer; the real send queue is the socket's send
+//! buffer, bounded by the kernel (back-pressure = `WouldBlock`).
 //! Receiving reads into a buffer of [`RX_CHUNK`] bytes (grown to hold one frame of up to the
 //! packet limit when a header announces it) and hands out complete frames as slices of it.
 
-use std::io::{self, ErrorKind, Read, Write};
+use std::io::{self, ErrorKind, IoSlice, Read, Write};
 use std::net::TcpStream;
 use std::ops::Range;
+use std::os::fd::AsRawFd;
 
-use crate::frame::{parse_header, FrameError, Header, HEADER_LEN};
+use nix::errno::Errno;
+use nix::sys::socket::{sendmsg, MsgFlags, SockaddrIn};
+
+use reflex_base::transport::{PLACE_HEAD, PLACE_MIN};
+
+use crate::frame::{parse_header, FrameError, Header, Kind, HEADER_LEN};
 
 /// Initial receive buffer: enough for many small frames per `read(2)`.
 pub const RX_CHUNK: usize = 64 * 1024;
@@ -39,6 +47,38 @@ pub struct Conn {
     tx_off: usize,
     /// Whether epoll currently watches this connection for writability.
     pub watching_out: bool,
+    /// The frame being landed in the sink's buffer, if any (`crate::place`).
+    pub placing: Option<Placing>,
+    /// The sink declined to place the frame at the head of the buffer: buffer it whole.
+    pub declined: bool,
+}
+
+/// A large frame whose payload is read straight into the sink's buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct Placing {
+    /// Packet bytes in all.
+    pub len: usize,
+    /// Packet bytes landed so far.
+    pub at: usize,
+    head: [u8; PLACE_HEAD],
+}
+
+impl Placing {
+    /// A packet of `len` bytes that begins with `first` (at least `PLACE_HEAD` bytes of it).
+    pub fn new(first: &[u8], len: usize) -> Self {
+        let mut head = [0u8; PLACE_HEAD];
+        head.copy_from_slice(&first[..PLACE_HEAD]);
+        Self {
+            len,
+            at: first.len(),
+            head,
+        }
+    }
+
+    /// The packet's first bytes, which name it to the sink.
+    pub fn head(&self) -> &[u8] {
+        &self.head
+    }
 }
 
 impl Conn {
@@ -52,6 +92,8 @@ impl Conn {
             tx: Vec::new(),
             tx_off: 0,
             watching_out: false,
+            placing: None,
+            declined: false,
         }
     }
 
@@ -83,21 +125,29 @@ impl Conn {
 
     /// Sends `frame` (header and payload) after anything queued; keeps what the kernel refuses.
     pub fn send(&mut self, frame: &[u8]) -> io::Result<()> {
-        if !self.flush()? {
-            self.tx.extend_from_slice(frame);
-            return Ok(());
-        }
-        let mut sent = 0;
-        while sent < frame.len() {
-            match self.stream.write(&frame[sent..]) {
-                Ok(0) => return Err(ErrorKind::WriteZero.into()),
-                Ok(n) => sent += n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) => return Err(e),
+        self.send_parts(&mut [IoSlice::new(frame)])
+    }
+
+    /// Sends the concatenation of `parts` after anything queued, with one `sendmsg(2)` when the
+    /// kernel takes it all (the parts are not copied); keeps what the kernel refuses.
+    pub fn send_parts(&mut self, parts: &mut [IoSlice<'_>]) -> io::Result<()> {
+        let mut parts = parts;
+        if self.flush()? {
+            while !parts.is_empty() {
+                let flags = MsgFlags::MSG_NOSIGNAL;
+                let fd = self.stream.as_raw_fd();
+                match sendmsg::<SockaddrIn>(fd, parts, &[], flags, None) {
+                    Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                    Ok(n) => IoSlice::advance_slices(&mut parts, n),
+                    Err(Errno::EINTR) => {}
+                    Err(Errno::EAGAIN) => break,
+                    Err(e) => return Err(e.into()),
+                }
             }
         }
-        self.tx.extend_from_slice(&frame[sent..]);
+        for part in parts.iter() {
+            self.tx.extend_from_slice(part);
+        }
         Ok(())
     }
 
@@ -105,8 +155,14 @@ impl Conn {
     pub fn read(&mut self, max_data: usize) -> io::Result<ReadOutcome> {
         let need = self.bytes_wanted(max_data);
         self.make_room(need);
+        // A frame that may be placed is read only up to a chunk: the rest should land in place.
+        let end = if self.may_place(max_data) {
+            self.rx.len().min(self.rx_end + RX_CHUNK)
+        } else {
+            self.rx.len()
+        };
         loop {
-            match self.stream.read(&mut self.rx[self.rx_end..]) {
+            match self.stream.read(&mut self.rx[self.rx_end..end]) {
                 Ok(0) => return Ok(ReadOutcome::Eof),
                 Ok(n) => {
                     self.rx_end += n;
@@ -137,6 +193,44 @@ impl Conn {
         Ok(Some((header, from..from + header.len)))
     }
 
+    /// The header and buffered payload bytes of an incomplete frame at the head of the buffer.
+    pub fn partial_frame(&self, max_data: usize) -> Option<(Header, &[u8])> {
+        let buffered = &self.rx[self.rx_start..self.rx_end];
+        let header = parse_header(buffered.first_chunk::<HEADER_LEN>()?, max_data).ok()?;
+        let payload = &buffered[HEADER_LEN..];
+        (payload.len() < header.len).then_some((header, payload))
+    }
+
+    /// Whether the next frame might be placed: its header is not in yet, or it is a large
+    /// DATA frame that the sink has not declined.
+    fn may_place(&self, max_data: usize) -> bool {
+        let buffered = &self.rx[self.rx_start..self.rx_end];
+        match buffered.first_chunk::<HEADER_LEN>() {
+            None => true,
+            Some(h) => parse_header(h, max_data)
+                .is_ok_and(|h| h.kind == Kind::Data && h.len >= PLACE_MIN && !self.declined),
+        }
+    }
+
+    /// Forgets the buffered bytes (the sink took them).
+    pub fn drop_buffered(&mut self) {
+        self.rx_start = 0;
+        self.rx_end = 0;
+    }
+
+    /// Reads once into `dst` (the sink's buffer), bypassing the receive buffer.
+    pub fn read_into(&mut self, dst: &mut [u8]) -> io::Result<ReadOutcome> {
+        loop {
+            match self.stream.read(dst) {
+                Ok(0) => return Ok(ReadOutcome::Eof),
+                Ok(n) => return Ok(ReadOutcome::Data(n)),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(ReadOutcome::Empty),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// The bytes of a payload range from [`Conn::next_frame`].
     pub fn payload(&self, range: Range<usize>) -> &[u8] {
         &self.rx[range]
@@ -144,6 +238,7 @@ impl Conn {
 
     /// Drops the frame whose payload is `range` from the buffer.
     pub fn consume(&mut self, range: Range<usize>) {
+        self.declined = false;
         self.rx_start = range.end;
         if self.rx_start == self.rx_end {
             self.rx_start = 0;
@@ -153,7 +248,7 @@ impl Conn {
 
     /// Whether bytes of an incomplete frame are buffered (a close now would cut a frame).
     pub fn has_partial(&self) -> bool {
-        self.rx_end > self.rx_start
+        self.rx_end > self.rx_start || self.placing.is_some()
     }
 
     /// Bytes the buffer must be able to hold: the current frame if its header is in, else a

@@ -7,7 +7,8 @@
 //! - [`frame`]: the 8-byte frame header and the hello, with a total, bounds-checked parser;
 //! - [`card`]: business cards (where a rank listens) and the choice of address;
 //! - [`link`]: the I/O-free rules that keep one connection per pair when both ranks connect;
-//! - `conn`: one connection's buffers; [`TcpTransport`]: the transport.
+//! - `conn`: one connection's buffers; `place`: large frames read straight into the engine's
+//!   buffer; [`TcpTransport`]: the transport.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -16,6 +17,7 @@ pub mod card;
 mod conn;
 pub mod frame;
 pub mod link;
+mod place;
 mod transport;
 
 pub use card::{Card, CardError};

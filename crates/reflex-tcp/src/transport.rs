@@ -6,6 +6,10 @@
 //! at once). Every socket is non-blocking with `TCP_NODELAY` and registered, level-triggered, in
 //! one epoll set; [`Transport::poll`] asks epoll what is ready (`epoll_wait` with a zero
 //! timeout), reads once from each ready connection and delivers every complete frame in place.
+//! The connection that delivered last is "hot": polls read it directly and ask epoll only one
+//! time in [`EPOLL_EVERY`], so a rank that spins for its peer's answer pays one `recv` per poll
+//! and per message rather than `epoll_wait` plus `recv` (the shared-memory path's spinning,
+//! at the cost of noticing other peers, new connections and send room a few polls later).
 //! [`Transport::sleep`] is `epoll_wait` with the timeout: a peer's data wakes it, and since epoll
 //! is level-triggered nothing is lost by ignoring what it reports.
 //!
@@ -18,7 +22,7 @@
 //! job when a rank dies) and the first such send prints why.
 
 use std::collections::{HashMap, VecDeque};
-use std::io;
+use std::io::{self, IoSlice};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
@@ -26,15 +30,16 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::socket::{connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
-use reflex_base::transport::{Transport, WouldBlock};
+use reflex_base::transport::{Sink, Transport, WouldBlock};
 
 use crate::card::{local_addrs, Card, CardError, IfAddr};
 use crate::conn::{Conn, ReadOutcome};
 use crate::frame::{encode_header, Hello, Kind, HEADER_LEN, HELLO_LEN};
 use crate::link::{judge_hello, LinkPhase, Verdict};
 
-/// Largest packet by default (the engine's eager limit and chunk size are clamped to it).
-pub const DEFAULT_MAX_PACKET: usize = 256 * 1024;
+/// Largest packet by default: 4 MiB (the engine clamps its TCP eager limit and chunk size to it;
+/// a receive buffer grows to the largest frame a peer actually sends).
+pub const DEFAULT_MAX_PACKET: usize = 4 << 20;
 /// Connections accepted but not yet identified by a hello, at most (the oldest is dropped).
 pub const MAX_UNIDENTIFIED: usize = 256;
 
@@ -43,6 +48,9 @@ const INCOMING: u64 = 1 << 40;
 const EVENTS: usize = 64;
 /// Connections accepted per poll at most (the rest wait for the next poll).
 const ACCEPT_BURST: usize = 64;
+/// While a peer is hot, epoll is asked on one poll in this many (the others read the hot
+/// connection only: one system call per poll, and per message, instead of two).
+const EPOLL_EVERY: u32 = 4;
 
 /// Settings of a [`TcpTransport`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,7 +85,7 @@ pub struct TcpStats {
 }
 
 #[derive(Debug)]
-enum Link {
+pub(crate) enum Link {
     Idle,
     Connecting { conn: Conn, connected: bool },
     Up(Conn),
@@ -98,18 +106,22 @@ impl Link {
 /// The TCP transport of one rank (see the module documentation).
 #[derive(Debug)]
 pub struct TcpTransport {
-    me: usize,
-    max_packet: usize,
+    pub(crate) me: usize,
+    pub(crate) max_packet: usize,
     cookie: u64,
     card: Card,
     my_addrs: Vec<IfAddr>,
     cards: Vec<Option<Card>>,
-    links: Vec<Link>,
+    pub(crate) links: Vec<Link>,
     unidentified: HashMap<u64, Conn>,
     next_incoming: u64,
     self_queue: VecDeque<Vec<u8>>,
     scratch: Vec<u8>,
     events: Vec<EpollEvent>,
+    /// The peer whose frames arrived last: `poll` reads its connection directly.
+    hot: Option<usize>,
+    /// Polls since epoll was last asked.
+    polls_without_epoll: u32,
     stats: TcpStats,
     listener: TcpListener,
     epoll: Epoll,
@@ -174,6 +186,8 @@ impl TcpTransport {
             self_queue: VecDeque::new(),
             scratch: vec![0; HEADER_LEN + params.max_packet],
             events: vec![EpollEvent::empty(); EVENTS],
+            hot: None,
+            polls_without_epoll: 0,
             stats: TcpStats::default(),
             listener,
             epoll,
@@ -277,7 +291,7 @@ impl TcpTransport {
     }
 
     /// Marks the link to `peer` broken (closing its connection); `loud` prints the reason now.
-    fn break_link(&mut self, peer: usize, reason: String) {
+    pub(crate) fn break_link(&mut self, peer: usize, reason: String) {
         let old = std::mem::replace(
             &mut self.links[peer],
             Link::Broken {
@@ -431,12 +445,7 @@ impl TcpTransport {
     }
 
     /// Handles readiness of the link to `peer`; returns the packets delivered.
-    fn service_link<H: FnMut(usize, &[u8])>(
-        &mut self,
-        peer: usize,
-        flags: EpollFlags,
-        handler: &mut H,
-    ) -> usize {
+    fn service_link<S: Sink>(&mut self, peer: usize, flags: EpollFlags, sink: &mut S) -> usize {
         let writable =
             flags.intersects(EpollFlags::EPOLLOUT | EpollFlags::EPOLLERR | EpollFlags::EPOLLHUP);
         let readable =
@@ -476,13 +485,14 @@ impl TcpTransport {
         if !readable {
             return 0;
         }
-        self.receive(peer, handler)
+        self.receive(peer, sink)
     }
 
     /// Reads once from the link to `peer` and processes every complete frame.
-    fn receive<H: FnMut(usize, &[u8])>(&mut self, peer: usize, handler: &mut H) -> usize {
+    fn receive<S: Sink>(&mut self, peer: usize, sink: &mut S) -> usize {
         let max = self.max_packet;
         let outcome = match &mut self.links[peer] {
+            Link::Up(conn) if conn.placing.is_some() => return self.land(peer, sink),
             Link::Connecting {
                 conn,
                 connected: true,
@@ -490,7 +500,7 @@ impl TcpTransport {
             | Link::Up(conn) => conn.read(max),
             _ => return 0,
         };
-        let delivered = self.process_frames(peer, handler);
+        let delivered = self.process_frames(peer, sink);
         match outcome {
             Ok(ReadOutcome::Data(_) | ReadOutcome::Empty) => {}
             Ok(ReadOutcome::Eof) => {
@@ -510,7 +520,7 @@ impl TcpTransport {
     }
 
     /// Delivers the complete frames buffered on the link to `peer`.
-    fn process_frames<H: FnMut(usize, &[u8])>(&mut self, peer: usize, handler: &mut H) -> usize {
+    fn process_frames<S: Sink>(&mut self, peer: usize, sink: &mut S) -> usize {
         let max = self.max_packet;
         let mut delivered = 0;
         loop {
@@ -521,6 +531,7 @@ impl TcpTransport {
             };
             let (header, range) = match conn.next_frame(max) {
                 Ok(Some(frame)) => frame,
+                Ok(None) if up => return delivered + self.start_placing(peer, sink),
                 Ok(None) => return delivered,
                 Err(e) => {
                     let reason = format!("rank {peer} sent a malformed frame ({e}); disconnected");
@@ -531,7 +542,7 @@ impl TcpTransport {
             };
             match (up, header.kind) {
                 (true, Kind::Data) => {
-                    handler(peer, conn.payload(range.clone()));
+                    sink.packet(peer, conn.payload(range.clone()));
                     conn.consume(range);
                     delivered += 1;
                 }
@@ -562,11 +573,70 @@ impl TcpTransport {
             }
         }
     }
+    /// Whether a frame may go out to `dest` now: connected, with nothing left of the previous
+    /// frame (else `WouldBlock`, after starting to connect or reporting a break).
+    fn ready(&mut self, dest: usize) -> Result<(), WouldBlock> {
+        let flushed = match &mut self.links[dest] {
+            Link::Up(conn) => conn.flush(),
+            Link::Idle => {
+                self.connect(dest);
+                self.stats.would_block += 1;
+                return Err(WouldBlock);
+            }
+            Link::Connecting { .. } => {
+                self.stats.would_block += 1;
+                return Err(WouldBlock);
+            }
+            Link::Broken { .. } => {
+                self.report_broken(dest);
+                return Err(WouldBlock);
+            }
+        };
+        match flushed {
+            Ok(true) => {}
+            Ok(false) => {
+                self.stats.would_block += 1;
+                return Err(WouldBlock);
+            }
+            Err(e) => {
+                self.break_link(dest, format!("connection lost: {e}"));
+                self.report_broken(dest);
+                return Err(WouldBlock);
+            }
+        }
+        Ok(())
+    }
+
+    /// The connection to `dest` after [`TcpTransport::ready`] said yes.
+    fn up_conn(links: &mut [Link], dest: usize) -> &mut Conn {
+        match &mut links[dest] {
+            Link::Up(conn) => conn,
+            _ => unreachable!("the link to rank {dest} was up a moment ago"),
+        }
+    }
+
+    /// Books the outcome of handing a frame to the connection to `dest`: epoll watches for
+    /// room while a tail waits; an error breaks the link.
+    fn after_send(&mut self, dest: usize, sent: io::Result<()>) {
+        let Link::Up(conn) = &mut self.links[dest] else {
+            return;
+        };
+        match sent.and_then(|()| Self::watch_out(&self.epoll, conn, dest as u64)) {
+            Ok(()) if conn.tx_pending() => self.stats.partial_sends += 1,
+            Ok(()) => {}
+            Err(e) => self.break_link(dest, format!("connection lost: {e}")),
+        }
+    }
 }
 
 impl Transport for TcpTransport {
     fn max_packet(&self) -> usize {
         self.max_packet
+    }
+
+    /// Every peer but this rank itself is behind a socket.
+    fn is_stream(&self, dest: usize) -> bool {
+        dest != self.me
     }
 
     /// # Panics
@@ -589,54 +659,64 @@ impl Transport for TcpTransport {
             self.self_queue.push_back(packet);
             return Ok(());
         }
-        let conn = match &mut self.links[dest] {
-            Link::Up(conn) => conn,
-            Link::Idle => {
-                self.connect(dest);
-                self.stats.would_block += 1;
-                return Err(WouldBlock);
-            }
-            Link::Connecting { .. } => {
-                self.stats.would_block += 1;
-                return Err(WouldBlock);
-            }
-            Link::Broken { .. } => {
-                self.report_broken(dest);
-                return Err(WouldBlock);
-            }
-        };
-        match conn.flush() {
-            Ok(true) => {}
-            Ok(false) => {
-                self.stats.would_block += 1;
-                return Err(WouldBlock);
-            }
-            Err(e) => {
-                self.break_link(dest, format!("connection lost: {e}"));
-                self.report_broken(dest);
-                return Err(WouldBlock);
-            }
-        }
+        self.ready(dest)?;
+        let conn = Self::up_conn(&mut self.links, dest);
         let frame = &mut self.scratch[..HEADER_LEN + len];
         encode_header(frame, Kind::Data, len);
         fill(&mut frame[HEADER_LEN..]);
-        let sent = conn
-            .send(frame)
-            .and_then(|()| Self::watch_out(&self.epoll, conn, dest as u64));
-        match sent {
-            Ok(()) if conn.tx_pending() => self.stats.partial_sends += 1,
-            Ok(()) => {}
-            Err(e) => self.break_link(dest, format!("connection lost: {e}")),
+        let sent = conn.send(frame);
+        self.after_send(dest, sent);
+        Ok(())
+    }
+
+    /// # Panics
+    /// As [`Transport::try_send`].
+    fn try_send_parts(&mut self, dest: usize, head: &[u8], body: &[u8]) -> Result<(), WouldBlock> {
+        let len = head.len() + body.len();
+        assert!(
+            len <= self.max_packet,
+            "tcp: packet of {len} bytes exceeds {}",
+            self.max_packet
+        );
+        if dest == self.me {
+            self.self_queue.push_back([head, body].concat());
+            return Ok(());
         }
+        self.ready(dest)?;
+        let conn = Self::up_conn(&mut self.links, dest);
+        let mut header = [0u8; HEADER_LEN];
+        encode_header(&mut header, Kind::Data, len);
+        let mut parts = [
+            IoSlice::new(&header),
+            IoSlice::new(head),
+            IoSlice::new(body),
+        ];
+        let sent = conn.send_parts(&mut parts);
+        self.after_send(dest, sent);
         Ok(())
     }
 
     fn poll<H: FnMut(usize, &[u8])>(&mut self, mut handler: H) -> usize {
+        self.poll_into(&mut handler)
+    }
+
+    fn poll_into<S: Sink>(&mut self, sink: &mut S) -> usize {
         let mut delivered = 0;
         while let Some(packet) = self.self_queue.pop_front() {
-            handler(self.me, &packet);
+            sink.packet(self.me, &packet);
             delivered += 1;
         }
+        if let Some(peer) = self.hot {
+            delivered += self.receive(peer, sink);
+            if !matches!(self.links[peer], Link::Up(_)) {
+                self.hot = None;
+            }
+            self.polls_without_epoll += 1;
+            if self.polls_without_epoll < EPOLL_EVERY {
+                return delivered;
+            }
+        }
+        self.polls_without_epoll = 0;
         let mut events = std::mem::take(&mut self.events);
         let ready = self
             .epoll
@@ -646,7 +726,13 @@ impl Transport for TcpTransport {
             match event.data() {
                 LISTENER => self.accept_new(),
                 token if token & INCOMING != 0 => self.identify(token),
-                peer => delivered += self.service_link(peer as usize, event.events(), &mut handler),
+                peer => {
+                    let got = self.service_link(peer as usize, event.events(), sink);
+                    if got > 0 {
+                        self.hot = Some(peer as usize);
+                    }
+                    delivered += got;
+                }
             }
         }
         self.events = events;

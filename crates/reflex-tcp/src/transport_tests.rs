@@ -2,6 +2,7 @@
 //! plus hostile peers. Loops are bounded by iteration counts, never by time.
 
 use super::*;
+use reflex_base::transport::{PLACE_HEAD, PLACE_MIN};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
@@ -30,6 +31,17 @@ fn packet(src: usize, seq: u32, len: usize) -> Vec<u8> {
         *b = (i as u32 ^ seq).wrapping_mul(31) as u8;
     }
     p
+}
+
+/// Sends `p` to `peer`: packets with an even sequence number through `try_send`, odd ones
+/// gathered from two parts through `try_send_parts` (both paths, interleaved on one link).
+fn send_either(t: &mut TcpTransport, peer: usize, seq: u32, p: &[u8]) -> Result<(), WouldBlock> {
+    if seq % 2 == 0 {
+        t.try_send(peer, p.len(), |b| b.copy_from_slice(p))
+    } else {
+        let (head, body) = p.split_at(p.len() / 3);
+        t.try_send_parts(peer, head, body)
+    }
 }
 
 /// Received packets per source, checked for FIFO order and content.
@@ -71,10 +83,7 @@ fn exchange(
             let (me, peer) = (ends[side], ends[1 - side]);
             if (side == 0 || both) && sent[side] < count {
                 let p = packet(me, sent[side], len_of(sent[side]));
-                if ts[me]
-                    .try_send(peer, p.len(), |b| b.copy_from_slice(&p))
-                    .is_ok()
-                {
+                if send_either(&mut ts[me], peer, sent[side], &p).is_ok() {
                     sent[side] += 1;
                 }
             }
@@ -110,13 +119,97 @@ fn packets_of_every_size_arrive_intact() {
 }
 
 #[test]
+fn a_hot_peer_does_not_hide_new_connections_or_other_peers() {
+    let mut ts = job(3);
+    // Rank 0 now reads rank 1's connection directly on most polls...
+    exchange(&mut ts, 0, 1, 20, true, |_| 64);
+    // ...yet rank 2's connection is accepted and its packets arrive, interleaved with more of
+    // rank 1's.
+    exchange(&mut ts, 2, 0, 20, false, |_| 100);
+    exchange(&mut ts, 1, 0, 20, false, |_| 64);
+    exchange(&mut ts, 2, 0, 20, false, |_| 70_000);
+}
+
+/// A sink that places every packet it is offered in a buffer of its own (checking the offers
+/// follow the `Sink` contract), and collects whole packets and placed ones alike.
+#[derive(Default)]
+struct PlacingSink {
+    building: Option<Vec<u8>>,
+    placed: usize,
+    got: Vec<(usize, Vec<u8>)>,
+}
+
+impl Sink for PlacingSink {
+    fn packet(&mut self, src: usize, bytes: &[u8]) {
+        assert!(
+            self.building.is_none(),
+            "a whole packet inside a placed one"
+        );
+        self.got.push((src, bytes.to_vec()));
+    }
+
+    fn place(&mut self, _: usize, head: &[u8], len: usize, at: usize) -> Option<&mut [u8]> {
+        assert!(
+            head.len() > PLACE_HEAD.min(len) || at > head.len(),
+            "offer too short"
+        );
+        let buf = self.building.get_or_insert_with(|| vec![0; len]);
+        assert_eq!(buf.len(), len, "another packet while one is being placed");
+        if at == head.len() {
+            buf[..at].copy_from_slice(head);
+        } else {
+            assert_eq!(&buf[..head.len()], head, "the kept head changed");
+        }
+        Some(&mut buf[at..])
+    }
+
+    fn placed(&mut self, src: usize, head: &[u8], len: usize) {
+        let buf = self.building.take().expect("placed without a place");
+        assert_eq!((buf.len(), &buf[..head.len()]), (len, head));
+        self.placed += 1;
+        self.got.push((src, buf));
+    }
+}
+
+#[test]
+fn large_packets_land_in_the_sinks_buffer_in_order() {
+    let mut ts = job(2);
+    exchange(&mut ts, 0, 1, 1, false, |_| 64); // connect
+    let len_of = |seq: u32| [PLACE_MIN, 40, 3 << 20, PLACE_MIN - 1, 300_000][seq as usize % 5];
+    let count = 15;
+    let mut sink = PlacingSink::default();
+    let mut sent = 0;
+    for _ in 0..MAX_ROUNDS {
+        if sent < count {
+            let p = packet(0, sent, len_of(sent));
+            if send_either(&mut ts[0], 1, sent, &p).is_ok() {
+                sent += 1;
+            }
+        }
+        ts[0].poll(|_, _| {});
+        ts[1].poll_into(&mut sink);
+        if sink.got.len() == count as usize {
+            break;
+        }
+    }
+    let mut inbox = Inbox::default();
+    for (src, bytes) in &sink.got {
+        inbox.take(*src, bytes, len_of);
+    }
+    assert_eq!(inbox.next, [count]);
+    assert!(sink.placed > 0, "no packet was placed");
+}
+
+#[test]
 fn self_sends_loop_back() {
     let mut ts = job(1);
     let p = packet(0, 0, 10);
+    let q = packet(0, 1, 30);
     ts[0].try_send(0, 10, |b| b.copy_from_slice(&p)).unwrap();
+    ts[0].try_send_parts(0, &q[..4], &q[4..]).unwrap();
     let mut got = Vec::new();
-    assert_eq!(ts[0].poll(|src, b| got.push((src, b.to_vec()))), 1);
-    assert_eq!(got, [(0, p)]);
+    assert_eq!(ts[0].poll(|src, b| got.push((src, b.to_vec()))), 2);
+    assert_eq!(got, [(0, p), (0, q)]);
 }
 
 #[test]
@@ -129,7 +222,7 @@ fn back_pressure_is_would_block_and_nothing_is_lost() {
     // The receiver does not poll: the kernel buffers fill up and the sender is refused.
     for _ in 0..100_000 {
         let p = packet(0, sent + 1, len);
-        match ts[0].try_send(1, len, |b| b.copy_from_slice(&p)) {
+        match send_either(&mut ts[0], 1, sent + 1, &p) {
             Ok(()) => sent += 1,
             Err(WouldBlock) => {
                 refused = true;
@@ -192,7 +285,7 @@ fn all_to_all_across_threads() {
                     for (peer, s) in sent.iter_mut().enumerate() {
                         if *s < COUNT {
                             let p = packet(me, *s, 100 + (*s as usize % 7) * 1000);
-                            if t.try_send(peer, p.len(), |b| b.copy_from_slice(&p)).is_ok() {
+                            if send_either(&mut t, peer, *s, &p).is_ok() {
                                 *s += 1;
                                 moved += 1;
                             }
