@@ -263,13 +263,13 @@ fn node_of_ranks(pmi: &mut PmiClient, rank: usize, size: usize) -> Result<Vec<u3
 /// Every rank takes the same PMI barriers: cards and the node segment's name are published, a
 /// barrier, peers' cards read and the segment opened, a second barrier (only when some node has
 /// a segment), after which the node's first rank unlinks the segment, so no file is left in
-/// `/dev/shm` once start-up is over.
+/// `/dev/shm` once start-up is over. Returns the fabric and the number of ranks on this node.
 pub(crate) fn wire_up(
     pmi: &mut PmiClient,
     config: &Config,
     rank: usize,
     size: usize,
-) -> Result<Fabric> {
+) -> Result<(Fabric, usize)> {
     let layout = Layout::new(node_of_ranks(pmi, rank, size)?, rank, config.tcp_local != 0);
     let mut tcp = if layout.tcp_anywhere() {
         let t = TcpTransport::bind(rank, size, TcpParams::default())
@@ -332,7 +332,7 @@ pub(crate) fn wire_up(
         }
         None => None,
     };
-    Ok(match (shm, tcp) {
+    let fabric = match (shm, tcp) {
         (Some(shm), None) => Fabric::Shm(shm),
         (None, Some(tcp)) => Fabric::Tcp(tcp),
         (Some(shm), Some(tcp)) => Fabric::Mixed(Box::new(Mixed::new(shm, tcp, &local, size))),
@@ -342,7 +342,8 @@ pub(crate) fn wire_up(
                 format!("rank {rank} of {size} found no transport to its peers"),
             ))
         }
-    })
+    };
+    Ok((fabric, local.len()))
 }
 
 #[cfg(test)]

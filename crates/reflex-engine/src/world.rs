@@ -46,12 +46,12 @@ impl World {
         let mut pmi = PmiClient::from_env()
             .map_err(|e| pmi_error("cannot connect to the process manager", e))?;
         let (rank, size) = (pmi.rank() as usize, pmi.size() as usize);
-        let tuning = tuning_of(&config, size);
-        let fabric = if size == 1 {
-            Fabric::Alone
+        let (fabric, node_ranks) = if size == 1 {
+            (Fabric::Alone, 1)
         } else {
             crate::fabric::wire_up(&mut pmi, &config, rank, size)?
         };
+        let tuning = tuning_of(&config, node_ranks);
         // Single-copy reads a peer's memory by pid: only valid when every peer is on this node.
         let single_copy = config.single_copy != SingleCopy::Off && fabric.shares_memory_with_all();
         let board_base = match &fabric {
@@ -98,10 +98,44 @@ impl World {
     }
 }
 
-/// The engine's tuning from the configuration; with more ranks than cores, spinning is cut short.
-fn tuning_of(config: &Config, nranks: usize) -> Tuning {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let oversubscribed = nranks > cores;
+/// The cores the job may use on this node: those of this process's cgroup (cgroup v2
+/// `cpuset.cpus.effective`), else those online. Not this process's affinity mask: a rank pinned
+/// to one core (as benchmarks do) shares the node with ranks pinned to the others.
+fn node_cores() -> usize {
+    let cgroup_cpus = std::fs::read_to_string("/proc/self/cgroup")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find_map(|l| l.strip_prefix("0::").map(str::to_owned))
+        })
+        .and_then(|path| {
+            std::fs::read_to_string(format!("/sys/fs/cgroup{path}/cpuset.cpus.effective")).ok()
+        });
+    cgroup_cpus
+        .or_else(|| std::fs::read_to_string("/sys/devices/system/cpu/online").ok())
+        .and_then(|list| cpu_list_len(list.trim()))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// The number of CPUs in a kernel CPU list (`0-3,8,10-11`); `None` when it is empty or malformed.
+fn cpu_list_len(list: &str) -> Option<usize> {
+    let mut n = 0;
+    for part in list.split(',') {
+        n += match part.split_once('-') {
+            Some((lo, hi)) => hi.parse::<usize>().ok()?.checked_sub(lo.parse().ok()?)? + 1,
+            None => {
+                part.parse::<usize>().ok()?;
+                1
+            }
+        };
+    }
+    (n > 0).then_some(n)
+}
+
+/// The engine's tuning from the configuration; with more ranks on this node than it has cores,
+/// spinning is cut short.
+fn tuning_of(config: &Config, node_ranks: usize) -> Tuning {
+    let oversubscribed = node_ranks > node_cores();
     Tuning {
         eager_limit: config.eager_limit.get(),
         chunk: config.pipeline_chunk.get(),
@@ -121,5 +155,21 @@ fn tuning_of(config: &Config, nranks: usize) -> Tuning {
             oversubscribed,
             ..crate::coll::select::CollTuning::from_config(config)
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_are_counted() {
+        assert_eq!(cpu_list_len("0-1"), Some(2));
+        assert_eq!(cpu_list_len("0-3,8,10-11"), Some(7));
+        assert_eq!(cpu_list_len("5"), Some(1));
+        assert_eq!(cpu_list_len(""), None);
+        assert_eq!(cpu_list_len("3-1"), None);
+        assert_eq!(cpu_list_len("x"), None);
+        assert!(node_cores() >= 1);
     }
 }
