@@ -6,7 +6,7 @@
 # namespace. Checks: launch on 1-4 hosts, -l labels and placement, environment and cwd, exit
 # codes, stdin to rank 0, an MPI program across hosts (if libmpi and an MPI compiler are there),
 # a killed rank, SIGTERM to mpiexec, Ctrl-Z (SIGTSTP) and SIGCONT of a job stopped longer than
-# the heartbeat timeout, a killed daemon, refused certificates (other CA, other user, other
+# the heartbeat timeout, a link dropped by a firewall rule (nftables), a killed daemon, refused certificates (other CA, other user, other
 # host, expired or not yet valid user and host certificates), an unprivileged user; after each
 # failure case no process of the job and no job cgroup may remain. Everything is removed at the
 # end (trap). Skips cleanly (exit 0) without root or `ip netns`.
@@ -153,6 +153,31 @@ else
     FAIL=$((FAIL + 1)); echo "FAIL  frozen session: exit $rc"; cat "$T/fz.out"
 fi
 check_clean "frozen host" "sleep $(sleep_mark 5)"
+
+echo "== a dropped link (a firewall rule in host 3's namespace drops everything)"
+if command -v nft >/dev/null; then
+    "${MPIEXEC[@]}" -hosts "$(hosts 3)" -n 3 sh -c "sleep $(sleep_mark 6)" >"$T/fw.out" 2>&1 &
+    MP=$!
+    for _ in $(seq 1 500); do [ "$(pgrep -fc "sleep $(sleep_mark 6)")" -ge 3 ] && break; sleep 0.01; done
+    ip netns exec "rxh$TAG-3" nft -f - <<'NFT'
+table inet reflex_drop {
+    chain input { type filter hook input priority 0; policy drop; }
+    chain output { type filter hook output priority 0; policy drop; }
+}
+NFT
+    wait $MP; rc=$?
+    if [ $rc = 1 ] && grep -q "lost host $NET.3: no heartbeat" "$T/fw.out"; then
+        PASS=$((PASS + 1)); echo "PASS  a host behind a dropped link is declared dead (exit 1)"
+    else
+        FAIL=$((FAIL + 1)); echo "FAIL  dropped link: exit $rc"; cat "$T/fw.out"
+    fi
+    # The cut-off session hears no heartbeat from mpiexec either and ends its ranks by itself.
+    for _ in $(seq 1 1000); do pgrep -f "sleep $(sleep_mark 6)" >/dev/null || break; sleep 0.01; done
+    check_clean "dropped link" "sleep $(sleep_mark 6)"
+    ip netns exec "rxh$TAG-3" nft delete table inet reflex_drop
+else
+    echo "SKIP  dropped link: nft (nftables) is not installed"
+fi
 
 echo "== Ctrl-Z and fg (stopped longer than the heartbeat timeout)"
 # Each rank prints its pid, then waits for a file that appears while the job is stopped
