@@ -9,7 +9,7 @@
 //! |---|---|
 //! | barrier | dissemination |
 //! | bcast | binomial; scatter + ring allgather from `REFLEX_COLL_LARGE` bytes on ≥ 4 ranks† |
-//! | allreduce | recursive doubling; Rabenseifner from `REFLEX_COLL_LARGE` bytes on ≥ 3 ranks† (≥ 1 element per rank); ring only when forced (commutative operations) |
+//! | allreduce | recursive doubling; Rabenseifner (commutative operations) from `REFLEX_COLL_LARGE` bytes on ≥ 3 ranks† (≥ 1 element per rank); ring only when forced (commutative operations) |
 //! | allgather | direct up to 2 KiB blocks on ≤ 8 ranks, Bruck† for such blocks on more ranks, else ring |
 //! | alltoall | direct; pairwise from `REFLEX_COLL_LARGE` bytes per block on > 8 ranks† |
 //!
@@ -22,8 +22,9 @@
 //! (`bench/coll_tune.py --quick --ranks 8`). The `REFLEX_COLL_LARGE` default (64 KiB) follows
 //! common practice for dedicated cores; `bench/coll_tune.py` measures the crossover on a machine.
 //!
-//! A forced algorithm that cannot run a given call (a ring allreduce of a non-commutative
-//! operation, Bruck over blocks of different sizes) falls back to the `auto` choice.
+//! A forced algorithm that cannot run a given call (a ring or Rabenseifner allreduce of a
+//! non-commutative operation, Bruck over blocks of different sizes) falls back to the `auto`
+//! choice.
 
 use reflex_base::config::{AllgatherAlgo, AllreduceAlgo, AlltoallAlgo, BarrierAlgo, BcastAlgo};
 use reflex_base::config::{ByteSize, Config};
@@ -107,9 +108,12 @@ impl CollTuning {
         let pieces_fit = count >= n && n >= 2;
         match self.allreduce {
             AllreduceAlgo::Ring if pieces_fit && commutes => Allreduce::Ring,
-            AllreduceAlgo::Rabenseifner if pieces_fit => Allreduce::Rabenseifner,
+            // Recursive halving combines blocks in an order that is not the ranks' order.
+            AllreduceAlgo::Rabenseifner if pieces_fit && commutes => Allreduce::Rabenseifner,
             AllreduceAlgo::RecursiveDoubling => Allreduce::RecursiveDoubling,
-            _ if pieces_fit && n >= 3 && self.many_rounds(bytes) => Allreduce::Rabenseifner,
+            _ if pieces_fit && commutes && n >= 3 && self.many_rounds(bytes) => {
+                Allreduce::Rabenseifner
+            }
             _ => Allreduce::RecursiveDoubling,
         }
     }
@@ -191,10 +195,20 @@ mod tests {
             t.allreduce(4, 1 << 18, 1 << 20, true),
             Allreduce::Rabenseifner
         );
+        // Recursive halving would combine a non-commutative operation out of rank order.
         assert_eq!(
             t.allreduce(4, 1 << 18, 1 << 20, false),
-            Allreduce::Rabenseifner
+            Allreduce::RecursiveDoubling
         );
+        let halving = CollTuning {
+            allreduce: AllreduceAlgo::Rabenseifner,
+            ..t
+        };
+        assert_eq!(
+            halving.allreduce(4, 4, 16, false),
+            Allreduce::RecursiveDoubling
+        );
+        assert_eq!(halving.allreduce(4, 4, 16, true), Allreduce::Rabenseifner);
         assert_eq!(
             t.allreduce(4, 2, 1 << 20, false),
             Allreduce::RecursiveDoubling
