@@ -49,6 +49,9 @@ tests/launchers/run.sh install
 stage "C MPI suite on two emulated nodes under Hydra (shared memory inside, TCP between)"
 MPI_LIB_DIR=install/lib tests/hosts/suite.sh hydra target/release --ranks 2,4
 
+stage "C MPI suite across two reflexd hosts in network namespaces, 2 ranks each (skipped without root)"
+MPI_LIB_DIR=install/lib tests/hosts/suite.sh reflexd target/release --ranks 4
+
 stage "C MPI suite with TCP between every pair of ranks"
 MPI_LIB_DIR=install/lib tests/hosts/suite.sh tcp target/release --ranks 2,4
 
