@@ -287,6 +287,16 @@ impl<T: Transport> Engine<T> {
         self.wait(id).map(|_| ())
     }
 
+    /// `MPI_Send` of a dense buffer as one eager packet, with no request and no datatype (the
+    /// `fast` calls of reflex-mpi). False when the general path must run, nothing having been
+    /// done: a rank out of range or `MPI_PROC_NULL`, an unknown communicator, a message above the
+    /// peer's eager limit, work queued for the peer, a full ring, a self-send.
+    #[inline]
+    pub fn send_bytes_eager(&mut self, buf: SendBuf, dest: i32, tag: i32, comm: CommId) -> bool {
+        let mut out = OutBuf::User(buf);
+        matches!(self.try_send_eager_now(&mut out, dest, tag, comm), Ok(true))
+    }
+
     /// The hot path of `MPI_Send`: a message that fits one eager packet, to a peer with nothing
     /// queued ahead of it, goes straight into the transport with no request. Returns false when
     /// the general path must be taken (large message, queued work, full ring, self-send).
@@ -369,21 +379,39 @@ impl<T: Transport> Engine<T> {
         tag: i32,
         comm: CommId,
     ) -> Result<Status> {
-        let c = self.comms.get(comm)?;
-        c.check_source(source)?;
-        let ctx = c.ctx;
-        if source != PROC_NULL
-            && dt.is_dense()
-            && self.core.posted.is_empty()
-            && self.find_unexpected(ctx, source, tag).is_none()
-        {
+        if dt.is_dense() {
             let len = check_span(count, &dt, buf.len())?;
-            if let Some(status) = self.recv_direct(buf.slice(0, len), ctx, source, tag)? {
+            if let Some(status) = self.recv_bytes_direct(buf.slice(0, len), source, tag, comm) {
                 return Ok(status);
             }
         }
         let id = self.irecv(buf, count, dt, source, tag, comm)?;
         self.wait(id)
+    }
+
+    /// `MPI_Recv` into a dense buffer, the message taken straight from the transport when it
+    /// arrives eagerly and nothing else could match first (see `fastpath.rs`). `None` when the
+    /// general path must run: an invalid or null source, an unknown communicator, a receive
+    /// posted or a match waiting already, a rendezvous or synchronous message, an error. Packets
+    /// that arrived meanwhile were handed to the protocol core, where the general path finds them.
+    #[inline]
+    pub fn recv_bytes_direct(
+        &mut self,
+        buf: RecvBuf,
+        source: i32,
+        tag: i32,
+        comm: CommId,
+    ) -> Option<Status> {
+        let c = self.comms.get(comm).ok()?;
+        c.check_source(source).ok()?;
+        let ctx = c.ctx;
+        if source == PROC_NULL
+            || !self.core.posted.is_empty()
+            || self.find_unexpected(ctx, source, tag).is_some()
+        {
+            return None;
+        }
+        self.recv_direct(buf, ctx, source, tag).ok().flatten()
     }
 
     /// `MPI_Iprobe`: the status of the first matching unexpected message, if any.

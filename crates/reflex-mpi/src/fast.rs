@@ -1,7 +1,8 @@
-//! Fast paths of the calls marked `fast` in `abi/implemented.txt`: `MPI_Put`, `MPI_Get` and
-//! `MPI_Win_flush` on shared-memory windows, where the operation is a plain copy (Memory Channel's
-//! remote store) and the generic frame of a call (kind conversions, datatype objects, `Result`s
-//! passed through four layers) would cost several times the copy.
+//! Fast paths of the calls marked `fast` in `abi/implemented.txt`: `MPI_Send` and `MPI_Recv` of
+//! small messages of predefined types (one eager packet, no request), and `MPI_Put`, `MPI_Get`
+//! and `MPI_Win_flush` on shared-memory windows, where the operation is a plain copy (Memory
+//! Channel's remote store). In both the generic frame of a call (kind conversions, datatype
+//! objects, `Result`s passed through four layers) would cost several times the work.
 //!
 //! Each function either completes the call and returns `Some(MPI_SUCCESS)`, or returns `None`
 //! having done nothing, and the generated shim goes on with the ordinary path, which checks every
@@ -10,7 +11,7 @@
 //! size, matching lengths, a window of mapped memory, an open epoch, a range inside the target's
 //! memory); it never produces an error itself.
 
-use crate::ffi::{MPI_Aint, MPI_Datatype, MPI_Win, SUCCESS};
+use crate::ffi::{MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Status, MPI_Win, SUCCESS};
 use crate::{datatypes, handles, state, threads};
 use reflex_base::buf::{RecvBuf, SendBuf};
 use reflex_engine::{Engine, WinId};
@@ -101,4 +102,53 @@ pub fn get(
 pub fn win_flush(rank: c_int, win: MPI_Win) -> Option<c_int> {
     let id = handles::win_id(win)?;
     engine()?.win_flush_direct(id, rank).then_some(SUCCESS)
+}
+
+/// `MPI_Send` of a small message of a predefined type: one eager packet, no request.
+#[inline]
+pub fn send(
+    buf: *const c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> Option<c_int> {
+    let len = dense_len(count, dt)?;
+    if buf.is_null() || !(0..=crate::kinds::TAG_UB).contains(&tag) {
+        return None;
+    }
+    let id = handles::comm_id(comm)?;
+    // SAFETY: MPI requires the buffer to hold `count` elements of `dt`, the `len` bytes from
+    // `buf` (not NULL, checked above), unchanged until the call returns.
+    let buf = unsafe { SendBuf::from_raw(buf.cast(), len) };
+    engine()?
+        .send_bytes_eager(buf, dest, tag, id)
+        .then_some(SUCCESS)
+}
+
+/// `MPI_Recv` of a predefined type, taken straight from the transport when the message arrives
+/// eagerly. A message that does not fit is `MPI_ERR_TRUNCATE`, reported by the ordinary frame.
+#[inline]
+pub fn recv(
+    buf: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> Option<c_int> {
+    let len = dense_len(count, dt)?;
+    if buf.is_null()
+        || (tag != reflex_engine::ANY_TAG && !(0..=crate::kinds::TAG_UB).contains(&tag))
+    {
+        return None;
+    }
+    let id = handles::comm_id(comm)?;
+    // SAFETY: MPI requires the buffer to hold `count` elements of `dt` (the `len` bytes from
+    // `buf`, not NULL) and to be left alone until the call returns.
+    let buf = unsafe { RecvBuf::from_raw(buf.cast(), len) };
+    let st = engine()?.recv_bytes_direct(buf, source, tag, id)?;
+    Some(crate::imp::recv_done(comm, status, st))
 }

@@ -935,7 +935,13 @@ pub unsafe extern "C" fn MPI_Probe(source: c_int, tag: c_int, comm: ffi::MPI_Com
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Recv", Some(comm), |w| {
+    if let Some(code) = crate::fast::recv(buf, count, datatype, source, tag, comm, status) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+        crate::call::world("MPI_Recv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -944,6 +950,8 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: ffi
             let tag = crate::kinds::recv_tag(tag)?;
             crate::imp::recv(w, buf, count, datatype, source, tag, comm, status)
         })
+    }
+    world(buf, count, datatype, source, tag, comm, status)
 }
 
 /// `MPI_Recv`: forwards to `PMPI_Recv` (profiling tools interpose this symbol).
@@ -1094,7 +1102,13 @@ pub unsafe extern "C" fn MPI_Rsend_init(buf: *const c_void, count: c_int, dataty
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Send", Some(comm), |w| {
+    if let Some(code) = crate::fast::send(buf, count, datatype, dest, tag, comm) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+        crate::call::world("MPI_Send", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -1103,6 +1117,8 @@ pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, count: c_int, datatype: f
             let tag = crate::kinds::tag(tag)?;
             crate::imp::send(w, buf, count, datatype, dest, tag, comm)
         })
+    }
+    world(buf, count, datatype, dest, tag, comm)
 }
 
 /// `MPI_Send`: forwards to `PMPI_Send` (profiling tools interpose this symbol).

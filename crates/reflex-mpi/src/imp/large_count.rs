@@ -3,7 +3,8 @@
 //! The shims convert an `MPI_Count` count through the same `COUNT` kind as an `int` one (to
 //! `usize`, rejecting negatives), so the implementation is the same function; outputs of type
 //! `MPI_Count` reuse the `_x` forms of MPI-3. Calls whose array arguments change type (indexed
-//! and struct constructors with `MPI_Count` arrays, `Type_get_contents_c`) are not listed here.
+//! and struct constructors with `MPI_Count` arrays, `Type_get_contents_c`) and `Type_contiguous_c`
+//! (whose count may exceed an `int`) are not listed here.
 
 pub use super::{
     bsend as bsend_c, bsend_init as bsend_init_c, get_elements_x as get_elements_c,
@@ -12,9 +13,8 @@ pub use super::{
     mrecv as mrecv_c, recv as recv_c, recv_init as recv_init_c, reduce_local as reduce_local_c,
     rsend as rsend_c, rsend_init as rsend_init_c, send as send_c, send_init as send_init_c,
     sendrecv as sendrecv_c, sendrecv_replace as sendrecv_replace_c, ssend as ssend_c,
-    ssend_init as ssend_init_c, type_contiguous as type_contiguous_c,
-    type_get_extent_x as type_get_extent_c, type_get_true_extent_x as type_get_true_extent_c,
-    type_size_x as type_size_c,
+    ssend_init as ssend_init_c, type_get_extent_x as type_get_extent_c,
+    type_get_true_extent_x as type_get_true_extent_c, type_size_x as type_size_c,
 };
 
 /// The collectives: their count and displacement arrays are generic over `int`/`MPI_Count`/`MPI_Aint`.

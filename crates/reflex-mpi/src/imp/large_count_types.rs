@@ -4,7 +4,12 @@
 //! form (an error of class `MPI_ERR_COUNT` names a value that does not fit) and runs that form, so
 //! the datatype records the same combiner and arguments. `Type_get_envelope_c` therefore reports no
 //! large counts, and `Type_get_contents_c` returns every argument in the integer and address
-//! arrays: exact for every type whose arguments fit in an `int`.
+//! arrays: exact for every type whose arguments fit in an `int`. The one exception is
+//! `Type_contiguous_c` with a count beyond `INT_MAX` (a message of more than 2 GiB described as
+//! one type, the common large-count case): no MPI-3 record holds that count, so it is built as the
+//! MPI-3 composition `struct{vector(q, INT_MAX, INT_MAX, old), contiguous(r, old)}` with
+//! `count = q * INT_MAX + r`, which `Type_get_envelope`/`Type_get_contents` describe exactly
+//! (the same type mpi4py builds for an MPI-3 library, and expects from one).
 
 use super::*;
 use crate::ffi::{MPI_Aint, MPI_Count, MPI_Datatype};
@@ -66,6 +71,47 @@ fn with_output<P: Default + TryInto<MPI_Count> + Copy>(
 /// An `int` or `MPI_Aint` as an `MPI_Count` (both fit on every platform Reflex builds for).
 fn widen<P: TryInto<MPI_Count>>(v: P) -> MPI_Count {
     v.try_into().unwrap_or(MPI_Count::MAX)
+}
+
+/// `MPI_Type_contiguous_c`: up to `INT_MAX` elements, `MPI_Type_contiguous`; beyond, the
+/// struct of a vector of `INT_MAX`-element blocks and a contiguous remainder (module docs).
+pub fn type_contiguous_c(
+    w: &mut Mpi,
+    count: usize,
+    oldtype: TypeArg,
+    newtype: *mut MPI_Datatype,
+) -> Result<()> {
+    const BLOCK: usize = c_int::MAX as usize;
+    if count <= BLOCK {
+        return type_contiguous(w, count, oldtype, newtype);
+    }
+    let (q, r) = (count / BLOCK, count % BLOCK);
+    let tail_disp = MPI_Aint::try_from(q * BLOCK)
+        .ok()
+        .and_then(|n| n.checked_mul(oldtype.dt.extent() as MPI_Aint))
+        .ok_or_else(|| {
+            MpiError::new(
+                ErrorClass::Count,
+                format!("count {count} of this datatype overflows the address space"),
+            )
+        })?;
+    let mut parts = [crate::handles::DATATYPE_NULL; 2];
+    let same = |t: &TypeArg| TypeArg {
+        handle: t.handle,
+        dt: t.dt.clone(),
+    };
+    type_vector(w, q, BLOCK, c_int::MAX, same(&oldtype), &mut parts[0])?;
+    let built = type_contiguous(w, r, oldtype, &mut parts[1]).and_then(|()| {
+        let lens = [1, 1];
+        let disps = [0, tail_disp];
+        type_create_struct(w, 2, lens.as_ptr(), disps.as_ptr(), parts.as_ptr(), newtype)
+    });
+    for part in &mut parts {
+        if *part != crate::handles::DATATYPE_NULL {
+            type_free(w, part)?;
+        }
+    }
+    built
 }
 
 /// `MPI_Type_vector_c`.

@@ -57,6 +57,23 @@ fn received(status: *mut MPI_Status, st: Status) -> Result<()> {
     st.error.map_or(Ok(()), |e| Err(*e))
 }
 
+/// The end of a receive a fast path (`crate::fast`) completed: the status is written; an error
+/// (`MPI_ERR_TRUNCATE`) goes to `comm`'s handler through the ordinary frame of `MPI_Recv`.
+#[inline]
+pub fn recv_done(comm: MPI_Comm, status: *mut MPI_Status, st: Status) -> c_int {
+    if st.error.is_none() {
+        write_status(status, &st);
+        return SUCCESS;
+    }
+    recv_failed(comm, status, st)
+}
+
+#[cold]
+#[inline(never)]
+fn recv_failed(comm: MPI_Comm, status: *mut MPI_Status, st: Status) -> c_int {
+    crate::call::world("MPI_Recv", Some(comm), |_| received(status, st))
+}
+
 /// Finishes a receive that [`threads::block_on`] waited for.
 fn finish_recv(status: *mut MPI_Status) -> impl FnOnce(&mut Mpi, Completion) -> Result<()> {
     move |_, c| received(status, c.status)
