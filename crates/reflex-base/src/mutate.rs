@@ -94,7 +94,7 @@ impl Mutator {
     }
 
     /// Overwrites four bytes (at 0, or anywhere) with a little-endian length near an edge.
-    fn edit_length(&mut self, v: &mut Vec<u8>) {
+    fn edit_length(&mut self, v: &mut [u8]) {
         if v.len() < 4 {
             return;
         }
