@@ -34,7 +34,7 @@ for spec in reflex-tcp:frame reflexd:codec; do
     if ! (cd "crates/$crate/fuzz" &&
         cargo +nightly fuzz run --sanitizer none --target-dir "$TARGET_DIR/fuzz" "$target" "$corpus" -- \
             -max_total_time="$SECONDS_EACH" -max_len=4096 -artifact_prefix="$artifacts/" \
-            -print_final_stats=1 2>&1 | grep -v '^#[0-9]' | tail -n 40); then
+            -print_final_stats=1 2>&1 | grep --line-buffered -v '^#[0-9]\|^\s*Compiling\|NEW_FUNC'); then
         failed+=("$target")
     fi
 done
