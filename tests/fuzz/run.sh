@@ -5,7 +5,9 @@
 # target/fuzz-artifacts/<target>/); prints "skipped: <reason>" and succeeds when nightly Rust or
 # cargo-fuzz is missing. The corpora live in target/fuzz-corpus/ (kept between runs, so each run
 # goes on where the last one stopped). The stable share of the same fuzzing runs in `cargo test`
-# (reflex_tcp::fuzzing, reflexd::proto::fuzzing).
+# (reflex_tcp::fuzzing, reflexd::proto::fuzzing). The first run builds both targets and all of
+# reflexd's dependencies (rustls, ring) in target/fuzz: minutes on 2 cores; later runs reuse it
+# (measured: 45 s for `run.sh 20` with the build in place).
 # Usage: tests/fuzz/run.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
