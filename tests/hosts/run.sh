@@ -7,7 +7,8 @@
 # codes, stdin to rank 0, an MPI program across hosts (if libmpi and an MPI compiler are there),
 # a killed rank, SIGTERM to mpiexec, Ctrl-Z (SIGTSTP) and SIGCONT of a job stopped longer than
 # the heartbeat timeout, a link dropped by a firewall rule (nftables), a killed daemon, refused certificates (other CA, other user, other
-# host, expired or not yet valid user and host certificates), an unprivileged user; after each
+# host, expired or not yet valid user and host certificates), an unprivileged user, hostile peers
+# (random bytes, a web client, a cut TLS hello: dropped, the daemon serves on); after each
 # failure case no process of the job and no job cgroup may remain. Everything is removed at the
 # end (trap). Skips cleanly (exit 0) without root or `ip netns`.
 #
@@ -130,6 +131,24 @@ check "a daemon with an expired host certificate" 1 "lost host $NET.2: tls: the 
     "${MPIEXEC[@]}" -hosts "$NET.2" -reflexd-port $((PORT + 2)) true
 check_log "the daemon hears that its certificate is expired" "$T/expired-host.log" 0 \
     "client $NET.254:[0-9]+: tls: the peer refused our certificate as expired or not yet valid"
+echo "== hostile peers: random bytes, a web client, a cut TLS hello, an empty connection"
+hostile() { # command that writes what the peer sends
+    timeout 10 bash -c 'exec 3<>"/dev/tcp/$0/$1" || exit 0; shift 2; "$@" >&3 2>/dev/null; exec 3>&-' \
+        "$NET.1" "$PORT" "$@"
+}
+for n in 1 300 4096 65536 1048576; do hostile head -c "$n" /dev/urandom; done
+hostile printf 'GET / HTTP/1.1\r\nHost: reflex\r\n\r\n'
+hostile printf '\026\003\001\002\000\001\000\001\374\003\003'
+hostile true
+# Every session ends and the daemon reaps it at once (a zombie here was a SIGCHLD lost to the
+# announcer thread).
+for _ in $(seq 1 500); do [ -z "$(pgrep -P "${DPID[1]}")" ] && break; sleep 0.01; done
+if kill -0 "${DPID[1]}" 2>/dev/null && [ -z "$(pgrep -P "${DPID[1]}")" ]; then
+    PASS=$((PASS + 1)); echo "PASS  hostile peers: the daemon is alive and every session is gone (reaped)"
+else
+    FAIL=$((FAIL + 1)); echo "FAIL  after hostile peers: daemon alive: $(kill -0 "${DPID[1]}" 2>/dev/null && echo yes || echo no), sessions: $(pgrep -P "${DPID[1]}" | tr '\n' ' ')"
+fi
+check "a job after the hostile peers" 0 '^still serving$' -- "${MPIEXEC[@]}" -hosts "$NET.1" echo still serving
 if [ -n "${MPI_LIB_DIR:-}" ] && [ -e "${MPI_LIB_DIR}/libmpi.so.12" ] && command -v mpicc.mpich >/dev/null; then
     echo "== MPI across hosts (TCP between hosts, shared memory within)"
     mpicc.mpich -O2 examples/ring.c -o "$T/ring"

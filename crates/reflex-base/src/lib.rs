@@ -5,12 +5,14 @@
 //! - [`buf`]: user buffers handed over the C ABI, wrapped so that the engine stays free of `unsafe`;
 //! - [`config`]: every `REFLEX_*` setting, typed and documented in one table;
 //! - [`futex`], [`cache`], [`segment`]: the primitives of shared memory (doorbells, padding, mapped files);
+//! - [`mutate`]: a seeded input mutator that runs the wire parsers' fuzz bodies under `cargo test`;
 //! - [`x87`]: `long double` arithmetic for the reductions on `MPI_LONG_DOUBLE`.
 
 pub mod buf;
 pub mod cache;
 pub mod config;
 pub mod futex;
+pub mod mutate;
 pub mod segment;
 pub mod transport;
 pub mod x87;

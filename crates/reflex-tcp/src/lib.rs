@@ -8,7 +8,8 @@
 //! - [`card`]: business cards (where a rank listens) and the choice of address;
 //! - [`link`]: the I/O-free rules that keep one connection per pair when both ranks connect;
 //! - `conn`: one connection's buffers; `place`: large frames read straight into the engine's
-//!   buffer; [`TcpTransport`]: the transport.
+//!   buffer; [`TcpTransport`]: the transport;
+//! - `fuzzing` (hidden): the wire formats' fuzz body, run by `cargo fuzz` and by `cargo test`.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -16,6 +17,8 @@
 pub mod card;
 mod conn;
 pub mod frame;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod link;
 mod place;
 mod transport;

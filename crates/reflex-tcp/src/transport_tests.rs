@@ -515,3 +515,71 @@ fn ping_pong_across_processes() {
     assert!(child.wait().unwrap().success());
     assert_eq!(t.stats().accepts, 1);
 }
+
+/// Seeded mutants of a genuine hello (for rank 2, with the right cookie) and frames, from 160
+/// strangers in batches: every stranger's connection ends closed by rank 0, nothing claims to
+/// come from rank 1, at most one impostor of rank 2 is let in, and ranks 0 and 1 (linked before)
+/// go on exchanging.
+#[test]
+fn random_bytes_from_many_strangers_never_disturb_the_job() {
+    let mut ts = job(3);
+    exchange(&mut ts, 0, 1, 5, true, |_| 16);
+    let card = Card::parse(&ts[0].card()).unwrap();
+    let addr = SocketAddrV4::new(Ipv4Addr::LOCALHOST, card.port);
+    let mut genuine = Hello {
+        from: 2,
+        to: 0,
+        cookie: card.cookie,
+    }
+    .encode()
+    .to_vec();
+    let mut frame = [0u8; HEADER_LEN + 9];
+    encode_header(&mut frame, Kind::Data, 9);
+    genuine.extend_from_slice(&frame);
+    let seeds = vec![genuine, crate::fuzzing::seeds().concat()];
+    let mut m = reflex_base::mutate::Mutator::new(0x5_7a9e);
+    let mut bytes = Vec::new();
+    let accepts_before = ts[0].stats().accepts;
+    for _batch in 0..10 {
+        let mut socks: Vec<TcpStream> = (0..16)
+            .map(|_| {
+                m.mutant(&seeds, &mut bytes);
+                let mut s = TcpStream::connect(addr).unwrap();
+                s.write_all(&bytes).unwrap();
+                s.shutdown(std::net::Shutdown::Write).unwrap();
+                s.set_nonblocking(true).unwrap();
+                s
+            })
+            .collect();
+        for _ in 0..MAX_ROUNDS {
+            ts[0].poll(|src, _| assert_eq!(src, 2, "a stranger passed for rank {src}"));
+            // Ok(0): closed by rank 0; an error: reset by rank 0; WouldBlock: still open.
+            let mut buf = [0u8; 64];
+            socks.retain_mut(|s| loop {
+                match s.read(&mut buf) {
+                    Ok(0) => break false,
+                    Ok(_) => continue,
+                    Err(e) => break e.kind() == io::ErrorKind::WouldBlock,
+                }
+            });
+            if socks.is_empty() {
+                break;
+            }
+            ts[0].sleep(Duration::from_millis(1));
+        }
+        assert!(
+            socks.is_empty(),
+            "{} strangers still connected",
+            socks.len()
+        );
+    }
+    assert_eq!(ts[0].phase(1), LinkPhase::Up);
+    assert!(ts[0].stats().refused > 0, "{:?}", ts[0].stats());
+    // At most one impostor of rank 2 got in; once its link broke, it was never reopened.
+    assert!(
+        ts[0].stats().accepts <= accepts_before + 1,
+        "{:?}",
+        ts[0].stats()
+    );
+    exchange(&mut ts, 1, 0, 20, true, |_| 100);
+}

@@ -55,9 +55,7 @@ impl Announcer {
         )
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("announcement {e}")))?;
         let (tx, rx) = channel();
-        std::thread::Builder::new()
-            .name("announcer".into())
-            .spawn(move || announce_loop(&settings, &sock, &rx))?;
+        super::spawn_quiet("announcer", move || announce_loop(&settings, &sock, &rx))?;
         Ok(Announcer { tx })
     }
 

@@ -21,6 +21,23 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::config::DiscoverySection;
 
+/// Starts a helper thread of the daemon with every signal blocked (the mask is inherited at
+/// creation), so that the process's signals stay pending for the main thread's signalfd.
+/// Without it a `SIGCHLD` could be delivered to (and dropped by) this thread, and an ended
+/// session would be neither reaped nor cleaned up until the next connection woke the daemon.
+pub fn spawn_quiet(name: &str, f: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    use nix::sys::signal::{SigSet, SigmaskHow};
+    let mut old = SigSet::empty();
+    nix::sys::signal::pthread_sigmask(
+        SigmaskHow::SIG_SETMASK,
+        Some(&SigSet::all()),
+        Some(&mut old),
+    )?;
+    let spawned = std::thread::Builder::new().name(name.into()).spawn(f);
+    nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None)?;
+    spawned.map(drop)
+}
+
 /// Unix time in milliseconds.
 pub fn unix_ms() -> u64 {
     SystemTime::now()
@@ -51,4 +68,27 @@ pub fn listen_socket(d: &DiscoverySection) -> std::io::Result<UdpSocket> {
     })?;
     sock.set_nonblocking(true)?;
     Ok(sock)
+}
+
+#[cfg(test)]
+mod quiet_tests {
+    use nix::sys::signal::{SigSet, Signal};
+
+    #[test]
+    fn a_quiet_thread_blocks_every_signal_and_the_caller_keeps_its_mask() {
+        let before = SigSet::thread_get_mask().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        super::spawn_quiet("quiet-test", move || {
+            let mask = SigSet::thread_get_mask().unwrap();
+            tx.send([Signal::SIGCHLD, Signal::SIGTERM].map(|s| mask.contains(s)))
+                .unwrap();
+        })
+        .unwrap();
+        assert_eq!(rx.recv().unwrap(), [true, true]);
+        let after = SigSet::thread_get_mask().unwrap();
+        assert_eq!(
+            after.contains(Signal::SIGCHLD),
+            before.contains(Signal::SIGCHLD)
+        );
+    }
 }

@@ -125,10 +125,9 @@ pub fn start(
     listener.set_nonblocking(true)?;
     udp.set_nonblocking(true)?;
     eprintln!("reflexd: selector listening on {}", listener.local_addr()?);
-    std::thread::Builder::new()
-        .name("selector".into())
-        .spawn(move || Server::new(selector, udp, listener, tls).run())?;
-    Ok(())
+    super::spawn_quiet("selector", move || {
+        Server::new(selector, udp, listener, tls).run()
+    })
 }
 
 struct Request {

@@ -450,71 +450,13 @@ impl FrameBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::fuzzing::messages;
     use proptest::prelude::*;
-
-    fn samples() -> Vec<Msg> {
-        vec![
-            Msg::Hello {
-                version: VERSION,
-                uid: 1000,
-                user: "alice".into(),
-            },
-            Msg::Welcome { host: "n1".into() },
-            Msg::Launch(LaunchSpec {
-                kvsname: "reflex-1-abc".into(),
-                size: 4,
-                ranks: vec![2, 3],
-                node: 1,
-                argv: vec![b"./a.out".to_vec(), vec![0xff, 0]],
-                env: vec![(b"PATH".to_vec(), b"/bin".to_vec())],
-                cwd: b"/tmp".to_vec(),
-            }),
-            Msg::Started { pids: vec![10, 11] },
-            Msg::Stdin(b"input".to_vec()),
-            Msg::StdinEof,
-            Msg::Signal(15),
-            Msg::Kill,
-            Msg::Output {
-                rank: 3,
-                err: true,
-                bytes: b"oops\n".to_vec(),
-            },
-            Msg::PmiRequest {
-                rank: 1,
-                line: b"cmd=barrier_in\n".to_vec(),
-            },
-            Msg::PmiReply {
-                rank: 1,
-                line: b"cmd=barrier_out\n".to_vec(),
-            },
-            Msg::Exit {
-                rank: 2,
-                status: 137,
-                how: "was killed by signal 9".into(),
-            },
-            Msg::Done,
-            Msg::Heartbeat,
-            Msg::Error("no such user".into()),
-            Msg::Stop,
-            Msg::Continue,
-            Msg::Select {
-                slots: 8,
-                policy: "least-load".into(),
-            },
-            Msg::Selected {
-                hosts: vec![SelectedHost {
-                    name: "n2".into(),
-                    port: 7290,
-                    slots: 2,
-                }],
-            },
-        ]
-    }
 
     #[test]
     fn every_message_round_trips_through_a_stream() {
         let mut fb = FrameBuffer::default();
-        let all: Vec<u8> = samples().iter().flat_map(encode).collect();
+        let all: Vec<u8> = messages().iter().flat_map(encode).collect();
         // Byte by byte: frames split anywhere are reassembled.
         let mut got = Vec::new();
         for b in all {
@@ -523,7 +465,7 @@ mod tests {
                 got.push(m);
             }
         }
-        assert_eq!(got, samples());
+        assert_eq!(got, messages());
     }
 
     #[test]
@@ -557,7 +499,7 @@ mod tests {
 
         #[test]
         fn corrupted_frames_never_panic(i in 0usize..400, byte in any::<u8>()) {
-            let mut all: Vec<u8> = samples().iter().flat_map(encode).collect();
+            let mut all: Vec<u8> = messages().iter().flat_map(encode).collect();
             let i = i % all.len();
             all[i] = byte;
             let mut fb = FrameBuffer::default();

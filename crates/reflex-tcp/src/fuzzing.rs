@@ -1,0 +1,109 @@
+//! The fuzz body of the TCP wire formats, shared by the `cargo fuzz` target (`fuzz/`) and the
+//! stable corpus test below, so that every `cargo test` runs a deterministic share of the fuzzing.
+//!
+//! [`wire`] feeds one input to the three parsers (frame header, hello, business card): none may
+//! panic, and whatever parses must encode back to the same bytes. [`seeds`] holds every valid
+//! message kind encoded; the test mutates them with [`reflex_base::mutate`].
+
+use std::net::Ipv4Addr;
+
+use crate::card::IfAddr;
+use crate::frame::{encode_header, parse_header, Hello, Kind, HEADER_LEN, HELLO_LEN};
+use crate::Card;
+
+/// `DATA` limit given to the header parser (small, so that length edits cross it).
+const FUZZ_MAX_DATA: usize = 1 << 18;
+
+/// Runs the parsers on `data`; panics if one panics or a parsed value does not round-trip.
+pub fn wire(data: &[u8]) {
+    if let Some(head) = data.first_chunk::<HEADER_LEN>() {
+        if let Ok(h) = parse_header(head, FUZZ_MAX_DATA) {
+            let mut again = [0u8; HEADER_LEN];
+            encode_header(&mut again, h.kind, h.len);
+            assert_eq!(&again, head, "a header that does not round-trip");
+        }
+    }
+    let hello_body = data.get(HEADER_LEN.min(data.len())..).unwrap_or_default();
+    for body in [data, hello_body] {
+        if let Ok(h) = Hello::parse(body) {
+            assert_eq!(
+                &h.encode()[HEADER_LEN..],
+                body,
+                "a hello that does not round-trip"
+            );
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Ok(card) = Card::parse(text) {
+            assert_eq!(Card::parse(&card.to_string()), Ok(card.clone()));
+            let mine = [IfAddr {
+                ip: Ipv4Addr::new(10, 0, 0, 1),
+                prefix: 24,
+            }];
+            let _ = card.choose(&mine);
+        }
+    }
+}
+
+/// Every valid message of the wire formats, encoded: one header of each kind, a hello (header and
+/// payload), a stream of frames, and business cards.
+pub fn seeds() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for (kind, len) in [
+        (Kind::Data, 0),
+        (Kind::Data, 5),
+        (Kind::Data, FUZZ_MAX_DATA),
+        (Kind::Hello, HELLO_LEN),
+        (Kind::Accept, 0),
+        (Kind::Reject, 0),
+    ] {
+        let mut h = vec![0u8; HEADER_LEN];
+        encode_header(&mut h, kind, len);
+        out.push(h);
+    }
+    let hello = Hello {
+        from: 3,
+        to: 9,
+        cookie: 0x0123_4567_89ab_cdef,
+    }
+    .encode();
+    out.push(hello.to_vec());
+    out.push(hello[HEADER_LEN..].to_vec());
+    let mut stream = hello.to_vec();
+    let mut data = [0u8; HEADER_LEN + 5];
+    encode_header(&mut data, Kind::Data, 5);
+    data[HEADER_LEN..].copy_from_slice(b"hello");
+    stream.extend_from_slice(&data);
+    out.push(stream);
+    for card in [
+        "tcp1;port=7000;cookie=00000000deadbeef;addrs=10.0.0.1/24,127.0.0.1/8",
+        "tcp1;port=1;cookie=ffffffffffffffff;addrs=192.168.1.20/16",
+        "tcp1;port=65535;cookie=0000000000000000;addrs=172.16.0.9/32",
+    ] {
+        out.push(card.as_bytes().to_vec());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reflex_base::mutate;
+
+    #[test]
+    fn the_seeds_are_valid() {
+        for s in seeds() {
+            let ok = s
+                .first_chunk::<HEADER_LEN>()
+                .is_some_and(|h| parse_header(h, FUZZ_MAX_DATA).is_ok())
+                || Hello::parse(&s).is_ok()
+                || std::str::from_utf8(&s).is_ok_and(|t| Card::parse(t).is_ok());
+            assert!(ok, "seed {s:?} parses as nothing");
+        }
+    }
+
+    #[test]
+    fn wire_parsers_survive_100k_mutants() {
+        mutate::run(&seeds(), 100_000, 0x7c9_f00d, wire);
+    }
+}
