@@ -29,6 +29,9 @@ if ! cargo test --workspace --release >build/cargo-test.log 2>&1; then
 fi
 grep -E '^test result' build/cargo-test.log | awk '{p+=$4; f+=$6} END {print "rust: " p " passed, " f " failed"}'
 
+stage "fuzzing: libFuzzer on the TCP wire formats and the launcher protocol, 30 s each (skipped without nightly Rust and cargo-fuzz; the rust tests ran 100k mutants of each already)"
+tests/fuzz/run.sh 30
+
 stage "loom model check of the shared-memory ring"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -q -p reflex-shm --release --lib loom
 

@@ -12,7 +12,7 @@ use crate::error::{ErrorClass, MpiError};
 use crate::msgbuf::{CopyStats, Spares};
 use crate::packet::{self, Envelope, Packet};
 use crate::request::{
-    InBuf, Op, OutBuf, RecvOp, RecvPhase, Request, RequestId, Requests, SendOp, SendPhase, Status,
+    InBuf, Op, OutBuf, RecvOp, RecvPhase, Request, RequestId, Requests, SendPhase, Status,
     ANY_SOURCE, ANY_TAG,
 };
 use std::collections::VecDeque;
@@ -429,35 +429,36 @@ impl Core {
         }
     }
 
-    /// Drops a completed request (or returns a persistent one to the inactive state).
+    /// Drops a completed request (or returns a persistent one to the inactive state), in place:
+    /// only its buffered-send reservation and an engine-owned buffer are taken out of it.
     pub(crate) fn release(&mut self, id: RequestId) {
-        if let Some(send) = self.requests.send_mut(id) {
-            let reserved = std::mem::take(&mut send.bsend_reserved);
-            self.bsend.give_back(reserved);
-        }
-        let persistent = self
-            .requests
-            .get(id)
-            .is_some_and(|r| r.persistent.is_some() && !r.detached);
-        let op = if persistent {
-            self.requests.get_mut(id).map(|req| {
-                req.status = Status::empty();
-                req.active = false;
-                std::mem::replace(&mut req.op, Op::Null)
-            })
-        } else {
-            self.requests.remove(id).map(|req| req.op)
+        let Some(req) = self.requests.get_mut(id) else {
+            return;
         };
-        match op {
-            Some(Op::Send(SendOp {
-                buf: OutBuf::Owned(v),
-                ..
-            })) => self.spares.give(v),
-            Some(Op::Recv(RecvOp {
+        let spare = match &mut req.op {
+            Op::Send(send) => {
+                self.bsend
+                    .give_back(std::mem::take(&mut send.bsend_reserved));
+                match &mut send.buf {
+                    OutBuf::Owned(v) => Some(std::mem::take(v)),
+                    _ => None,
+                }
+            }
+            Op::Recv(RecvOp {
                 buf: InBuf::Owned(v) | InBuf::Staged { tmp: v, .. },
                 ..
-            })) => self.spares.give(v),
-            _ => {}
+            }) => Some(std::mem::take(v)),
+            _ => None,
+        };
+        if req.persistent.is_some() && !req.detached {
+            req.status = Status::empty();
+            req.active = false;
+            req.op = Op::Null;
+        } else {
+            self.requests.discard(id);
+        }
+        if let Some(v) = spare {
+            self.spares.give(v);
         }
     }
 

@@ -297,6 +297,37 @@ impl<T: Transport> Engine<T> {
         matches!(self.try_send_eager_now(&mut out, dest, tag, comm), Ok(true))
     }
 
+    /// `MPI_Isend` of a dense buffer whose eager packet goes out at once: the request is complete
+    /// from the start. `None` when the general path must run (as [`Engine::send_bytes_eager`]).
+    #[inline]
+    pub fn isend_bytes_eager(
+        &mut self,
+        buf: SendBuf,
+        dest: i32,
+        tag: i32,
+        comm: CommId,
+    ) -> Option<RequestId> {
+        self.send_bytes_eager(buf, dest, tag, comm).then(|| {
+            self.core
+                .requests
+                .insert(Request::completed(Status::empty()))
+        })
+    }
+
+    /// `MPI_Irecv` into a dense buffer. `None`, nothing done, for an unknown communicator or an
+    /// invalid source: the general path reports them.
+    #[inline]
+    pub fn irecv_bytes(
+        &mut self,
+        buf: RecvBuf,
+        source: i32,
+        tag: i32,
+        comm: CommId,
+    ) -> Option<RequestId> {
+        self.start_user_recv(InBuf::User(buf), source, tag, comm, None)
+            .ok()
+    }
+
     /// The hot path of `MPI_Send`: a message that fits one eager packet, to a peer with nothing
     /// queued ahead of it, goes straight into the transport with no request. Returns false when
     /// the general path must be taken (large message, queued work, full ring, self-send).

@@ -286,6 +286,14 @@ impl Requests {
         self.slots[id.0 as usize] = Some(req);
     }
 
+    /// Drops request `id` where it lies (no move out of the slab) and frees its slot.
+    pub(crate) fn discard(&mut self, id: RequestId) {
+        if let Some(slot @ Some(_)) = self.slots.get_mut(id.0 as usize) {
+            *slot = None;
+            self.free.push(id.0);
+        }
+    }
+
     pub(crate) fn remove(&mut self, id: RequestId) -> Option<Request> {
         let req = self.slots.get_mut(id.0 as usize)?.take()?;
         self.free.push(id.0);

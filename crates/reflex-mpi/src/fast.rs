@@ -1,5 +1,5 @@
-//! Fast paths of the calls marked `fast` in `abi/implemented.txt`: `MPI_Send` and `MPI_Recv` of
-//! small messages of predefined types (one eager packet, no request), and `MPI_Put`, `MPI_Get`
+//! Fast paths of the calls marked `fast` in `abi/implemented.txt`: `MPI_Send`, `MPI_Recv`,
+//! `MPI_Isend` and `MPI_Irecv` of small messages of predefined types (one eager packet), and `MPI_Put`, `MPI_Get`
 //! and `MPI_Win_flush` on shared-memory windows, where the operation is a plain copy (Memory
 //! Channel's remote store). In both the generic frame of a call (kind conversions, datatype
 //! objects, `Result`s passed through four layers) would cost several times the work.
@@ -11,10 +11,11 @@
 //! size, matching lengths, a window of mapped memory, an open epoch, a range inside the target's
 //! memory); it never produces an error itself.
 
-use crate::ffi::{MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Status, MPI_Win, SUCCESS};
+use crate::ffi::{MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status, MPI_Win, SUCCESS};
+use crate::kinds::TAG_UB;
 use crate::{datatypes, handles, state, threads};
 use reflex_base::buf::{RecvBuf, SendBuf};
-use reflex_engine::{Engine, WinId};
+use reflex_engine::{CommId, Engine, WinId, ANY_TAG};
 use std::ffi::{c_int, c_void};
 
 /// The engine, when a fast path may use it: inside an initialised MPI below
@@ -104,6 +105,50 @@ pub fn win_flush(rank: c_int, win: MPI_Win) -> Option<c_int> {
     engine()?.win_flush_direct(id, rank).then_some(SUCCESS)
 }
 
+/// A send buffer of `count` elements of the predefined type `dt` and its communicator, when the
+/// arguments are valid as they stand (otherwise the ordinary path reports them).
+#[inline]
+fn send_args(
+    buf: *const c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> Option<(SendBuf, CommId)> {
+    let len = dense_len(count, dt)?;
+    if buf.is_null() || !(0..=TAG_UB).contains(&tag) {
+        return None;
+    }
+    // SAFETY: MPI requires the buffer to hold `count` elements of `dt`, the `len` bytes from
+    // `buf` (not NULL, checked above), unchanged until the send completes.
+    Some((
+        unsafe { SendBuf::from_raw(buf.cast(), len) },
+        handles::comm_id(comm)?,
+    ))
+}
+
+/// A receive buffer of `count` elements of the predefined type `dt` and its communicator, when
+/// the arguments are valid as they stand.
+#[inline]
+fn recv_args(
+    buf: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> Option<(RecvBuf, CommId)> {
+    let len = dense_len(count, dt)?;
+    if buf.is_null() || (tag != ANY_TAG && !(0..=TAG_UB).contains(&tag)) {
+        return None;
+    }
+    // SAFETY: MPI requires the buffer to hold `count` elements of `dt` (the `len` bytes from
+    // `buf`, not NULL) and to be left alone until the receive completes.
+    Some((
+        unsafe { RecvBuf::from_raw(buf.cast(), len) },
+        handles::comm_id(comm)?,
+    ))
+}
+
 /// `MPI_Send` of a small message of a predefined type: one eager packet, no request.
 #[inline]
 pub fn send(
@@ -114,14 +159,7 @@ pub fn send(
     tag: c_int,
     comm: MPI_Comm,
 ) -> Option<c_int> {
-    let len = dense_len(count, dt)?;
-    if buf.is_null() || !(0..=crate::kinds::TAG_UB).contains(&tag) {
-        return None;
-    }
-    let id = handles::comm_id(comm)?;
-    // SAFETY: MPI requires the buffer to hold `count` elements of `dt`, the `len` bytes from
-    // `buf` (not NULL, checked above), unchanged until the call returns.
-    let buf = unsafe { SendBuf::from_raw(buf.cast(), len) };
+    let (buf, id) = send_args(buf, count, dt, tag, comm)?;
     engine()?
         .send_bytes_eager(buf, dest, tag, id)
         .then_some(SUCCESS)
@@ -139,16 +177,47 @@ pub fn recv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> Option<c_int> {
-    let len = dense_len(count, dt)?;
-    if buf.is_null()
-        || (tag != reflex_engine::ANY_TAG && !(0..=crate::kinds::TAG_UB).contains(&tag))
-    {
-        return None;
-    }
-    let id = handles::comm_id(comm)?;
-    // SAFETY: MPI requires the buffer to hold `count` elements of `dt` (the `len` bytes from
-    // `buf`, not NULL) and to be left alone until the call returns.
-    let buf = unsafe { RecvBuf::from_raw(buf.cast(), len) };
+    let (buf, id) = recv_args(buf, count, dt, tag, comm)?;
     let st = engine()?.recv_bytes_direct(buf, source, tag, id)?;
     Some(crate::imp::recv_done(comm, status, st))
+}
+
+/// Writes the handle of request `id` to `request` (the caller checked it is not NULL).
+fn hand_out(request: *mut MPI_Request, id: reflex_engine::RequestId) -> c_int {
+    // SAFETY: not NULL (checked by the caller); MPI requires a writable request.
+    unsafe { request.write(handles::request_handle(id)) };
+    SUCCESS
+}
+
+/// `MPI_Isend` of a small message of a predefined type: its eager packet leaves at once and the
+/// request is complete from the start.
+#[inline]
+pub fn isend(
+    buf: *const c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Option<c_int> {
+    let (buf, id) = send_args(buf, count, dt, tag, comm).filter(|_| !request.is_null())?;
+    let req = engine()?.isend_bytes_eager(buf, dest, tag, id)?;
+    Some(hand_out(request, req))
+}
+
+/// `MPI_Irecv` into a buffer of a predefined type.
+#[inline]
+pub fn irecv(
+    buf: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Option<c_int> {
+    let (buf, id) = recv_args(buf, count, dt, tag, comm).filter(|_| !request.is_null())?;
+    let req = engine()?.irecv_bytes(buf, source, tag, id)?;
+    Some(hand_out(request, req))
 }

@@ -743,7 +743,13 @@ pub unsafe extern "C" fn MPI_Iprobe(source: c_int, tag: c_int, comm: ffi::MPI_Co
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Irecv", Some(comm), |w| {
+    if let Some(code) = crate::fast::irecv(buf, count, datatype, source, tag, comm, request) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+        crate::call::world("MPI_Irecv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -753,6 +759,8 @@ pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: ff
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::irecv(w, buf, count, datatype, source, tag, comm, request)
         })
+    }
+    world(buf, count, datatype, source, tag, comm, request)
 }
 
 /// `MPI_Irecv`: forwards to `PMPI_Irecv` (profiling tools interpose this symbol).
@@ -801,7 +809,13 @@ pub unsafe extern "C" fn MPI_Irsend(buf: *const c_void, count: c_int, datatype: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::world("MPI_Isend", Some(comm), |w| {
+    if let Some(code) = crate::fast::isend(buf, count, datatype, dest, tag, comm, request) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+        crate::call::world("MPI_Isend", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -811,6 +825,8 @@ pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, datatype: 
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::isend(w, buf, count, datatype, dest, tag, comm, request)
         })
+    }
+    world(buf, count, datatype, dest, tag, comm, request)
 }
 
 /// `MPI_Isend`: forwards to `PMPI_Isend` (profiling tools interpose this symbol).
