@@ -288,12 +288,18 @@ mod tests {
         format!("reflex-boardtest-{}.{tag}", std::process::id())
     }
 
+    /// A board of `nranks` ranks mapped twice (creator, other), its name already removed.
+    fn two_mappings(tag: &str, nranks: usize) -> (Board, Board) {
+        let n = name(tag);
+        let a = Board::create(&n, nranks).unwrap();
+        let b = Board::open(&n, nranks).unwrap();
+        Board::unlink(&n).unwrap();
+        (a, b)
+    }
+
     #[test]
     fn publishes_and_reads_across_mappings() {
-        let n = name("a");
-        let a = Board::create(&n, 3).unwrap();
-        let b = Board::open(&n, 3).unwrap();
-        Board::unlink(&n).unwrap();
+        let (a, b) = two_mappings("a", 3);
         assert!(!b.has_published(1, 1));
         a.fill(1, 1, 5, |s| s.copy_from_slice(b"hello"));
         a.fill(1, 2, 3, |s| s.copy_from_slice(b"abc"));
@@ -314,10 +320,7 @@ mod tests {
 
     #[test]
     fn slots_are_reused_after_the_ring_goes_round() {
-        let n = name("c");
-        let a = Board::create(&n, 2).unwrap();
-        let b = Board::open(&n, 2).unwrap();
-        Board::unlink(&n).unwrap();
+        let (a, b) = two_mappings("c", 2);
         let k = a.slots() as u32;
         assert_eq!(k as usize, MAX_SLOTS);
         a.fill(0, 1, 1, |s| s[0] = 1);
@@ -332,10 +335,7 @@ mod tests {
 
     #[test]
     fn the_writer_remembers_what_was_consumed_and_looks_again_when_it_must() {
-        let n = name("d");
-        let a = Board::create(&n, 3).unwrap();
-        let b = Board::open(&n, 3).unwrap();
-        Board::unlink(&n).unwrap();
+        let (a, b) = two_mappings("d", 3);
         b.consume(1, 10);
         b.consume(2, 6);
         assert!(a.all_consumed(0, 5) && a.all_consumed(0, 6));

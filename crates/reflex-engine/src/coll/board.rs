@@ -93,14 +93,8 @@ impl<T: Transport> Engine<T> {
         if inter || self.board_base.is_none() || board_bytes(&coll).is_none() {
             return Ok(Some(coll));
         }
-        let Some((board, epoch, scratch)) = self.board_of(comm)? else {
+        let Some(mut run) = self.board_of(comm, me)? else {
             return Ok(Some(coll));
-        };
-        let mut run = BoardRun {
-            board,
-            me,
-            epoch,
-            scratch,
         };
         let outcome = match coll {
             Coll::Barrier => self.board_barrier(&run),
@@ -126,9 +120,9 @@ impl<T: Transport> Engine<T> {
         outcome.map(|()| None)
     }
 
-    /// The board of `comm`, the epoch of the collective about to run on it and the reduction
-    /// accumulator (lent), setting the board up at the first call.
-    fn board_of(&mut self, comm: CommId) -> Result<Option<(Arc<Board>, u32, Vec<u8>)>> {
+    /// The board of `comm` with the epoch of the collective rank `me` is about to run on it and
+    /// the reduction accumulator (lent), setting the board up at the first call.
+    fn board_of(&mut self, comm: CommId, me: usize) -> Result<Option<BoardRun>> {
         if self.comms.board_mut(comm).is_none() {
             self.set_up_board(comm)?;
         }
@@ -139,7 +133,12 @@ impl<T: Transport> Engine<T> {
                 scratch,
             }) => {
                 *epoch = epoch.wrapping_add(1);
-                Ok(Some((board.clone(), *epoch, std::mem::take(scratch))))
+                Ok(Some(BoardRun {
+                    board: board.clone(),
+                    me,
+                    epoch: *epoch,
+                    scratch: std::mem::take(scratch),
+                }))
             }
             _ => Ok(None),
         }
