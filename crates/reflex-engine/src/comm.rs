@@ -176,8 +176,9 @@ pub(crate) struct Comms {
     pub(crate) topos: HashMap<u32, Arc<Topology>>,
     /// Collectives started on each communicator so far (their sequence numbers, by slot).
     coll_seqs: Vec<u32>,
-    /// The shared-memory board of each communicator that tried to set one up.
-    pub(crate) boards: HashMap<u32, crate::coll::board::CommBoard>,
+    /// The shared-memory board of each communicator that tried to set one up, by slot (a
+    /// vector, not a map: it is looked up at every blocking collective).
+    boards: Vec<Option<crate::coll::board::CommBoard>>,
 }
 
 impl Comms {
@@ -200,6 +201,15 @@ impl Comms {
         let seq = &mut self.coll_seqs[id.0 as usize];
         *seq = seq.wrapping_add(1);
         Ok(*seq)
+    }
+
+    /// The board of `id`: `None` until a collective tried to set one up.
+    pub(crate) fn board_mut(&mut self, id: CommId) -> &mut Option<crate::coll::board::CommBoard> {
+        let i = id.0 as usize;
+        if self.boards.len() <= i {
+            self.boards.resize_with(i + 1, || None);
+        }
+        &mut self.boards[i]
     }
 
     pub(crate) fn get(&self, id: CommId) -> Result<&Comm> {
@@ -244,7 +254,9 @@ impl Comms {
                 )
             })?;
         self.topos.remove(&id.0);
-        self.boards.remove(&id.0);
+        if let Some(board) = self.boards.get_mut(id.0 as usize) {
+            *board = None;
+        }
         Ok(comm)
     }
 }

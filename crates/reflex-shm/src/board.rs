@@ -2,24 +2,33 @@
 //! data and flags for the shared-memory collectives (the Bill-Board Protocol of the
 //! reflective-memory papers, `shared/reference/seed000c.md` P2, on cache-coherent memory).
 //!
-//! Layout (`L` = [`CACHE_PAD`] bytes, `n` ranks, `S` = [`SLOT_BYTES`], `K` = [`SLOTS`]):
+//! Layout (`L` = [`CACHE_PAD`] bytes, `n` ranks, `S` = [`SLOT_BYTES`], `K` = [`Board::slots`]):
 //!
 //! ```text
-//!  0          header: magic, ranks, slot bytes                        1 line
-//!  L          posted[0..n]:   epoch of the rank's last publication    1 line each
-//!  L(1+n)     consumed[0..n]: epoch up to which the rank has read     1 line each
-//!  L(1+2n)    slot[0..n][0..K]: S bytes of published data each
+//!  0          header: magic, ranks, slot bytes, slots per rank         1 line
+//!  L          posted[0..n]:   epoch of the rank's last barrier         1 line each
+//!  L(1+n)     consumed[0..n]: epoch up to which the rank has read      1 line each
+//!  L(1+2n)    slot[0..n][0..K]: S bytes each, L bytes apart: epoch (u32), length (u32), data
 //! ```
 //!
+//! The line between two slots staggers their first lines across cache sets: at a 32 KiB stride
+//! every slot's flag line would fall in the same set of the L1 cache (set index bits 6-11).
+//!
 //! Every word has one writer (its rank) and is read by the others, so nothing is ever reset:
-//! collectives are numbered by epochs (1, 2, 3, … per communicator, wrapping), a rank *posts*
-//! epoch e after writing its slot for collective e, and *consumes* e once it has read what it
-//! needs from the others. A rank may overwrite its slot for collective e only after every other
-//! rank consumed e − K ([`Board::all_consumed`]), epoch e using slot e mod K: that is the
-//! acknowledgement of the paper's protocol, folded into one counter per rank, and the K slots
-//! let a rank run up to K collectives ahead of the slowest reader (back-to-back broadcasts from
-//! one root do not wait for every reader each time). Data is copied in and out with plain memory
-//! copies, ordered by the Release store of `posted` and the Acquire loads of its readers.
+//! collectives are numbered by epochs (1, 2, 3, … per communicator, wrapping). A rank publishes
+//! collective e by writing its slot e mod K, data first, then the length and (Release) the epoch
+//! in the slot's first word ([`Board::publish`]); a reader waits for that word, so up to 56 bytes
+//! of data arrive with their flag in one cache line (one line transfer per small collective, the
+//! fastbox idea; a separate flag word cost a second transfer). A rank
+//! *consumes* e once it has read what it needs from the others, and may overwrite its slot for
+//! collective e only after every other rank consumed e − K ([`Board::all_consumed`]): that is
+//! the acknowledgement of the paper's protocol, folded into one counter per rank. The K slots let
+//! a rank run up to K collectives ahead of the slowest reader, and the writer remembers how far
+//! everyone had consumed when it last looked, so it reads the others' counters about once per
+//! K collectives instead of at every one. K is 64 for up to 16 ranks (back-to-back broadcasts
+//! and reduces from one root, and oversubscribed ranks, run ahead that far), falling to 8 as
+//! ranks grow so that the board takes at most 32 MiB of address space up to 128 ranks (pages are
+//! only touched as slots are used). Barriers use the `posted` words only.
 //!
 //! The creator fills the header and stores the magic last; [`Board::open`] checks it. Waiting is
 //! the caller's business (the engine keeps its progress running while it polls these words).
@@ -31,10 +40,16 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// `"REFLXBRD"`: marks an initialised board.
 const MAGIC: u64 = u64::from_le_bytes(*b"REFLXBRD");
-/// Bytes of data a rank can publish in one collective.
+/// Bytes of one slot, its header included.
 pub const SLOT_BYTES: usize = 32 << 10;
-/// Slots per rank, used in turn by consecutive epochs.
-pub const SLOTS: usize = 8;
+/// Bytes at the start of a slot before the data: the epoch and the length (`u32` each).
+const SLOT_HEADER: usize = 8;
+/// Bytes of data a rank can publish in one collective.
+pub const SLOT_DATA: usize = SLOT_BYTES - SLOT_HEADER;
+/// Most slots per rank, used in turn by consecutive epochs (with ≤ 16 ranks).
+pub const MAX_SLOTS: usize = 64;
+/// Fewest slots per rank (from 128 ranks).
+pub const MIN_SLOTS: usize = 8;
 /// Most ranks of one board.
 pub const MAX_BOARD_RANKS: usize = 1024;
 
@@ -43,14 +58,25 @@ pub const MAX_BOARD_RANKS: usize = 1024;
 pub struct Board {
     seg: Segment,
     nranks: usize,
+    slots: usize,
+    /// An epoch every other rank was seen to have consumed (private to this mapping).
+    seen_consumed: AtomicU32,
 }
 
 fn bad(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg)
 }
 
+/// Slots per rank on a board of `nranks` ranks: 1024 slots in all, within `MIN_SLOTS..=MAX_SLOTS`.
+fn slots_for(nranks: usize) -> usize {
+    (1024 / nranks.max(1)).clamp(MIN_SLOTS, MAX_SLOTS)
+}
+
+/// Distance between the starts of two consecutive slots.
+const SLOT_STRIDE: usize = SLOT_BYTES + CACHE_PAD;
+
 fn size_for(nranks: usize) -> usize {
-    CACHE_PAD * (1 + 2 * nranks) + SLOT_BYTES * SLOTS * nranks
+    CACHE_PAD * (1 + 2 * nranks) + SLOT_STRIDE * slots_for(nranks) * nranks
 }
 
 /// `a` is at or after `b` on the wrapping epoch line.
@@ -66,13 +92,11 @@ impl Board {
                 "a collective board holds 1 to {MAX_BOARD_RANKS} ranks, not {nranks}"
             )));
         }
-        let board = Board {
-            seg: Segment::create(name, size_for(nranks))?,
-            nranks,
-        };
+        let board = Board::mapped(Segment::create(name, size_for(nranks))?, nranks);
         let header = board.header();
         header[1].store(nranks as u64, Ordering::Relaxed);
         header[2].store(SLOT_BYTES as u64, Ordering::Relaxed);
+        header[3].store(board.slots as u64, Ordering::Relaxed);
         header[0].store(MAGIC, Ordering::Release);
         Ok(board)
     }
@@ -87,14 +111,18 @@ impl Board {
                 size_for(nranks)
             )));
         }
-        let board = Board { seg, nranks };
+        let board = Board::mapped(seg, nranks);
         let header = board.header();
         let (magic, n) = (
             header[0].load(Ordering::Acquire),
             header[1].load(Ordering::Relaxed),
         );
-        let slot = header[2].load(Ordering::Relaxed);
-        if magic != MAGIC || n != nranks as u64 || slot != SLOT_BYTES as u64 {
+        let (slot, slots) = (
+            header[2].load(Ordering::Relaxed),
+            header[3].load(Ordering::Relaxed),
+        );
+        let shape = (n, slot, slots) == (nranks as u64, SLOT_BYTES as u64, board.slots as u64);
+        if magic != MAGIC || !shape {
             return Err(bad(format!(
                 "collective board {name} is not a board of {nranks} ranks of this build"
             )));
@@ -107,15 +135,29 @@ impl Board {
         segment::unlink(name)
     }
 
+    fn mapped(seg: Segment, nranks: usize) -> Board {
+        Board {
+            seg,
+            nranks,
+            slots: slots_for(nranks),
+            seen_consumed: AtomicU32::new(0),
+        }
+    }
+
     /// Ranks of the board.
     pub fn nranks(&self) -> usize {
         self.nranks
     }
 
-    fn header(&self) -> &[AtomicU64; 3] {
+    /// Slots per rank: a rank may run this many collectives ahead of the slowest reader.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    fn header(&self) -> &[AtomicU64; 4] {
         // SAFETY: the mapping is at least one line long (checked by `open`, sized by `create`),
-        // page-aligned, and lives as long as `self`; the three words are only accessed atomically.
-        unsafe { &*self.seg.as_ptr().cast::<[AtomicU64; 3]>() }
+        // page-aligned, and lives as long as `self`; the four words are only accessed atomically.
+        unsafe { &*self.seg.as_ptr().cast::<[AtomicU64; 4]>() }
     }
 
     fn word(&self, line: usize) -> &AtomicU32 {
@@ -138,14 +180,21 @@ impl Board {
 
     fn slot(&self, rank: usize, epoch: u32) -> *mut u8 {
         assert!(rank < self.nranks, "rank {rank} is not on this board");
-        let index = rank * SLOTS + epoch as usize % SLOTS;
-        let offset = CACHE_PAD * (1 + 2 * self.nranks) + SLOT_BYTES * index;
+        let index = rank * self.slots + epoch as usize % self.slots;
+        let offset = CACHE_PAD * (1 + 2 * self.nranks) + SLOT_STRIDE * index;
         // SAFETY: the slot lies inside the mapping (see `size_for`).
         unsafe { self.seg.as_ptr().add(offset) }
     }
 
-    /// Lets `f` write the first `len` bytes of `rank`'s slot of `epoch` in place (the caller is
-    /// `rank`, and every other rank has consumed `epoch - SLOTS`).
+    /// The epoch (0) and length (1) words of `rank`'s slot of `epoch`.
+    fn slot_words(&self, rank: usize, epoch: u32) -> &[AtomicU32; 2] {
+        // SAFETY: the slot starts line-aligned inside the mapping with its 8-byte header, whose
+        // two words are only accessed atomically; the mapping lives as long as `self`.
+        unsafe { &*self.slot(rank, epoch).cast::<[AtomicU32; 2]>() }
+    }
+
+    /// Lets `f` write the first `len` data bytes of `rank`'s slot of `epoch` in place (the
+    /// caller is `rank`, and every other rank has consumed `epoch - slots`).
     pub fn fill<R>(
         &self,
         rank: usize,
@@ -153,27 +202,54 @@ impl Board {
         len: usize,
         f: impl FnOnce(&mut [u8]) -> R,
     ) -> R {
-        assert!(len <= SLOT_BYTES, "board slot overflow");
+        assert!(len <= SLOT_DATA, "board slot overflow");
         // SAFETY: in bounds (asserted); by the protocol only `rank` touches this slot between the
-        // others' consumption of its previous use and its next post, so this is the only reference.
-        f(unsafe { std::slice::from_raw_parts_mut(self.slot(rank, epoch), len) })
+        // others' consumption of its previous use and its next publication, so this is the only
+        // reference; the data do not overlap the header words.
+        let data = unsafe { self.slot(rank, epoch).add(SLOT_HEADER) };
+        // SAFETY: as above.
+        f(unsafe { std::slice::from_raw_parts_mut(data, len) })
     }
 
-    /// Lets `f` read the first `len` bytes of `rank`'s slot of `epoch` in place (after seeing its
-    /// post of `epoch`).
+    /// Publishes `rank`'s slot of `epoch`, whose first `len` data bytes are written.
+    pub fn publish(&self, rank: usize, epoch: u32, len: usize) {
+        assert!(len <= SLOT_DATA, "board slot overflow");
+        let words = self.slot_words(rank, epoch);
+        words[1].store(len as u32, Ordering::Relaxed);
+        words[0].store(epoch, Ordering::Release);
+    }
+
+    /// Whether `rank` has published its slot of `epoch`.
+    pub fn has_published(&self, rank: usize, epoch: u32) -> bool {
+        reached(
+            self.slot_words(rank, epoch)[0].load(Ordering::Acquire),
+            epoch,
+        )
+    }
+
+    /// The length `rank` published for `epoch` (after [`Board::has_published`]).
+    pub fn published_len(&self, rank: usize, epoch: u32) -> usize {
+        self.slot_words(rank, epoch)[1].load(Ordering::Relaxed) as usize
+    }
+
+    /// Lets `f` read the first `len` data bytes of `rank`'s slot of `epoch` in place (after
+    /// seeing it published).
     pub fn inspect<R>(&self, rank: usize, epoch: u32, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
-        assert!(len <= SLOT_BYTES, "board slot overflow");
+        assert!(len <= SLOT_DATA, "board slot overflow");
         // SAFETY: in bounds (asserted); the owner does not write the slot again before this rank
-        // consumes `epoch` (whose post it saw, Acquire), so the bytes are stable while `f` runs.
-        f(unsafe { std::slice::from_raw_parts(self.slot(rank, epoch), len) })
+        // consumes `epoch` (whose publication it saw, Acquire), so the bytes are stable while `f`
+        // runs.
+        let data = unsafe { self.slot(rank, epoch).add(SLOT_HEADER) };
+        // SAFETY: as above.
+        f(unsafe { std::slice::from_raw_parts(data, len) })
     }
 
-    /// Publishes epoch `epoch` of `rank` (its slot is written).
+    /// Posts barrier `epoch` of `rank`.
     pub fn post(&self, rank: usize, epoch: u32) {
         self.posted_word(rank).store(epoch, Ordering::Release);
     }
 
-    /// Whether `rank` has posted `epoch` (or later).
+    /// Whether `rank` has posted barrier `epoch` (or a later one).
     pub fn has_posted(&self, rank: usize, epoch: u32) -> bool {
         reached(self.posted_word(rank).load(Ordering::Acquire), epoch)
     }
@@ -183,11 +259,24 @@ impl Board {
         self.consumed_word(rank).store(epoch, Ordering::Release);
     }
 
-    /// Whether every rank but `me` has consumed `epoch` (so `me` may overwrite its slot).
+    /// Whether every rank but `me` has consumed `epoch` (so `me` may overwrite its slot). Reads
+    /// the others' counters only when what it saw last time does not answer; `me` is the same
+    /// rank at every call on one mapping, and `epoch` does not go backwards.
     pub fn all_consumed(&self, me: usize, epoch: u32) -> bool {
-        (0..self.nranks)
-            .filter(|&r| r != me)
-            .all(|r| reached(self.consumed_word(r).load(Ordering::Acquire), epoch))
+        if reached(self.seen_consumed.load(Ordering::Relaxed), epoch) {
+            return true;
+        }
+        let mut ahead = u32::MAX;
+        for r in (0..self.nranks).filter(|&r| r != me) {
+            let done = self.consumed_word(r).load(Ordering::Acquire);
+            if !reached(done, epoch) {
+                return false;
+            }
+            ahead = ahead.min(done.wrapping_sub(epoch));
+        }
+        let seen = epoch.wrapping_add(ahead.min(i32::MAX as u32));
+        self.seen_consumed.store(seen, Ordering::Relaxed);
+        true
     }
 }
 
@@ -199,23 +288,70 @@ mod tests {
         format!("reflex-boardtest-{}.{tag}", std::process::id())
     }
 
+    /// A board of `nranks` ranks mapped twice (creator, other), its name already removed.
+    fn two_mappings(tag: &str, nranks: usize) -> (Board, Board) {
+        let n = name(tag);
+        let a = Board::create(&n, nranks).unwrap();
+        let b = Board::open(&n, nranks).unwrap();
+        Board::unlink(&n).unwrap();
+        (a, b)
+    }
+
     #[test]
     fn publishes_and_reads_across_mappings() {
-        let n = name("a");
-        let a = Board::create(&n, 3).unwrap();
-        let b = Board::open(&n, 3).unwrap();
-        Board::unlink(&n).unwrap();
-        assert!(!b.has_posted(1, 1));
+        let (a, b) = two_mappings("a", 3);
+        assert!(!b.has_published(1, 1));
         a.fill(1, 1, 5, |s| s.copy_from_slice(b"hello"));
-        a.fill(1, 2, 5, |s| s.copy_from_slice(b"world"));
-        a.post(1, 1);
-        assert!(b.has_posted(1, 1) && !b.has_posted(1, 2));
+        a.fill(1, 2, 3, |s| s.copy_from_slice(b"abc"));
+        a.publish(1, 1, 5);
+        assert!(b.has_published(1, 1) && !b.has_published(1, 2));
+        a.publish(1, 2, 3);
+        assert_eq!(b.published_len(1, 1), 5);
         assert_eq!(b.inspect(1, 1, 5, |s| s.to_vec()), b"hello");
-        assert_eq!(b.inspect(1, 2, 5, |s| s.to_vec()), b"world");
+        assert_eq!(b.published_len(1, 2), 3);
+        assert_eq!(b.inspect(1, 2, 3, |s| s.to_vec()), b"abc");
+        a.post(2, 7);
+        assert!(b.has_posted(2, 7) && !b.has_posted(2, 8) && !b.has_posted(1, 1));
         assert!(!a.all_consumed(1, 1));
         b.consume(0, 1);
         b.consume(2, 1);
         assert!(a.all_consumed(1, 1));
+    }
+
+    #[test]
+    fn slots_are_reused_after_the_ring_goes_round() {
+        let (a, b) = two_mappings("c", 2);
+        let k = a.slots() as u32;
+        assert_eq!(k as usize, MAX_SLOTS);
+        a.fill(0, 1, 1, |s| s[0] = 1);
+        a.publish(0, 1, 1);
+        // Epoch 1 + k uses epoch 1's slot: the old publication is not the new one.
+        assert!(b.has_published(0, 1) && !b.has_published(0, 1 + k));
+        a.fill(0, 1 + k, 1, |s| s[0] = 2);
+        a.publish(0, 1 + k, 1);
+        assert!(b.has_published(0, 1 + k));
+        assert_eq!(b.inspect(0, 1 + k, 1, |s| s[0]), 2);
+    }
+
+    #[test]
+    fn the_writer_remembers_what_was_consumed_and_looks_again_when_it_must() {
+        let (a, b) = two_mappings("d", 3);
+        b.consume(1, 10);
+        b.consume(2, 6);
+        assert!(a.all_consumed(0, 5) && a.all_consumed(0, 6));
+        assert!(!a.all_consumed(0, 7));
+        b.consume(2, 12);
+        assert!(a.all_consumed(0, 7) && a.all_consumed(0, 10));
+        assert!(!a.all_consumed(0, 11));
+    }
+
+    #[test]
+    fn boards_of_many_ranks_have_fewer_slots() {
+        assert_eq!(slots_for(2), MAX_SLOTS);
+        assert_eq!(slots_for(16), MAX_SLOTS);
+        assert_eq!(slots_for(32), 32);
+        assert_eq!(slots_for(1024), MIN_SLOTS);
+        assert!(size_for(128) <= 33 << 20);
     }
 
     #[test]

@@ -13,7 +13,10 @@
 //!   with rank + 1 so that ranks do not all read the same slot at once (the paper's staggering).
 //!
 //! A rank overwrites a slot only after everyone consumed the epoch that last used it (the
-//! acknowledgement). While waiting, a rank keeps the engine's progress running, so point-to-point
+//! acknowledgement); with one slot per epoch in a ring of up to 64 ([`Board::slots`]), a root of
+//! back-to-back broadcasts runs that many collectives ahead of its readers, as a point-to-point
+//! root runs ahead on eager sends. Readers wait on the epoch word in the first line of the
+//! writer's slot, which small data share. While waiting, a rank keeps the engine's progress running, so point-to-point
 //! traffic and nonblocking collectives still advance. The board of a communicator is created at
 //! its first eligible collective: rank 0 creates the file, everyone maps it, then it is unlinked,
 //! so nothing is left in `/dev/shm` even if the job dies; all ranks agree (with a point-to-point
@@ -26,7 +29,7 @@ use crate::datatype::{typed, Basic};
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
 use reflex_base::transport::Transport;
-use reflex_shm::board::{Board, SLOTS, SLOT_BYTES};
+use reflex_shm::board::{Board, SLOT_DATA};
 use std::sync::Arc;
 
 /// The board of one communicator.
@@ -34,18 +37,21 @@ use std::sync::Arc;
 pub(crate) enum CommBoard {
     /// Not usable (not all on one node, creation failed, or being set up).
     Off,
-    /// Ready; `epoch` numbers the last collective run on it.
-    On { board: Arc<Board>, epoch: u32 },
+    /// Ready; `epoch` numbers the last collective run on it; `scratch` is the accumulator of
+    /// reductions, kept between calls.
+    On {
+        board: Arc<Board>,
+        epoch: u32,
+        scratch: Vec<u8>,
+    },
 }
 
 /// Empty polls of a board flag between two rounds of engine progress.
 const POLLS_PER_PROGRESS: u32 = 8;
-/// A published slot starts with the length of the data (so readers detect mismatched counts).
-const LEN_BYTES: usize = 8;
 
 /// Bytes this rank publishes in `coll`, when it fits a slot (`None`: not a board collective).
 fn board_bytes(coll: &Coll) -> Option<usize> {
-    let fits = |n: usize| (n + LEN_BYTES <= SLOT_BYTES).then_some(n);
+    let fits = |n: usize| (n <= SLOT_DATA).then_some(n);
     let input = |send: &Option<SendData>, recv: Option<&RecvData>| match (send, recv) {
         (Some(s), _) => s.packed_len().ok(),
         (None, Some(r)) => r.packed_len().ok(),
@@ -82,15 +88,14 @@ impl<T: Transport> Engine<T> {
     /// Runs `coll` on `comm`'s board when it is a board collective and the board is usable;
     /// otherwise hands `coll` back for a schedule.
     pub(crate) fn try_board(&mut self, comm: CommId, coll: Coll) -> Result<Option<Coll>> {
-        let inter = self.comms.get(comm)?.is_inter();
+        let c = self.comms.get(comm)?;
+        let (inter, me) = (c.is_inter(), c.rank as usize);
         if inter || self.board_base.is_none() || board_bytes(&coll).is_none() {
             return Ok(Some(coll));
         }
-        let Some((board, epoch)) = self.board_of(comm)? else {
+        let Some(mut run) = self.board_of(comm, me)? else {
             return Ok(Some(coll));
         };
-        let me = self.comms.get(comm)?.rank as usize;
-        let run = BoardRun { board, me, epoch };
         let outcome = match coll {
             Coll::Barrier => self.board_barrier(&run),
             Coll::Bcast { data, root } => self.board_bcast(&run, data, root),
@@ -99,9 +104,9 @@ impl<T: Transport> Engine<T> {
                 recv,
                 op,
                 root,
-            } => self.board_reduce(&run, send, recv, op, Some(root)),
+            } => self.board_reduce(&mut run, send, recv, op, Some(root)),
             Coll::Allreduce { send, recv, op } => {
-                self.board_reduce(&run, send, Some(recv), op, None)
+                self.board_reduce(&mut run, send, Some(recv), op, None)
             }
             Coll::Allgather { send, recv } => self.board_allgather(&run, send, recv),
             Coll::Alltoall { send, recv, .. } => self.board_alltoall(&run, send, recv),
@@ -109,19 +114,31 @@ impl<T: Transport> Engine<T> {
         };
         // Consumed even after an error: the others must not wait for this rank's reads.
         run.board.consume(run.me, run.epoch);
+        if let Some(CommBoard::On { scratch, .. }) = self.comms.board_mut(comm) {
+            *scratch = run.scratch;
+        }
         outcome.map(|()| None)
     }
 
-    /// The board of `comm` and the epoch of the collective about to run on it, setting the
-    /// board up at the first call.
-    fn board_of(&mut self, comm: CommId) -> Result<Option<(Arc<Board>, u32)>> {
-        if !self.comms.boards.contains_key(&comm.0) {
+    /// The board of `comm` with the epoch of the collective rank `me` is about to run on it and
+    /// the reduction accumulator (lent), setting the board up at the first call.
+    fn board_of(&mut self, comm: CommId, me: usize) -> Result<Option<BoardRun>> {
+        if self.comms.board_mut(comm).is_none() {
             self.set_up_board(comm)?;
         }
-        match self.comms.boards.get_mut(&comm.0) {
-            Some(CommBoard::On { board, epoch }) => {
+        match self.comms.board_mut(comm) {
+            Some(CommBoard::On {
+                board,
+                epoch,
+                scratch,
+            }) => {
                 *epoch = epoch.wrapping_add(1);
-                Ok(Some((board.clone(), *epoch)))
+                Ok(Some(BoardRun {
+                    board: board.clone(),
+                    me,
+                    epoch: *epoch,
+                    scratch: std::mem::take(scratch),
+                }))
             }
             _ => Ok(None),
         }
@@ -132,7 +149,7 @@ impl<T: Transport> Engine<T> {
     fn set_up_board(&mut self, comm: CommId) -> Result<()> {
         let c = self.comms.get(comm)?;
         let (me, n, ctx) = (c.rank as usize, c.size(), c.ctx);
-        self.comms.boards.insert(comm.0, CommBoard::Off);
+        *self.comms.board_mut(comm) = Some(CommBoard::Off);
         if n < 2 {
             return Ok(());
         }
@@ -151,9 +168,12 @@ impl<T: Transport> Engine<T> {
         }
         if let (Some(board), true) = (mine, all.iter().all(|v| v == &[1])) {
             let board = Arc::new(board);
-            self.comms
-                .boards
-                .insert(comm.0, CommBoard::On { board, epoch: 0 });
+            let on = CommBoard::On {
+                board,
+                epoch: 0,
+                scratch: Vec::new(),
+            };
+            *self.comms.board_mut(comm) = Some(on);
         }
         Ok(())
     }
@@ -190,7 +210,7 @@ impl<T: Transport> Engine<T> {
         if run.me == root {
             return self.publish(run, &data.as_send(), len);
         }
-        self.await_board(|| run.board.has_posted(root, run.epoch))?;
+        self.await_board(|| run.board.has_published(root, run.epoch))?;
         run.read(root, len, |bytes| {
             typed::unpack(&data.dt, data.count, &mut data.buf, 0, bytes);
         })
@@ -199,7 +219,7 @@ impl<T: Transport> Engine<T> {
     /// Allreduce (`root = None`) or reduce to `root`.
     fn board_reduce(
         &mut self,
-        run: &BoardRun,
+        run: &mut BoardRun,
         send: Option<SendData>,
         recv: Option<RecvData>,
         op: Reducer,
@@ -226,11 +246,16 @@ impl<T: Transport> Engine<T> {
         let len = input.packed_len()?;
         self.publish(run, &input, len)?;
         if reads {
-            let acc = self.combine_slots(run, len, input.count, &op, basic)?;
             let mut out = recv.ok_or_else(|| {
                 MpiError::new(ErrorClass::Buffer, "the root has no receive buffer")
             })?;
-            typed::unpack(&out.dt, out.count, &mut out.buf, 0, &acc);
+            let mut acc = std::mem::take(&mut run.scratch);
+            let combined = self.combine_slots(run, &mut acc, len, input.count, &op, basic);
+            if combined.is_ok() {
+                typed::unpack(&out.dt, out.count, &mut out.buf, 0, &acc);
+            }
+            run.scratch = acc;
+            combined?;
         }
         Ok(())
     }
@@ -238,36 +263,38 @@ impl<T: Transport> Engine<T> {
     /// Waits until this rank's slot is free, packs `data` into it and posts.
     fn publish(&mut self, run: &BoardRun, data: &SendData, len: usize) -> Result<()> {
         self.await_board(|| run.slot_free())?;
-        run.board.fill(run.me, run.epoch, LEN_BYTES + len, |slot| {
-            let (head, body) = slot.split_at_mut(LEN_BYTES);
-            head.copy_from_slice(&(len as u64).to_le_bytes());
-            typed::pack(&data.dt, data.count, &data.buf, 0, body)
+        run.board.fill(run.me, run.epoch, len, |slot| {
+            typed::pack(&data.dt, data.count, &data.buf, 0, slot)
         });
-        run.board.post(run.me, run.epoch);
+        run.board.publish(run.me, run.epoch, len);
         Ok(())
     }
 
-    /// `x0 op (x1 op (… op x[n-1]))` over every rank's slot.
+    /// `acc = x0 op (x1 op (… op x[n-1]))` over every rank's slot.
     fn combine_slots(
         &mut self,
         run: &BoardRun,
+        acc: &mut Vec<u8>,
         len: usize,
         count: usize,
         op: &Reducer,
         basic: Option<Basic>,
-    ) -> Result<Vec<u8>> {
+    ) -> Result<()> {
         let last = run.board.nranks() - 1;
-        self.await_board(|| run.board.has_posted(last, run.epoch))?;
-        let mut acc = run.read_exactly(last, len, <[u8]>::to_vec)?;
+        self.await_board(|| run.board.has_published(last, run.epoch))?;
+        run.read_exactly(last, len, |x| {
+            acc.clear();
+            acc.extend_from_slice(x);
+        })?;
         for r in (0..last).rev() {
-            self.await_board(|| run.board.has_posted(r, run.epoch))?;
+            self.await_board(|| run.board.has_published(r, run.epoch))?;
             run.read_exactly(r, len, |x| match (op, basic) {
-                (Reducer::Predefined(p), Some(b)) => crate::op::apply_packed(*p, &b, &mut acc, x),
-                (Reducer::User(f), _) => f.reduce(x, &mut acc, count),
+                (Reducer::Predefined(p), Some(b)) => crate::op::apply_packed(*p, &b, acc, x),
+                (Reducer::User(f), _) => f.reduce(x, acc, count),
                 (Reducer::Predefined(_), None) => Ok(()),
             })??;
         }
-        Ok(acc)
+        Ok(())
     }
 
     fn board_allgather(
@@ -278,28 +305,23 @@ impl<T: Transport> Engine<T> {
     ) -> Result<()> {
         let n = run.board.nranks();
         super::spec::check_blocks(&recv, n, "the allgather receive buffer")?;
-        let mine = match send {
-            Some(s) => {
-                let mut own = recv[run.me].clone();
-                let bytes = s.packed_len()?;
-                if bytes > own.packed_len()? {
-                    return Err(MpiError::new(
-                        ErrorClass::Truncate,
-                        "allgather block does not fit the receive block",
-                    ));
-                }
-                let mut tmp = vec![0u8; bytes];
-                typed::pack(&s.dt, s.count, &s.buf, 0, &mut tmp);
-                typed::unpack(&own.dt, own.count, &mut own.buf, 0, &tmp);
-                s
-            }
-            None => recv[run.me].as_send(),
+        let (mine, copy_own) = match send {
+            Some(s) => (s, true),
+            None => (recv[run.me].as_send(), false),
         };
         let len = mine.packed_len()?;
+        if len > recv[run.me].packed_len()? {
+            return Err(MpiError::new(
+                ErrorClass::Truncate,
+                "allgather block does not fit the receive block",
+            ));
+        }
         self.publish(run, &mine, len)?;
-        for k in 1..n {
+        // The own block comes back out of the slot it was just packed into.
+        let first = if copy_own { 0 } else { 1 };
+        for k in first..n {
             let r = (run.me + k) % n;
-            self.await_board(|| run.board.has_posted(r, run.epoch))?;
+            self.await_board(|| run.board.has_published(r, run.epoch))?;
             let block = &mut recv[r];
             let want = block.packed_len()?;
             run.read(r, want, |bytes| {
@@ -328,18 +350,14 @@ impl<T: Transport> Engine<T> {
         super::spec::check_blocks(&outgoing, n, "the alltoall send buffer")?;
         let block = recv[0].packed_len()?;
         self.await_board(|| run.slot_free())?;
-        let packed = run
-            .board
-            .fill(run.me, run.epoch, LEN_BYTES + n * block, |slot| {
-                let (head, body) = slot.split_at_mut(LEN_BYTES);
-                let mut at = 0;
-                for b in &outgoing {
-                    at += typed::pack(&b.dt, b.count, &b.buf, 0, &mut body[at..]);
-                }
-                head.copy_from_slice(&(at as u64).to_le_bytes());
-                at
-            });
-        run.board.post(run.me, run.epoch);
+        let packed = run.board.fill(run.me, run.epoch, n * block, |slot| {
+            let mut at = 0;
+            for b in &outgoing {
+                at += typed::pack(&b.dt, b.count, &b.buf, 0, &mut slot[at..]);
+            }
+            at
+        });
+        run.board.publish(run.me, run.epoch, packed);
         if packed != n * block {
             return Err(MpiError::new(
                 ErrorClass::Truncate,
@@ -348,7 +366,7 @@ impl<T: Transport> Engine<T> {
         }
         for k in 0..n {
             let r = (run.me + k) % n;
-            self.await_board(|| run.board.has_posted(r, run.epoch))?;
+            self.await_board(|| run.board.has_published(r, run.epoch))?;
             let into = &mut recv[r];
             run.read_exactly(r, n * block, |bytes| {
                 let mine = &bytes[run.me * block..(run.me + 1) * block];
@@ -359,11 +377,12 @@ impl<T: Transport> Engine<T> {
     }
 }
 
-/// One collective on a board: this rank and the collective's epoch.
+/// One collective on a board: this rank, the collective's epoch and the reduction accumulator.
 struct BoardRun {
     board: Arc<Board>,
     me: usize,
     epoch: u32,
+    scratch: Vec<u8>,
 }
 
 impl BoardRun {
@@ -376,11 +395,7 @@ impl BoardRun {
                 format!("collective arguments differ across ranks: rank {rank} sent {have} bytes, {room} expected"),
             ));
         }
-        Ok(self
-            .board
-            .inspect(rank, self.epoch, LEN_BYTES + have, |slot| {
-                f(&slot[LEN_BYTES..])
-            }))
+        Ok(self.board.inspect(rank, self.epoch, have, f))
     }
 
     /// Like [`BoardRun::read`], for operands that must have exactly `len` bytes.
@@ -396,9 +411,7 @@ impl BoardRun {
     }
 
     fn published_len(&self, rank: usize) -> usize {
-        self.board.inspect(rank, self.epoch, LEN_BYTES, |head| {
-            u64::from_le_bytes(head.try_into().expect("8-byte length")) as usize
-        })
+        self.board.published_len(rank, self.epoch)
     }
 
     fn everyone_posted(&self) -> bool {
@@ -409,6 +422,6 @@ impl BoardRun {
     /// slot.
     fn slot_free(&self) -> bool {
         self.board
-            .all_consumed(self.me, self.epoch.wrapping_sub(SLOTS as u32))
+            .all_consumed(self.me, self.epoch.wrapping_sub(self.board.slots() as u32))
     }
 }
