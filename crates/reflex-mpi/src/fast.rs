@@ -105,8 +105,23 @@ pub fn win_flush(rank: c_int, win: MPI_Win) -> Option<c_int> {
     engine()?.win_flush_direct(id, rank).then_some(SUCCESS)
 }
 
-/// A send buffer of `count` elements of the predefined type `dt` and its communicator, when the
-/// arguments are valid as they stand (otherwise the ordinary path reports them).
+/// The byte length and communicator of a buffer of `count` elements of the predefined type `dt`,
+/// when the arguments are valid as they stand (otherwise the ordinary path reports them).
+#[inline]
+fn dense_args(
+    null_buf: bool,
+    count: c_int,
+    dt: MPI_Datatype,
+    tag_ok: bool,
+    comm: MPI_Comm,
+) -> Option<(usize, CommId)> {
+    if null_buf || !tag_ok {
+        return None;
+    }
+    Some((dense_len(count, dt)?, handles::comm_id(comm)?))
+}
+
+/// A send buffer and its communicator (see [`dense_args`]).
 #[inline]
 fn send_args(
     buf: *const c_void,
@@ -115,20 +130,15 @@ fn send_args(
     tag: c_int,
     comm: MPI_Comm,
 ) -> Option<(SendBuf, CommId)> {
-    let len = dense_len(count, dt)?;
-    if buf.is_null() || !(0..=TAG_UB).contains(&tag) {
-        return None;
-    }
+    let tag_ok = (0..=TAG_UB).contains(&tag);
+    let (len, id) = dense_args(buf.is_null(), count, dt, tag_ok, comm)?;
     // SAFETY: MPI requires the buffer to hold `count` elements of `dt`, the `len` bytes from
     // `buf` (not NULL, checked above), unchanged until the send completes.
-    Some((
-        unsafe { SendBuf::from_raw(buf.cast(), len) },
-        handles::comm_id(comm)?,
-    ))
+    let buf = unsafe { SendBuf::from_raw(buf.cast(), len) };
+    Some((buf, id))
 }
 
-/// A receive buffer of `count` elements of the predefined type `dt` and its communicator, when
-/// the arguments are valid as they stand.
+/// A receive buffer and its communicator (see [`dense_args`]).
 #[inline]
 fn recv_args(
     buf: *mut c_void,
@@ -137,16 +147,12 @@ fn recv_args(
     tag: c_int,
     comm: MPI_Comm,
 ) -> Option<(RecvBuf, CommId)> {
-    let len = dense_len(count, dt)?;
-    if buf.is_null() || (tag != ANY_TAG && !(0..=TAG_UB).contains(&tag)) {
-        return None;
-    }
+    let tag_ok = tag == ANY_TAG || (0..=TAG_UB).contains(&tag);
+    let (len, id) = dense_args(buf.is_null(), count, dt, tag_ok, comm)?;
     // SAFETY: MPI requires the buffer to hold `count` elements of `dt` (the `len` bytes from
     // `buf`, not NULL) and to be left alone until the receive completes.
-    Some((
-        unsafe { RecvBuf::from_raw(buf.cast(), len) },
-        handles::comm_id(comm)?,
-    ))
+    let buf = unsafe { RecvBuf::from_raw(buf.cast(), len) };
+    Some((buf, id))
 }
 
 /// `MPI_Send` of a small message of a predefined type: one eager packet, no request.
