@@ -135,6 +135,15 @@ pub fn apply_packed(op: ReduceOp, basic: &Basic, inout: &mut [u8], input: &[u8])
     }
 }
 
+/// Whether `op` is defined on elements of `basic` (MPI-3.1 §5.9.2); `MPI_ERR_OP` if not. Tried
+/// on one zero element on the stack: no allocation, so the fast paths can afford it per call.
+pub fn check(op: ReduceOp, basic: &Basic) -> Result<()> {
+    const ROOM: usize = 64; // above the largest predefined element (32 bytes)
+    let n = (basic.size as usize).min(ROOM);
+    let mut one = [0u8; ROOM];
+    apply_packed(op, basic, &mut one[..n], &[0u8; ROOM][..n])
+}
+
 /// Where the elements of a pair array are: distance between elements, offset of the index.
 #[derive(Debug, Clone, Copy)]
 struct PairGeometry {

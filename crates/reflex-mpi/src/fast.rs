@@ -11,6 +11,10 @@
 //! size, matching lengths, a window of mapped memory, an open epoch, a range inside the target's
 //! memory); it never produces an error itself.
 
+mod coll;
+
+pub use coll::{allgather, allreduce, alltoall, barrier, bcast, reduce};
+
 use crate::ffi::{MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status, MPI_Win, SUCCESS};
 use crate::kinds::TAG_UB;
 use crate::{datatypes, handles, state, threads};
@@ -21,7 +25,7 @@ use std::ffi::{c_int, c_void};
 /// The engine, when a fast path may use it: inside an initialised MPI below
 /// `MPI_THREAD_MULTIPLE`.
 #[inline]
-fn engine() -> Option<&'static mut Engine<reflex_engine::fabric::Fabric>> {
+pub(crate) fn engine() -> Option<&'static mut Engine<reflex_engine::fabric::Fabric>> {
     if threads::multiple() {
         return None;
     }
@@ -32,7 +36,7 @@ fn engine() -> Option<&'static mut Engine<reflex_engine::fabric::Fabric>> {
 
 /// Bytes of `count` elements of the predefined datatype `h` when they are one run of bytes.
 #[inline]
-fn dense_len(count: c_int, h: MPI_Datatype) -> Option<usize> {
+pub(crate) fn dense_len(count: c_int, h: MPI_Datatype) -> Option<usize> {
     usize::try_from(count)
         .ok()?
         .checked_mul(datatypes::dense_size(h)?)

@@ -2423,7 +2423,13 @@ pub unsafe extern "C" fn MPI_Unpack_external(datarep: *const c_char, inbuf: *con
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Allgather", Some(comm), |w| {
+    if let Some(code) = crate::fast::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+        crate::call::world("MPI_Allgather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
@@ -2433,6 +2439,8 @@ pub unsafe extern "C" fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::allgather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
         })
+    }
+    world(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
 }
 
 /// `MPI_Allgather`: forwards to `PMPI_Allgather` (profiling tools interpose this symbol).
@@ -2479,7 +2487,13 @@ pub unsafe extern "C" fn MPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Allreduce", Some(comm), |w| {
+    if let Some(code) = crate::fast::allreduce(sendbuf, recvbuf, count, datatype, op, comm) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+        crate::call::world("MPI_Allreduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
@@ -2488,6 +2502,8 @@ pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_
             let op = crate::kinds::op(w, op)?;
             crate::imp::allreduce(w, sendbuf, recvbuf, count, datatype, op, comm)
         })
+    }
+    world(sendbuf, recvbuf, count, datatype, op, comm)
 }
 
 /// `MPI_Allreduce`: forwards to `PMPI_Allreduce` (profiling tools interpose this symbol).
@@ -2507,7 +2523,13 @@ pub unsafe extern "C" fn MPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_v
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Alltoall", Some(comm), |w| {
+    if let Some(code) = crate::fast::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+        crate::call::world("MPI_Alltoall", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
@@ -2517,6 +2539,8 @@ pub unsafe extern "C" fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int,
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::alltoall(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
         })
+    }
+    world(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
 }
 
 /// `MPI_Alltoall`: forwards to `PMPI_Alltoall` (profiling tools interpose this symbol).
@@ -2584,10 +2608,18 @@ pub unsafe extern "C" fn MPI_Alltoallw(sendbuf: *const c_void, sendcounts: *cons
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Barrier(comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Barrier", Some(comm), |w| {
+    if let Some(code) = crate::fast::barrier(comm) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(comm: ffi::MPI_Comm) -> c_int {
+        crate::call::world("MPI_Barrier", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::imp::barrier(w, comm)
         })
+    }
+    world(comm)
 }
 
 /// `MPI_Barrier`: forwards to `PMPI_Barrier` (profiling tools interpose this symbol).
@@ -2607,7 +2639,13 @@ pub unsafe extern "C" fn MPI_Barrier(comm: ffi::MPI_Comm) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Bcast", Some(comm), |w| {
+    if let Some(code) = crate::fast::bcast(buffer, count, datatype, root, comm) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+        crate::call::world("MPI_Bcast", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, true)? { crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?; }
             let count = crate::kinds::count(count, "count")?;
@@ -2615,6 +2653,8 @@ pub unsafe extern "C" fn PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype:
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::bcast(w, buffer, count, datatype, root, comm)
         })
+    }
+    world(buffer, count, datatype, root, comm)
 }
 
 /// `MPI_Bcast`: forwards to `PMPI_Bcast` (profiling tools interpose this symbol).
@@ -3265,7 +3305,13 @@ pub unsafe extern "C" fn MPI_Op_free(op: *mut ffi::MPI_Op) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Reduce", Some(comm), |w| {
+    if let Some(code) = crate::fast::reduce(sendbuf, recvbuf, count, datatype, op, root, comm) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+        crate::call::world("MPI_Reduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
             let count = crate::kinds::count(count, "count")?;
@@ -3274,6 +3320,8 @@ pub unsafe extern "C" fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_voi
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::reduce(w, sendbuf, recvbuf, count, datatype, op, root, comm)
         })
+    }
+    world(sendbuf, recvbuf, count, datatype, op, root, comm)
 }
 
 /// `MPI_Reduce`: forwards to `PMPI_Reduce` (profiling tools interpose this symbol).

@@ -112,12 +112,17 @@ impl<T: Transport> Engine<T> {
             Coll::Alltoall { send, recv, .. } => self.board_alltoall(&run, send, recv),
             _ => unreachable!("board_bytes admits board collectives only"),
         };
-        // Consumed even after an error: the others must not wait for this rank's reads.
+        self.end_run(comm, run);
+        outcome.map(|()| None)
+    }
+
+    /// Ends a collective on `comm`'s board: this rank's reads are acknowledged (even after an
+    /// error: the others must not wait for them) and the accumulator goes back.
+    pub(super) fn end_run(&mut self, comm: CommId, run: BoardRun) {
         run.board.consume(run.me, run.epoch);
         if let Some(CommBoard::On { scratch, .. }) = self.comms.board_mut(comm) {
             *scratch = run.scratch;
         }
-        outcome.map(|()| None)
     }
 
     /// The board of `comm` with the epoch of the collective rank `me` is about to run on it and
@@ -126,6 +131,11 @@ impl<T: Transport> Engine<T> {
         if self.comms.board_mut(comm).is_none() {
             self.set_up_board(comm)?;
         }
+        Ok(self.begin_run(comm, me))
+    }
+
+    /// The next collective on `comm`'s board, when the board is set up and usable.
+    pub(super) fn begin_run(&mut self, comm: CommId, me: usize) -> Option<BoardRun> {
         match self.comms.board_mut(comm) {
             Some(CommBoard::On {
                 board,
@@ -133,14 +143,14 @@ impl<T: Transport> Engine<T> {
                 scratch,
             }) => {
                 *epoch = epoch.wrapping_add(1);
-                Ok(Some(BoardRun {
+                Some(BoardRun {
                     board: board.clone(),
                     me,
                     epoch: *epoch,
                     scratch: std::mem::take(scratch),
-                }))
+                })
             }
-            _ => Ok(None),
+            _ => None,
         }
     }
 
@@ -180,7 +190,7 @@ impl<T: Transport> Engine<T> {
 
     /// Polls `ready` until it holds, running the engine's progress every few polls and giving
     /// the CPU away after the spinning budget (oversubscribed ranks need the core back).
-    fn await_board(&mut self, ready: impl Fn() -> bool) -> Result<()> {
+    pub(super) fn await_board(&mut self, ready: impl Fn() -> bool) -> Result<()> {
         let mut polls = 0u32;
         while !ready() {
             polls = polls.saturating_add(1);
@@ -199,7 +209,7 @@ impl<T: Transport> Engine<T> {
         Ok(())
     }
 
-    fn board_barrier(&mut self, run: &BoardRun) -> Result<()> {
+    pub(super) fn board_barrier(&mut self, run: &BoardRun) -> Result<()> {
         run.board.post(run.me, run.epoch);
         self.await_board(|| run.everyone_posted())
     }
@@ -207,13 +217,33 @@ impl<T: Transport> Engine<T> {
     fn board_bcast(&mut self, run: &BoardRun, mut data: RecvData, root: i32) -> Result<()> {
         let root = super::spec::check_root(root, run.board.nranks())?;
         let len = data.packed_len()?;
+        let send = data.as_send();
+        self.bcast_on(
+            run,
+            root,
+            len,
+            |slot| typed::pack(&send.dt, send.count, &send.buf, 0, slot),
+            |bytes| {
+                typed::unpack(&data.dt, data.count, &mut data.buf, 0, bytes);
+            },
+        )
+    }
+
+    /// Broadcast of `len` bytes from `root`: the root packs them into its slot, the others
+    /// unpack them from there.
+    pub(super) fn bcast_on(
+        &mut self,
+        run: &BoardRun,
+        root: usize,
+        len: usize,
+        pack: impl FnOnce(&mut [u8]) -> usize,
+        unpack: impl FnOnce(&[u8]),
+    ) -> Result<()> {
         if run.me == root {
-            return self.publish(run, &data.as_send(), len);
+            return self.publish(run, len, pack);
         }
         self.await_board(|| run.board.has_published(root, run.epoch))?;
-        run.read(root, len, |bytes| {
-            typed::unpack(&data.dt, data.count, &mut data.buf, 0, bytes);
-        })
+        run.read(root, len, unpack)
     }
 
     /// Allreduce (`root = None`) or reduce to `root`.
@@ -243,54 +273,82 @@ impl<T: Transport> Engine<T> {
             Reducer::Predefined(p) => Some(predefined_basic(*p, &input.dt)?),
             Reducer::User(_) => None,
         };
-        let len = input.packed_len()?;
-        self.publish(run, &input, len)?;
-        if reads {
-            let mut out = recv.ok_or_else(|| {
-                MpiError::new(ErrorClass::Buffer, "the root has no receive buffer")
-            })?;
-            let mut acc = std::mem::take(&mut run.scratch);
-            let combined = self.combine_slots(run, &mut acc, len, input.count, &op, basic);
-            if combined.is_ok() {
-                typed::unpack(&out.dt, out.count, &mut out.buf, 0, &acc);
+        let out = match (reads, recv) {
+            (false, _) => None,
+            (true, Some(out)) => Some(out),
+            (true, None) => {
+                return Err(MpiError::new(
+                    ErrorClass::Buffer,
+                    "the root has no receive buffer",
+                ))
             }
-            run.scratch = acc;
-            combined?;
-        }
-        Ok(())
+        };
+        let operands = Operands {
+            len: input.packed_len()?,
+            count: input.count,
+            op: &op,
+            basic,
+        };
+        self.reduce_on(
+            run,
+            operands,
+            |slot| typed::pack(&input.dt, input.count, &input.buf, 0, slot),
+            out.map(|mut o| {
+                move |acc: &[u8]| {
+                    typed::unpack(&o.dt, o.count, &mut o.buf, 0, acc);
+                }
+            }),
+        )
     }
 
-    /// Waits until this rank's slot is free, packs `data` into it and posts.
-    fn publish(&mut self, run: &BoardRun, data: &SendData, len: usize) -> Result<()> {
+    /// Every rank publishes its operand (`pack`); the readers (every rank of an allreduce, the
+    /// root of a reduce: those with an `out`) combine all of them and hand the result to `out`.
+    pub(super) fn reduce_on(
+        &mut self,
+        run: &mut BoardRun,
+        operands: Operands<'_>,
+        pack: impl FnOnce(&mut [u8]) -> usize,
+        out: Option<impl FnOnce(&[u8])>,
+    ) -> Result<()> {
+        self.publish(run, operands.len, pack)?;
+        let Some(out) = out else {
+            return Ok(());
+        };
+        let mut acc = std::mem::take(&mut run.scratch);
+        let combined = self.combine_slots(run, &mut acc, &operands);
+        if combined.is_ok() {
+            out(&acc);
+        }
+        run.scratch = acc;
+        combined
+    }
+
+    /// Waits until this rank's slot is free, fills it with `pack` and posts `len` bytes.
+    fn publish(
+        &mut self,
+        run: &BoardRun,
+        len: usize,
+        pack: impl FnOnce(&mut [u8]) -> usize,
+    ) -> Result<()> {
         self.await_board(|| run.slot_free())?;
-        run.board.fill(run.me, run.epoch, len, |slot| {
-            typed::pack(&data.dt, data.count, &data.buf, 0, slot)
-        });
+        run.board.fill(run.me, run.epoch, len, pack);
         run.board.publish(run.me, run.epoch, len);
         Ok(())
     }
 
     /// `acc = x0 op (x1 op (… op x[n-1]))` over every rank's slot.
-    fn combine_slots(
-        &mut self,
-        run: &BoardRun,
-        acc: &mut Vec<u8>,
-        len: usize,
-        count: usize,
-        op: &Reducer,
-        basic: Option<Basic>,
-    ) -> Result<()> {
+    fn combine_slots(&mut self, run: &BoardRun, acc: &mut Vec<u8>, o: &Operands<'_>) -> Result<()> {
         let last = run.board.nranks() - 1;
         self.await_board(|| run.board.has_published(last, run.epoch))?;
-        run.read_exactly(last, len, |x| {
+        run.read_exactly(last, o.len, |x| {
             acc.clear();
             acc.extend_from_slice(x);
         })?;
         for r in (0..last).rev() {
             self.await_board(|| run.board.has_published(r, run.epoch))?;
-            run.read_exactly(r, len, |x| match (op, basic) {
+            run.read_exactly(r, o.len, |x| match (o.op, o.basic) {
                 (Reducer::Predefined(p), Some(b)) => crate::op::apply_packed(*p, &b, acc, x),
-                (Reducer::User(f), _) => f.reduce(x, acc, count),
+                (Reducer::User(f), _) => f.reduce(x, acc, o.count),
                 (Reducer::Predefined(_), None) => Ok(()),
             })??;
         }
@@ -316,17 +374,34 @@ impl<T: Transport> Engine<T> {
                 "allgather block does not fit the receive block",
             ));
         }
-        self.publish(run, &mine, len)?;
+        let pack = |slot: &mut [u8]| typed::pack(&mine.dt, mine.count, &mine.buf, 0, slot);
         // The own block comes back out of the slot it was just packed into.
-        let first = if copy_own { 0 } else { 1 };
-        for k in first..n {
-            let r = (run.me + k) % n;
-            self.await_board(|| run.board.has_published(r, run.epoch))?;
+        self.allgather_on(run, len, pack, copy_own, |run, r| {
             let block = &mut recv[r];
             let want = block.packed_len()?;
             run.read(r, want, |bytes| {
                 typed::unpack(&block.dt, block.count, &mut block.buf, 0, bytes);
-            })?;
+            })
+        })
+    }
+
+    /// Every rank publishes `len` bytes (`pack`); then `take(run, r)` reads rank r's block,
+    /// once published, for every other rank r (and this one when `own`), starting with the
+    /// next rank so that ranks do not all read the same slot at once.
+    pub(super) fn allgather_on(
+        &mut self,
+        run: &BoardRun,
+        len: usize,
+        pack: impl FnOnce(&mut [u8]) -> usize,
+        own: bool,
+        mut take: impl FnMut(&BoardRun, usize) -> Result<()>,
+    ) -> Result<()> {
+        self.publish(run, len, pack)?;
+        let n = run.board.nranks();
+        for k in usize::from(!own)..n {
+            let r = (run.me + k) % n;
+            self.await_board(|| run.board.has_published(r, run.epoch))?;
+            take(run, r)?;
         }
         Ok(())
     }
@@ -349,14 +424,31 @@ impl<T: Transport> Engine<T> {
         };
         super::spec::check_blocks(&outgoing, n, "the alltoall send buffer")?;
         let block = recv[0].packed_len()?;
-        self.await_board(|| run.slot_free())?;
-        let packed = run.board.fill(run.me, run.epoch, n * block, |slot| {
+        let pack = |slot: &mut [u8]| {
             let mut at = 0;
             for b in &outgoing {
                 at += typed::pack(&b.dt, b.count, &b.buf, 0, &mut slot[at..]);
             }
             at
-        });
+        };
+        self.alltoall_on(run, block, pack, |r, mine| {
+            let into = &mut recv[r];
+            typed::unpack(&into.dt, into.count, &mut into.buf, 0, mine);
+        })
+    }
+
+    /// Every rank publishes its n blocks of `block` bytes (`pack`, which returns how many
+    /// bytes it packed); then `take(r, bytes)` gets block `me` of rank r's slot, for every r.
+    pub(super) fn alltoall_on(
+        &mut self,
+        run: &BoardRun,
+        block: usize,
+        pack: impl FnOnce(&mut [u8]) -> usize,
+        mut take: impl FnMut(usize, &[u8]),
+    ) -> Result<()> {
+        let n = run.board.nranks();
+        self.await_board(|| run.slot_free())?;
+        let packed = run.board.fill(run.me, run.epoch, n * block, pack);
         run.board.publish(run.me, run.epoch, packed);
         if packed != n * block {
             return Err(MpiError::new(
@@ -367,27 +459,39 @@ impl<T: Transport> Engine<T> {
         for k in 0..n {
             let r = (run.me + k) % n;
             self.await_board(|| run.board.has_published(r, run.epoch))?;
-            let into = &mut recv[r];
             run.read_exactly(r, n * block, |bytes| {
-                let mine = &bytes[run.me * block..(run.me + 1) * block];
-                typed::unpack(&into.dt, into.count, &mut into.buf, 0, mine);
+                take(r, &bytes[run.me * block..(run.me + 1) * block]);
             })?;
         }
         Ok(())
     }
 }
 
+/// The operands of a board reduction: their packed length, element count, the operation and,
+/// for a predefined one, the basic type it combines.
+pub(super) struct Operands<'a> {
+    pub(super) len: usize,
+    pub(super) count: usize,
+    pub(super) op: &'a Reducer,
+    pub(super) basic: Option<Basic>,
+}
+
 /// One collective on a board: this rank, the collective's epoch and the reduction accumulator.
-struct BoardRun {
-    board: Arc<Board>,
-    me: usize,
+pub(super) struct BoardRun {
+    pub(super) board: Arc<Board>,
+    pub(super) me: usize,
     epoch: u32,
     scratch: Vec<u8>,
 }
 
 impl BoardRun {
     /// Runs `f` on what `rank` published, which must fit the `room` bytes the reader has.
-    fn read<R>(&self, rank: usize, room: usize, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+    pub(super) fn read<R>(
+        &self,
+        rank: usize,
+        room: usize,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R> {
         let have = self.published_len(rank);
         if have > room {
             return Err(MpiError::new(

@@ -26,10 +26,13 @@
 //!
 //! Blocking barrier, bcast, reduce, allreduce and allgather of messages up to a board slot, on a
 //! communicator within one node, run on shared memory instead ([`board`]), and so does a regular
-//! alltoall whose blocks all fit one slot together.
+//! alltoall whose blocks all fit one slot together. Barrier, bcast, reduce and allreduce of
+//! predefined types reach the board from the C layer's fast paths too ([`dense`]), without a
+//! [`Coll`].
 
 pub mod board;
 pub mod data;
+pub mod dense;
 pub mod exchange;
 pub mod inter;
 pub mod large;
@@ -39,6 +42,7 @@ pub mod select;
 pub mod spec;
 pub mod trees;
 
+pub use dense::DenseReduce;
 pub use spec::{Coll, RecvData, Reducer, SendData, UserReduce};
 
 use crate::comm::CommId;

@@ -39,8 +39,7 @@ pub(crate) fn predefined_basic(op: crate::op::ReduceOp, dt: &Datatype) -> Result
              (MPI-3.1 5.9.2); use an operation from MPI_Op_create for this datatype",
         )
     })?;
-    let one = vec![0u8; basic.size as usize];
-    crate::op::apply_packed(op, &basic, &mut one.clone(), &one)?;
+    crate::op::check(op, &basic)?;
     Ok(basic)
 }
 
