@@ -185,6 +185,9 @@ pub(crate) fn atomic_combine(
     if let Some(rmw) = rmw {
         return span.atomic_rmw(at, w, rmw, operand);
     }
+    if basic.kind == ValueKind::Float {
+        return float_combine(span, at, w, op, operand);
+    }
     let (n, operand) = (w.bytes(), element_bytes(operand, w));
     let updated = span.atomic_try_update(at, w, |v| {
         let mut bytes = element_bytes(v, w);
@@ -251,6 +254,34 @@ fn combine(
         write(span, shape, &values);
     }
     old
+}
+
+/// [`atomic_combine`] on a 4- or 8-byte float: a compare-and-swap loop around
+/// [`op::float_one`], the arithmetic every path uses.
+#[inline]
+fn float_combine(
+    span: &RecvBuf,
+    at: usize,
+    w: AtomicWidth,
+    op: ReduceOp,
+    operand: u64,
+) -> Option<u64> {
+    let updated = match w {
+        AtomicWidth::W4 => {
+            let a = f32::from_bits(operand as u32);
+            span.atomic_try_update(at, w, |v| {
+                let b = f32::from_bits(v as u32);
+                op::float_one(op, a, b).map(|r| u64::from(r.to_bits()))
+            })
+        }
+        AtomicWidth::W8 => {
+            let a = f64::from_bits(operand);
+            span.atomic_try_update(at, w, |v| {
+                op::float_one(op, a, f64::from_bits(v)).map(f64::to_bits)
+            })
+        }
+    };
+    updated?.ok()
 }
 
 /// Accumulate of elements of `w` bytes over `runs`: with [`atomic_combine`] where
@@ -399,6 +430,83 @@ mod tests {
         );
         assert_eq!(e.unwrap_err().class, ErrorClass::Op);
         assert_eq!(span.as_slice(), &[1u8; 8]);
+    }
+
+    #[test]
+    fn the_atomic_choice_depends_on_type_and_address_only() {
+        let f32t = Basic::plain(ValueKind::Float, 4);
+        let i16t = Basic::plain(ValueKind::Signed, 2);
+        assert_eq!(element_atomic(&I64, 64), Some(AtomicWidth::W8));
+        assert_eq!(element_atomic(&I64, 68), None);
+        assert_eq!(element_atomic(&f32t, 68), Some(AtomicWidth::W4));
+        assert_eq!(element_atomic(&i16t, 64), None);
+        let pair = Basic {
+            kind: ValueKind::Pair {
+                value: crate::datatype::PairValue::Int,
+            },
+            size: 8,
+            extent: 8,
+        };
+        assert_eq!(element_atomic(&pair, 64), None);
+    }
+
+    /// One element combined by `atomic_combine` and by the general arithmetic, from `old`.
+    fn both_ways(op: ReduceOp, basic: &Basic, old: &[u8], operand: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let n = old.len();
+        let w = atomic_width(basic).unwrap();
+        let span = buf(&mut [0u8; 8]);
+        span.slice(0, 8).as_mut_slice()[..n].copy_from_slice(old);
+        let before = atomic_combine(&span, 0, w, (op, basic), element_value(operand, w));
+        assert_eq!(
+            before.map(|v| element_bytes(v, w)[..n].to_vec()),
+            Some(old.to_vec())
+        );
+        let mut general = old.to_vec();
+        op::apply_packed(op, basic, &mut general, operand).unwrap();
+        (span.as_slice()[..n].to_vec(), general)
+    }
+
+    #[test]
+    fn atomic_combine_computes_what_the_general_path_does() {
+        use ReduceOp::*;
+        let int_ops = [
+            Max, Min, Sum, Prod, Land, Band, Lor, Bor, Lxor, Bxor, Replace, NoOp,
+        ];
+        for v in [(-7i64, 5i64), (12, -3), (0, 9)] {
+            for op in int_ops {
+                let (a, b) = both_ways(op, &I64, &v.0.to_ne_bytes(), &v.1.to_ne_bytes());
+                assert_eq!(a, b, "{op:?} on i64 {v:?}");
+                let i32t = Basic::plain(ValueKind::Signed, 4);
+                let (x, y) = (v.0 as i32, v.1 as i32);
+                let (a, b) = both_ways(op, &i32t, &x.to_ne_bytes(), &y.to_ne_bytes());
+                assert_eq!(a, b, "{op:?} on i32 {v:?}");
+            }
+        }
+        let (f32t, f64t) = (
+            Basic::plain(ValueKind::Float, 4),
+            Basic::plain(ValueKind::Float, 8),
+        );
+        for v in [(1.5f64, -2.25f64), (-0.0, 0.0), (3.0, f64::NAN)] {
+            for op in [Max, Min, Sum, Prod, Replace, NoOp] {
+                let (a, b) = both_ways(op, &f64t, &v.0.to_ne_bytes(), &v.1.to_ne_bytes());
+                assert_eq!(a, b, "{op:?} on f64 {v:?}");
+                let (x, y) = (v.0 as f32, v.1 as f32);
+                let (a, b) = both_ways(op, &f32t, &x.to_ne_bytes(), &y.to_ne_bytes());
+                assert_eq!(a, b, "{op:?} on f32 {v:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_undefined_atomic_changes_nothing() {
+        let f64t = Basic::plain(ValueKind::Float, 8);
+        let span = buf(&mut [0u8; 8]);
+        span.slice(0, 8)
+            .as_mut_slice()
+            .copy_from_slice(&2.5f64.to_ne_bytes());
+        let r = atomic_combine(&span, 0, AtomicWidth::W8, (ReduceOp::Band, &f64t), 1);
+        assert_eq!(r, None);
+        assert_eq!(span.as_slice(), 2.5f64.to_ne_bytes());
     }
 
     #[test]

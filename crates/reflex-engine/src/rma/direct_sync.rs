@@ -1,13 +1,13 @@
 //! The direct path of the passive-target calls on shared-memory windows: `MPI_Win_lock` and
-//! `MPI_Win_unlock` (a compare-and-swap on the target's lock word, then a fence and a store),
-//! `MPI_Win_lock_all` and `MPI_Win_unlock_all` without `MPI_MODE_NOCHECK`... and with it,
-//! `MPI_Win_flush` and `MPI_Win_flush_all` (one fence, [`sync::complete_shared`]).
+//! `MPI_Win_unlock` (one compare-and-swap on the target's lock word; one fence and one store),
+//! `MPI_Win_lock_all` and `MPI_Win_unlock_all` (the same on every rank's word), all with no
+//! assertion or `MPI_MODE_NOCHECK` (nothing taken), and `MPI_Win_flush` and `MPI_Win_flush_all`
+//! (one fence, [`complete_shared`], which says why a fence is needed).
 //!
 //! Each does the common case at once, with one window lookup and the words of the segment
 //! (`reflex-shm`'s `window.rs`), and otherwise does nothing and says so: a lock that is not free
-//! at the first try (the general path of [`super::sync`] waits for it, driving progress), any
-//! assertion but none or `MPI_MODE_NOCHECK`, a private window, and every error, which the general
-//! path finds again and reports.
+//! at the first try (the general path of [`super::sync`] waits for it, driving progress), a
+//! private window, and every error, which the general path finds again and reports.
 
 use super::sync::{complete_shared, lock_release, lock_try, MODE_NOCHECK};
 use super::{LockKind, Memory, WinId, Window};

@@ -24,7 +24,9 @@ fn transfer(
     win: MPI_Win,
 ) -> Option<(usize, WinId)> {
     let len = dense_len(counts[0], types[0])?;
-    if dense_len(counts[1], types[1])? != len || addr.is_null() {
+    // The usual call names one type and count twice: one lookup then.
+    let same = counts[0] == counts[1] && types[0] == types[1];
+    if (!same && dense_len(counts[1], types[1])? != len) || addr.is_null() {
         return None;
     }
     Some((len, handles::win_id(win)?))
