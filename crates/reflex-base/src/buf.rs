@@ -305,41 +305,28 @@ mod tests {
 
     #[test]
     fn rmw_returns_the_old_value_and_updates_in_place() {
+        use AtomicRmw::*;
+        use AtomicWidth::{W4, W8};
         let b = words();
-        assert_eq!(b.atomic_rmw(8, AtomicWidth::W8, AtomicRmw::Add, 5), Some(0));
-        assert_eq!(
-            b.atomic_rmw(8, AtomicWidth::W8, AtomicRmw::Add, u64::MAX),
-            Some(5)
-        );
-        assert_eq!(
-            b.atomic_rmw(8, AtomicWidth::W8, AtomicRmw::Load, 0),
-            Some(4)
-        );
-        assert_eq!(
-            b.atomic_rmw(0, AtomicWidth::W4, AtomicRmw::Swap, 0xf0),
-            Some(0)
-        );
-        assert_eq!(
-            b.atomic_rmw(0, AtomicWidth::W4, AtomicRmw::Or, 0x0f),
-            Some(0xf0)
-        );
-        assert_eq!(
-            b.atomic_rmw(0, AtomicWidth::W4, AtomicRmw::And, 0x3c),
-            Some(0xff)
-        );
-        assert_eq!(
-            b.atomic_rmw(0, AtomicWidth::W4, AtomicRmw::Xor, 0xff),
-            Some(0x3c)
-        );
-        assert_eq!(
-            b.atomic_rmw(0, AtomicWidth::W4, AtomicRmw::Load, 0),
-            Some(0xc3)
-        );
-        // the neighbouring half of the word is untouched
-        assert_eq!(
-            b.atomic_rmw(4, AtomicWidth::W4, AtomicRmw::Load, 0),
-            Some(0)
-        );
+        // (offset, width, op, operand, old value expected), in order
+        let steps = [
+            (8, W8, Add, 5, 0),
+            (8, W8, Add, u64::MAX, 5),
+            (8, W8, Load, 0, 4),
+            (0, W4, Swap, 0xf0, 0),
+            (0, W4, Or, 0x0f, 0xf0),
+            (0, W4, And, 0x3c, 0xff),
+            (0, W4, Xor, 0xff, 0x3c),
+            (0, W4, Load, 0, 0xc3),
+            (4, W4, Load, 0, 0), // the other half of the word is untouched
+        ];
+        for (at, w, op, operand, old) in steps {
+            assert_eq!(
+                b.atomic_rmw(at, w, op, operand),
+                Some(old),
+                "{op:?} at {at}"
+            );
+        }
     }
 
     #[test]
