@@ -33,21 +33,43 @@ static char *buf, *base;
 static MPI_Win win;
 static MPI_Group others, zero;
 
-static void one_round(const char *t, int bytes)
+/* The tests, resolved from their names once per measurement so that the timed loop does not
+ * compare strings (a dozen strcmp calls cost as much as a shared-memory Put). */
+enum test { FENCE, BARRIER, PUT_FENCE, PSCW, LOCK_EXCL, LOCK_SHARED, LOCK_ALL, PUT_LAT, GET_LAT, PUT_BW, GET_BW,
+            ACC_DOUBLE, FOP_LONG, NTESTS };
+static const char *names[NTESTS] = {"fence",    "barrier", "put_fence", "pscw",   "lock_excl",  "lock_shared", "lock_all",
+                                    "put_lat", "get_lat", "put_bw",    "get_bw", "acc_double", "fop_long"};
+
+static enum test test_of(const char *t)
+{
+    for (int i = 0; i < NTESTS; i++)
+        if (!strcmp(t, names[i]))
+            return (enum test)i;
+    if (rank == 0)
+        fprintf(stderr, "rma: unknown test %s\n", t);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return NTESTS;
+}
+
+static void one_round(enum test t, int bytes)
 {
     long f = 0, one = 1;
     double d = 1.0;
     int origin = rank == 0, target = size > 1 ? 1 : 0;
-    if (!strcmp(t, "fence")) {
+    switch (t) {
+    case FENCE:
         MPI_Win_fence(0, win);
-    } else if (!strcmp(t, "barrier")) {
+        return;
+    case BARRIER:
         MPI_Barrier(MPI_COMM_WORLD);
-    } else if (!strcmp(t, "put_fence")) {
+        return;
+    case PUT_FENCE:
         MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
         if (origin)
             MPI_Put(buf, bytes, MPI_BYTE, target, 0, bytes, MPI_BYTE, win);
         MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
-    } else if (!strcmp(t, "pscw")) {
+        return;
+    case PSCW:
         if (origin) {
             MPI_Win_start(others, 0, win);
             MPI_Win_complete(win);
@@ -55,34 +77,50 @@ static void one_round(const char *t, int bytes)
             MPI_Win_post(zero, 0, win);
             MPI_Win_wait(win);
         }
-    } else if (!origin) {
+        return;
+    default:
+        break;
+    }
+    if (!origin)
         return; /* passive target: only rank 0 works */
-    } else if (!strcmp(t, "lock_excl") || !strcmp(t, "lock_shared")) {
-        MPI_Win_lock(t[5] == 'e' ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, target, 0, win);
+    switch (t) {
+    case LOCK_EXCL:
+    case LOCK_SHARED:
+        MPI_Win_lock(t == LOCK_EXCL ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, target, 0, win);
         MPI_Win_unlock(target, win);
-    } else if (!strcmp(t, "lock_all")) {
+        break;
+    case LOCK_ALL:
         MPI_Win_lock_all(0, win);
         MPI_Win_unlock_all(win);
-    } else if (!strcmp(t, "put_lat") || !strcmp(t, "get_lat")) {
-        if (t[0] == 'p')
-            MPI_Put(buf, bytes, MPI_BYTE, target, 0, bytes, MPI_BYTE, win);
-        else
-            MPI_Get(buf, bytes, MPI_BYTE, target, 0, bytes, MPI_BYTE, win);
+        break;
+    case PUT_LAT:
+        MPI_Put(buf, bytes, MPI_BYTE, target, 0, bytes, MPI_BYTE, win);
         MPI_Win_flush(target, win);
-    } else if (!strcmp(t, "put_bw") || !strcmp(t, "get_bw")) {
+        break;
+    case GET_LAT:
+        MPI_Get(buf, bytes, MPI_BYTE, target, 0, bytes, MPI_BYTE, win);
+        MPI_Win_flush(target, win);
+        break;
+    case PUT_BW:
+    case GET_BW:
         for (int k = 0; k < WINDOW; k++) {
-            if (t[0] == 'p')
+            if (t == PUT_BW)
                 MPI_Put(buf + (size_t)k * bytes, bytes, MPI_BYTE, target, (MPI_Aint)k * bytes, bytes, MPI_BYTE, win);
             else
                 MPI_Get(buf + (size_t)k * bytes, bytes, MPI_BYTE, target, (MPI_Aint)k * bytes, bytes, MPI_BYTE, win);
         }
         MPI_Win_flush(target, win);
-    } else if (!strcmp(t, "acc_double")) {
+        break;
+    case ACC_DOUBLE:
         MPI_Accumulate(&d, 1, MPI_DOUBLE, target, 0, 1, MPI_DOUBLE, MPI_SUM, win);
         MPI_Win_flush(target, win);
-    } else if (!strcmp(t, "fop_long")) {
+        break;
+    case FOP_LONG:
         MPI_Fetch_and_op(&one, &f, MPI_LONG, target, 0, MPI_SUM, win);
         MPI_Win_flush(target, win);
+        break;
+    default:
+        break;
     }
 }
 
@@ -98,9 +136,10 @@ static double timed(const char *t, int bytes, long iters)
     MPI_Barrier(MPI_COMM_WORLD);
     if (passive(t) && rank == 0)
         MPI_Win_lock(MPI_LOCK_SHARED, size > 1 ? 1 : 0, 0, win);
+    enum test id = test_of(t);
     double s = MPI_Wtime();
     for (long i = 0; i < iters; i++)
-        one_round(t, bytes);
+        one_round(id, bytes);
     s = MPI_Wtime() - s;
     if (passive(t) && rank == 0)
         MPI_Win_unlock(size > 1 ? 1 : 0, win);

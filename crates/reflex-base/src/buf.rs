@@ -184,7 +184,51 @@ impl AtomicWidth {
     }
 }
 
+/// A read-modify-write the processor does in one instruction ([`RecvBuf::atomic_rmw`]); every
+/// other update is a compare-and-swap loop ([`RecvBuf::atomic_try_update`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicRmw {
+    /// Wrapping integer addition (`lock xadd`).
+    Add,
+    /// Bitwise and.
+    And,
+    /// Bitwise or.
+    Or,
+    /// Bitwise exclusive or.
+    Xor,
+    /// Replace (`xchg`).
+    Swap,
+    /// Read only (an acquire load).
+    Load,
+}
+
+/// The atomic view of an element in the buffer.
+enum Cell<'a> {
+    W4(&'a std::sync::atomic::AtomicU32),
+    W8(&'a std::sync::atomic::AtomicU64),
+}
+
 impl RecvBuf {
+    /// The element of `width` at `offset` as an atomic, when it lies inside the buffer and is
+    /// aligned to its width.
+    #[inline]
+    fn cell(&self, offset: usize, width: AtomicWidth) -> Option<Cell<'_>> {
+        use std::sync::atomic::{AtomicU32, AtomicU64};
+        let n = width.bytes();
+        let end = offset.checked_add(n)?;
+        let ptr = self.ptr.as_ptr().wrapping_add(offset);
+        if end > self.len || !(ptr as usize).is_multiple_of(n) {
+            return None;
+        }
+        Some(match width {
+            // SAFETY: in bounds and 4-aligned (checked above); the buffer's contract makes the
+            // memory valid, and every concurrent writer of this element uses atomics too.
+            AtomicWidth::W4 => Cell::W4(unsafe { AtomicU32::from_ptr(ptr.cast()) }),
+            // SAFETY: as above, 8-aligned.
+            AtomicWidth::W8 => Cell::W8(unsafe { AtomicU64::from_ptr(ptr.cast()) }),
+        })
+    }
+
     /// Replaces the element at `offset` with `update(old)` in one hardware atomic step (a
     /// compare-and-swap loop), so that processes sharing the memory and updating it the same way
     /// never lose an update; returns the old value. `None` (nothing done) when the element is
@@ -195,28 +239,116 @@ impl RecvBuf {
         width: AtomicWidth,
         mut update: impl FnMut(u64) -> u64,
     ) -> Option<u64> {
-        let n = width.bytes();
-        let end = offset.checked_add(n)?;
-        let at = self.addr().checked_add(offset)?;
-        if end > self.len || !at.is_multiple_of(n) {
-            return None;
+        let r = self.atomic_try_update(offset, width, |v| Some(update(v)))?;
+        Some(r.unwrap_or_else(|v| v))
+    }
+
+    /// [`Self::atomic_update`] where `update` may decline (`None`): the element is then left as
+    /// it is and `Err(old)` returned; `Ok(old)` when it was replaced.
+    #[inline]
+    pub fn atomic_try_update(
+        &self,
+        offset: usize,
+        width: AtomicWidth,
+        mut update: impl FnMut(u64) -> Option<u64>,
+    ) -> Option<Result<u64, u64>> {
+        use std::sync::atomic::Ordering::{AcqRel, Acquire};
+        Some(match self.cell(offset, width)? {
+            Cell::W4(a) => a
+                .fetch_update(AcqRel, Acquire, |v| update(u64::from(v)).map(|n| n as u32))
+                .map(u64::from)
+                .map_err(u64::from),
+            Cell::W8(a) => a.fetch_update(AcqRel, Acquire, update),
+        })
+    }
+
+    /// `op` with `operand` (its low `width` bytes) on the element at `offset`, one instruction;
+    /// returns the old value. `None` (nothing done) as for [`Self::atomic_update`].
+    #[inline]
+    pub fn atomic_rmw(
+        &self,
+        offset: usize,
+        width: AtomicWidth,
+        op: AtomicRmw,
+        operand: u64,
+    ) -> Option<u64> {
+        use std::sync::atomic::Ordering::{AcqRel, Acquire};
+        macro_rules! rmw {
+            ($a:expr, $v:expr) => {
+                match op {
+                    AtomicRmw::Add => $a.fetch_add($v, AcqRel),
+                    AtomicRmw::And => $a.fetch_and($v, AcqRel),
+                    AtomicRmw::Or => $a.fetch_or($v, AcqRel),
+                    AtomicRmw::Xor => $a.fetch_xor($v, AcqRel),
+                    AtomicRmw::Swap => $a.swap($v, AcqRel),
+                    AtomicRmw::Load => $a.load(Acquire),
+                }
+            };
         }
-        let ptr = self.ptr.as_ptr().wrapping_add(offset);
-        use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::AcqRel, Ordering::Acquire};
-        match width {
-            AtomicWidth::W4 => {
-                // SAFETY: in bounds and 4-aligned (checked above); the buffer's contract makes the
-                // memory valid, and every concurrent writer of this element uses atomics too.
-                let a = unsafe { AtomicU32::from_ptr(ptr.cast()) };
-                let r = a.fetch_update(AcqRel, Acquire, |v| Some(update(u64::from(v)) as u32));
-                Some(u64::from(r.unwrap_or_else(|v| v)))
-            }
-            AtomicWidth::W8 => {
-                // SAFETY: as above, 8-aligned.
-                let a = unsafe { AtomicU64::from_ptr(ptr.cast()) };
-                let r = a.fetch_update(AcqRel, Acquire, |v| Some(update(v)));
-                Some(r.unwrap_or_else(|v| v))
-            }
+        Some(match self.cell(offset, width)? {
+            Cell::W4(a) => u64::from(rmw!(a, operand as u32)),
+            Cell::W8(a) => rmw!(a, operand),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 32 zero bytes, 8-aligned.
+    fn words() -> RecvBuf {
+        let leaked: &'static mut [u64] = Box::leak(vec![0u64; 4].into_boxed_slice());
+        // SAFETY: a leaked allocation of 32 bytes, reached only through this buffer.
+        unsafe { RecvBuf::from_raw(leaked.as_mut_ptr().cast(), 32) }
+    }
+
+    #[test]
+    fn rmw_returns_the_old_value_and_updates_in_place() {
+        use AtomicRmw::*;
+        use AtomicWidth::{W4, W8};
+        let b = words();
+        // (offset, width, op, operand, old value expected), in order
+        let steps = [
+            (8, W8, Add, 5, 0),
+            (8, W8, Add, u64::MAX, 5),
+            (8, W8, Load, 0, 4),
+            (0, W4, Swap, 0xf0, 0),
+            (0, W4, Or, 0x0f, 0xf0),
+            (0, W4, And, 0x3c, 0xff),
+            (0, W4, Xor, 0xff, 0x3c),
+            (0, W4, Load, 0, 0xc3),
+            (4, W4, Load, 0, 0), // the other half of the word is untouched
+        ];
+        for (at, w, op, operand, old) in steps {
+            assert_eq!(
+                b.atomic_rmw(at, w, op, operand),
+                Some(old),
+                "{op:?} at {at}"
+            );
         }
+    }
+
+    #[test]
+    fn misaligned_or_outside_elements_are_refused() {
+        let b = words();
+        assert_eq!(b.atomic_rmw(4, AtomicWidth::W8, AtomicRmw::Add, 1), None);
+        assert_eq!(b.atomic_rmw(32, AtomicWidth::W4, AtomicRmw::Add, 1), None);
+        assert_eq!(b.atomic_try_update(2, AtomicWidth::W4, Some), None);
+    }
+
+    #[test]
+    fn a_declined_update_leaves_the_element() {
+        let b = words();
+        b.atomic_rmw(16, AtomicWidth::W8, AtomicRmw::Swap, 7);
+        assert_eq!(
+            b.atomic_try_update(16, AtomicWidth::W8, |_| None),
+            Some(Err(7))
+        );
+        assert_eq!(
+            b.atomic_try_update(16, AtomicWidth::W8, |v| Some(v * 3)),
+            Some(Ok(7))
+        );
+        assert_eq!(b.atomic_update(16, AtomicWidth::W8, |v| v), Some(21));
     }
 }

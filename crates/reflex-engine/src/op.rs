@@ -70,13 +70,50 @@ macro_rules! integer_ops {
 macro_rules! float_ops {
     ($t:ty, $op:expr, $inout:expr, $input:expr, $basic:expr) => {
         match $op {
-            ReduceOp::Max => fold!($t, $inout, $input, |a, b| if a > b { a } else { b }),
-            ReduceOp::Min => fold!($t, $inout, $input, |a, b| if a < b { a } else { b }),
+            ReduceOp::Max => fold!($t, $inout, $input, |a, b| float_max(a, b)),
+            ReduceOp::Min => fold!($t, $inout, $input, |a, b| float_min(a, b)),
             ReduceOp::Sum => fold!($t, $inout, $input, |a, b| a + b),
             ReduceOp::Prod => fold!($t, $inout, $input, |a, b| a * b),
             _ => return Err(unsupported($op, $basic)),
         }
     };
+}
+
+/// MPI_MAX of two floats as every path computes it (`a` when it is greater, else `b`).
+#[inline(always)]
+fn float_max<F: PartialOrd>(a: F, b: F) -> F {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// MPI_MIN of two floats as every path computes it (`a` when it is less, else `b`).
+#[inline(always)]
+fn float_min<F: PartialOrd>(a: F, b: F) -> F {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `a op b` on one floating-point value (`a` the operand, `b` the element it combines into), as
+/// [`apply`] computes it for each element; `None` when `op` is not defined on floats. For the
+/// one-sided atomics, which combine one element per compare-and-swap.
+#[inline]
+pub fn float_one<F>(op: ReduceOp, a: F, b: F) -> Option<F>
+where
+    F: PartialOrd + std::ops::Add<Output = F> + std::ops::Mul<Output = F>,
+{
+    Some(match op {
+        ReduceOp::Max => float_max(a, b),
+        ReduceOp::Min => float_min(a, b),
+        ReduceOp::Sum => a + b,
+        ReduceOp::Prod => a * b,
+        _ => return None,
+    })
 }
 
 /// `inout = input op inout`, element-wise over whole elements of `basic`.

@@ -1,8 +1,10 @@
 //! Fast paths of the calls marked `fast` in `abi/implemented.txt`: `MPI_Send`, `MPI_Recv`,
-//! `MPI_Isend` and `MPI_Irecv` of small messages of predefined types (one eager packet), and `MPI_Put`, `MPI_Get`
-//! and `MPI_Win_flush` on shared-memory windows, where the operation is a plain copy (Memory
-//! Channel's remote store). In both the generic frame of a call (kind conversions, datatype
-//! objects, `Result`s passed through four layers) would cost several times the work.
+//! `MPI_Isend` and `MPI_Irecv` of small messages of predefined types (one eager packet), and the
+//! one-sided calls on shared-memory windows ([`rma`]: Put and Get as plain copies, the
+//! accumulates as hardware atomics, lock, unlock and flush as a few atomics or fences), and
+//! blocking barrier, bcast, reduce, allreduce, allgather and alltoall on a shared-memory board
+//! ([`coll`]). In all of them the generic frame of a call (kind conversions, datatype objects, `Result`s passed
+//! through four layers) would cost several times the work.
 //!
 //! Each function either completes the call and returns `Some(MPI_SUCCESS)`, or returns `None`
 //! having done nothing, and the generated shim goes on with the ordinary path, which checks every
@@ -12,14 +14,16 @@
 //! memory); it never produces an error itself.
 
 mod coll;
+mod rma;
 
 pub use coll::{allgather, allreduce, alltoall, barrier, bcast, reduce};
+pub use rma::*;
 
-use crate::ffi::{MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status, MPI_Win, SUCCESS};
+use crate::ffi::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status, SUCCESS};
 use crate::kinds::TAG_UB;
 use crate::{datatypes, handles, state, threads};
 use reflex_base::buf::{RecvBuf, SendBuf};
-use reflex_engine::{CommId, Engine, WinId, ANY_TAG};
+use reflex_engine::{CommId, Engine, ANY_TAG};
 use std::ffi::{c_int, c_void};
 
 /// The engine, when a fast path may use it: inside an initialised MPI below
@@ -40,73 +44,6 @@ pub(crate) fn dense_len(count: c_int, h: MPI_Datatype) -> Option<usize> {
     usize::try_from(count)
         .ok()?
         .checked_mul(datatypes::dense_size(h)?)
-}
-
-/// The byte count and window of a Put or Get whose origin (`counts[0]` of `types[0]` at `addr`)
-/// and target (`counts[1]` of `types[1]`) are both one run of the same length.
-#[inline]
-fn transfer(
-    addr: *const c_void,
-    counts: [c_int; 2],
-    types: [MPI_Datatype; 2],
-    win: MPI_Win,
-) -> Option<(usize, WinId)> {
-    let len = dense_len(counts[0], types[0])?;
-    if dense_len(counts[1], types[1])? != len || addr.is_null() {
-        return None;
-    }
-    Some((len, handles::win_id(win)?))
-}
-
-/// `MPI_Put` as one copy into a shared-memory window.
-#[allow(clippy::too_many_arguments)] // the parameters of MPI_Put
-#[inline]
-pub fn put(
-    addr: *const c_void,
-    count: c_int,
-    dt: MPI_Datatype,
-    rank: c_int,
-    disp: MPI_Aint,
-    tcount: c_int,
-    tdt: MPI_Datatype,
-    win: MPI_Win,
-) -> Option<c_int> {
-    let (len, id) = transfer(addr, [count, tcount], [dt, tdt], win)?;
-    // SAFETY: MPI requires the origin buffer to hold `count` elements of `dt`, the `len` bytes
-    // from `addr` (not NULL, checked above).
-    let origin = unsafe { SendBuf::from_raw(addr.cast(), len) };
-    engine()?
-        .rma_put_bytes(id, &origin, rank, disp)
-        .then_some(SUCCESS)
-}
-
-/// `MPI_Get` as one copy out of a shared-memory window.
-#[allow(clippy::too_many_arguments)] // the parameters of MPI_Get
-#[inline]
-pub fn get(
-    addr: *mut c_void,
-    count: c_int,
-    dt: MPI_Datatype,
-    rank: c_int,
-    disp: MPI_Aint,
-    tcount: c_int,
-    tdt: MPI_Datatype,
-    win: MPI_Win,
-) -> Option<c_int> {
-    let (len, id) = transfer(addr, [count, tcount], [dt, tdt], win)?;
-    // SAFETY: MPI requires the origin buffer to hold `count` elements of `dt` (the `len` bytes
-    // from `addr`, not NULL) and to be left alone until the call returns.
-    let mut origin = unsafe { RecvBuf::from_raw(addr.cast(), len) };
-    engine()?
-        .rma_get_bytes(id, &mut origin, rank, disp)
-        .then_some(SUCCESS)
-}
-
-/// `MPI_Win_flush` of a shared-memory window: one memory fence.
-#[inline]
-pub fn win_flush(rank: c_int, win: MPI_Win) -> Option<c_int> {
-    let id = handles::win_id(win)?;
-    engine()?.win_flush_direct(id, rank).then_some(SUCCESS)
 }
 
 /// The byte length and communicator of a buffer of `count` elements of the predefined type `dt`,

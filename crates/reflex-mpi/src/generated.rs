@@ -5858,7 +5858,13 @@ pub unsafe extern "C" fn MPI_Unpublish_name(service_name: *const c_char, info: f
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    crate::call::world("MPI_Accumulate", Some(win), |w| {
+    if let Some(code) = crate::fast::accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+        crate::call::world("MPI_Accumulate", Some(win), |w| {
             crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
             let origin_count = crate::kinds::count(origin_count, "origin_count")?;
             let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
@@ -5868,6 +5874,8 @@ pub unsafe extern "C" fn PMPI_Accumulate(origin_addr: *const c_void, origin_coun
             let win = crate::kinds::win(w, win)?;
             crate::imp::accumulate(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
         })
+    }
+    world(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
 }
 
 /// `MPI_Accumulate`: forwards to `PMPI_Accumulate` (profiling tools interpose this symbol).
@@ -5887,11 +5895,19 @@ pub unsafe extern "C" fn MPI_Accumulate(origin_addr: *const c_void, origin_count
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, win: ffi::MPI_Win) -> c_int {
-    crate::call::world("MPI_Compare_and_swap", Some(win), |w| {
+    if let Some(code) = crate::fast::compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, win: ffi::MPI_Win) -> c_int {
+        crate::call::world("MPI_Compare_and_swap", Some(win), |w| {
             let datatype = crate::kinds::datatype(w, datatype)?;
             let win = crate::kinds::win(w, win)?;
             crate::imp::compare_and_swap(w, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win)
         })
+    }
+    world(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win)
 }
 
 /// `MPI_Compare_and_swap`: forwards to `PMPI_Compare_and_swap` (profiling tools interpose this symbol).
@@ -5911,12 +5927,20 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(origin_addr: *const c_void, compar
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    crate::call::world("MPI_Fetch_and_op", Some(win), |w| {
+    if let Some(code) = crate::fast::fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(origin_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+        crate::call::world("MPI_Fetch_and_op", Some(win), |w| {
             let datatype = crate::kinds::datatype(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
             let win = crate::kinds::win(w, win)?;
             crate::imp::fetch_and_op(w, origin_addr, result_addr, datatype, target_rank, target_disp, op, win)
         })
+    }
+    world(origin_addr, result_addr, datatype, target_rank, target_disp, op, win)
 }
 
 /// `MPI_Fetch_and_op`: forwards to `PMPI_Fetch_and_op` (profiling tools interpose this symbol).
@@ -5972,7 +5996,13 @@ pub unsafe extern "C" fn MPI_Get(origin_addr: *mut c_void, origin_count: c_int, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
-    crate::call::world("MPI_Get_accumulate", Some(win), |w| {
+    if let Some(code) = crate::fast::get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+        crate::call::world("MPI_Get_accumulate", Some(win), |w| {
             crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
             let origin_count = crate::kinds::count(origin_count, "origin_count")?;
             let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
@@ -5985,6 +6015,8 @@ pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_
             let win = crate::kinds::win(w, win)?;
             crate::imp::get_accumulate(w, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
         })
+    }
+    world(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
 }
 
 /// `MPI_Get_accumulate`: forwards to `PMPI_Get_accumulate` (profiling tools interpose this symbol).
@@ -6430,10 +6462,18 @@ pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, win: ffi::MPI_Win) -> c_int 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush_all(win: ffi::MPI_Win) -> c_int {
-    crate::call::world("MPI_Win_flush_all", Some(win), |w| {
+    if let Some(code) = crate::fast::win_flush_all(win) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(win: ffi::MPI_Win) -> c_int {
+        crate::call::world("MPI_Win_flush_all", Some(win), |w| {
             let win = crate::kinds::win(w, win)?;
             crate::imp::win_flush_all(w, win)
         })
+    }
+    world(win)
 }
 
 /// `MPI_Win_flush_all`: forwards to `PMPI_Win_flush_all` (profiling tools interpose this symbol).
@@ -6617,10 +6657,18 @@ pub unsafe extern "C" fn MPI_Win_get_name(win: ffi::MPI_Win, win_name: *mut c_ch
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::world("MPI_Win_lock", Some(win), |w| {
+    if let Some(code) = crate::fast::win_lock(lock_type, rank, assert, win) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(lock_type: c_int, rank: c_int, assert: c_int, win: ffi::MPI_Win) -> c_int {
+        crate::call::world("MPI_Win_lock", Some(win), |w| {
             let win = crate::kinds::win(w, win)?;
             crate::imp::win_lock(w, lock_type, rank, assert, win)
         })
+    }
+    world(lock_type, rank, assert, win)
 }
 
 /// `MPI_Win_lock`: forwards to `PMPI_Win_lock` (profiling tools interpose this symbol).
@@ -6640,10 +6688,18 @@ pub unsafe extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_i
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::world("MPI_Win_lock_all", Some(win), |w| {
+    if let Some(code) = crate::fast::win_lock_all(assert, win) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(assert: c_int, win: ffi::MPI_Win) -> c_int {
+        crate::call::world("MPI_Win_lock_all", Some(win), |w| {
             let win = crate::kinds::win(w, win)?;
             crate::imp::win_lock_all(w, assert, win)
         })
+    }
+    world(assert, win)
 }
 
 /// `MPI_Win_lock_all`: forwards to `PMPI_Win_lock_all` (profiling tools interpose this symbol).
@@ -6853,10 +6909,18 @@ pub unsafe extern "C" fn MPI_Win_test(win: ffi::MPI_Win, flag: *mut c_int) -> c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: ffi::MPI_Win) -> c_int {
-    crate::call::world("MPI_Win_unlock", Some(win), |w| {
+    if let Some(code) = crate::fast::win_unlock(rank, win) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(rank: c_int, win: ffi::MPI_Win) -> c_int {
+        crate::call::world("MPI_Win_unlock", Some(win), |w| {
             let win = crate::kinds::win(w, win)?;
             crate::imp::win_unlock(w, rank, win)
         })
+    }
+    world(rank, win)
 }
 
 /// `MPI_Win_unlock`: forwards to `PMPI_Win_unlock` (profiling tools interpose this symbol).
@@ -6876,10 +6940,18 @@ pub unsafe extern "C" fn MPI_Win_unlock(rank: c_int, win: ffi::MPI_Win) -> c_int
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock_all(win: ffi::MPI_Win) -> c_int {
-    crate::call::world("MPI_Win_unlock_all", Some(win), |w| {
+    if let Some(code) = crate::fast::win_unlock_all(win) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    fn world(win: ffi::MPI_Win) -> c_int {
+        crate::call::world("MPI_Win_unlock_all", Some(win), |w| {
             let win = crate::kinds::win(w, win)?;
             crate::imp::win_unlock_all(w, win)
         })
+    }
+    world(win)
 }
 
 /// `MPI_Win_unlock_all`: forwards to `PMPI_Win_unlock_all` (profiling tools interpose this symbol).

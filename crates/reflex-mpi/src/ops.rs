@@ -45,7 +45,9 @@ fn op_error(message: String) -> MpiError {
     MpiError::new(ErrorClass::Op, message)
 }
 
-pub(crate) fn predefined(h: MPI_Op) -> Option<ReduceOp> {
+/// The engine operation of a predefined operation handle.
+#[inline]
+pub fn predefined(h: MPI_Op) -> Option<ReduceOp> {
     use ReduceOp::*;
     const OPS: [ReduceOp; 14] = [
         Max, Min, Sum, Prod, Land, Band, Lor, Bor, Lxor, Bxor, Minloc, Maxloc, Replace, NoOp,

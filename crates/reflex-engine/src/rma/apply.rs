@@ -93,20 +93,108 @@ pub(crate) fn read(span: &RecvBuf, shape: &Shape, out: &mut [u8]) {
     }
 }
 
-/// The hardware atomic that can update elements of `basic` under `op`, if any.
-fn atomic_width(basic: &Basic, op: ReduceOp) -> Option<AtomicWidth> {
+/// The width of the hardware atomic that can update elements of `basic`, wherever they are
+/// aligned (4- and 8-byte numbers).
+#[inline]
+fn atomic_width(basic: &Basic) -> Option<AtomicWidth> {
     let numeric = matches!(
         basic.kind,
         ValueKind::Signed | ValueKind::Unsigned | ValueKind::Float | ValueKind::Logical
     );
-    if !numeric || matches!(op, ReduceOp::Minloc | ReduceOp::Maxloc) {
-        return None;
-    }
-    match basic.size {
-        4 => Some(AtomicWidth::W4),
-        8 => Some(AtomicWidth::W8),
+    match (numeric, basic.size) {
+        (true, 4) => Some(AtomicWidth::W4),
+        (true, 8) => Some(AtomicWidth::W8),
         _ => None,
     }
+}
+
+/// How every accumulate, fetch-and-op and compare-and-swap in shared memory updates the element
+/// of `basic` at address `addr`: with the hardware atomic of the returned width, or (`None`)
+/// under the target's accumulate mutex. The general path here and the direct one
+/// (`rma/direct_atomic.rs`) both ask this function, and the answer depends only on the element
+/// type and the address, so all operations on one element take the same path and exclude each
+/// other (a mutex holder's plain read-combine-write never races with an atomic).
+#[inline]
+pub(crate) fn element_atomic(basic: &Basic, addr: usize) -> Option<AtomicWidth> {
+    atomic_width(basic).filter(|w| addr.is_multiple_of(w.bytes()))
+}
+
+/// The element types compare-and-swap takes (MPI-3.1 §11.3.4: C integer, Fortran integer,
+/// logical, byte).
+#[inline]
+pub(crate) fn cas_allowed(basic: &Basic) -> bool {
+    matches!(
+        basic.kind,
+        ValueKind::Signed | ValueKind::Unsigned | ValueKind::Logical | ValueKind::Byte
+    )
+}
+
+/// The low `w` bytes of `v` (an element's bit pattern) as native-endian bytes at `[..w]`.
+#[inline]
+fn element_bytes(v: u64, w: AtomicWidth) -> [u8; 8] {
+    let mut out = [0u8; 8];
+    match w {
+        AtomicWidth::W4 => out[..4].copy_from_slice(&(v as u32).to_ne_bytes()),
+        AtomicWidth::W8 => out = v.to_ne_bytes(),
+    }
+    out
+}
+
+/// Writes the element `v` of width `w` into `out` (exactly `w` bytes).
+#[inline]
+pub(crate) fn element_store(out: &mut [u8], v: u64, w: AtomicWidth) {
+    match w {
+        AtomicWidth::W4 => out[..4].copy_from_slice(&(v as u32).to_ne_bytes()),
+        AtomicWidth::W8 => out[..8].copy_from_slice(&v.to_ne_bytes()),
+    }
+}
+
+/// The bit pattern of the element in the first `w` bytes of `b` (as [`element_bytes`] lays it).
+#[inline]
+pub(crate) fn element_value(b: &[u8], w: AtomicWidth) -> u64 {
+    match w {
+        AtomicWidth::W4 => u64::from(u32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
+        AtomicWidth::W8 => u64::from_ne_bytes(b[..8].try_into().expect("8 bytes")),
+    }
+}
+
+/// `target = operand op target` on the element at offset `at` of `span`, for which
+/// [`element_atomic`] chose width `w`, in one hardware atomic step: one instruction where the
+/// operation is one (integer SUM and bitwise ops, REPLACE, NO_OP), else a compare-and-swap loop
+/// around [`op::apply_packed`] (the same arithmetic as every other path). Returns the old value;
+/// `None`, with nothing changed, when `op` is not defined on the type.
+#[inline]
+pub(crate) fn atomic_combine(
+    span: &RecvBuf,
+    at: usize,
+    w: AtomicWidth,
+    (op, basic): (ReduceOp, &Basic),
+    operand: u64,
+) -> Option<u64> {
+    use reflex_base::buf::AtomicRmw;
+    let integer = matches!(basic.kind, ValueKind::Signed | ValueKind::Unsigned);
+    let rmw = match op {
+        ReduceOp::NoOp => Some(AtomicRmw::Load),
+        ReduceOp::Replace => Some(AtomicRmw::Swap),
+        ReduceOp::Sum if integer => Some(AtomicRmw::Add),
+        ReduceOp::Band if integer => Some(AtomicRmw::And),
+        ReduceOp::Bor if integer => Some(AtomicRmw::Or),
+        ReduceOp::Bxor if integer => Some(AtomicRmw::Xor),
+        _ => None,
+    };
+    if let Some(rmw) = rmw {
+        return span.atomic_rmw(at, w, rmw, operand);
+    }
+    if basic.kind == ValueKind::Float {
+        return float_combine(span, at, w, op, operand);
+    }
+    let (n, operand) = (w.bytes(), element_bytes(operand, w));
+    let updated = span.atomic_try_update(at, w, |v| {
+        let mut bytes = element_bytes(v, w);
+        op::apply_packed(op, basic, &mut bytes[..n], &operand[..n]).ok()?;
+        Some(element_value(&bytes, w))
+    })?;
+    updated.ok()
 }
 
 /// Accumulate (`Accumulate`, `Get_accumulate`, `Fetch_and_op`): combines `input` into the span
@@ -124,14 +212,16 @@ pub(crate) fn accumulate(
     }
     check_op(op, basic)?;
     if let Sharing::Shared { mutex } = sharing {
-        if let Some(w) = atomic_width(basic, op) {
+        if let Some(w) = atomic_width(basic) {
+            // Runs hold whole elements, all aligned alike: each run is atomic or not as a whole.
             let runs = shape.runs(input.len());
             let base = span.addr();
-            if runs.iter().all(|&(at, len)| {
-                (base + at).is_multiple_of(w.bytes()) && len.is_multiple_of(w.bytes())
-            }) {
-                return Ok(atomic_accumulate(span, &runs, (op, basic, w), input, fetch));
-            }
+            let all = runs
+                .iter()
+                .all(|&(at, _)| element_atomic(basic, base + at).is_some());
+            let mut update = || by_element(span, &runs, (op, basic, w), input, fetch);
+            // The mutex is held while any element is combined without an atomic.
+            return Ok(if all { update() } else { locked(mutex, update) });
         }
         return Ok(locked(mutex, || {
             combine(span, shape, (op, basic), input, fetch)
@@ -166,7 +256,38 @@ fn combine(
     old
 }
 
-fn atomic_accumulate(
+/// [`atomic_combine`] on a 4- or 8-byte float: a compare-and-swap loop around
+/// [`op::float_one`], the arithmetic every path uses.
+#[inline]
+fn float_combine(
+    span: &RecvBuf,
+    at: usize,
+    w: AtomicWidth,
+    op: ReduceOp,
+    operand: u64,
+) -> Option<u64> {
+    let updated = match w {
+        AtomicWidth::W4 => {
+            let a = f32::from_bits(operand as u32);
+            span.atomic_try_update(at, w, |v| {
+                let b = f32::from_bits(v as u32);
+                op::float_one(op, a, b).map(|r| u64::from(r.to_bits()))
+            })
+        }
+        AtomicWidth::W8 => {
+            let a = f64::from_bits(operand);
+            span.atomic_try_update(at, w, |v| {
+                op::float_one(op, a, f64::from_bits(v)).map(f64::to_bits)
+            })
+        }
+    };
+    updated?.ok()
+}
+
+/// Accumulate of elements of `w` bytes over `runs`: with [`atomic_combine`] where
+/// [`element_atomic`] says so, else by a plain read-combine-write (the caller holds the mutex
+/// then).
+fn by_element(
     span: &mut RecvBuf,
     runs: &[(usize, usize)],
     (op, basic, w): (ReduceOp, &Basic, AtomicWidth),
@@ -176,25 +297,28 @@ fn atomic_accumulate(
     let n = w.bytes();
     let mut old = Vec::with_capacity(if fetch { input.len() } else { 0 });
     let mut at_input = 0;
+    let base = span.addr();
     for &(at, len) in runs {
-        for k in (0..len).step_by(n) {
-            let operand = &input[at_input..at_input + n];
-            at_input += n;
-            let before = span.atomic_update(at + k, w, |v| combine_word(v, operand, op, basic, n));
+        let operands = &input[at_input..at_input + len];
+        at_input += len;
+        if element_atomic(basic, base + at).is_none() {
+            let run = &mut span.as_mut_slice()[at..at + len];
             if fetch {
-                let v = before.unwrap_or(0).to_ne_bytes();
-                old.extend_from_slice(&v[..n]);
+                old.extend_from_slice(run);
+            }
+            // Checked by `check_op`: the operation applies to the type.
+            let _ = op::apply_packed(op, basic, run, operands);
+            continue;
+        }
+        for (k, operand) in operands.chunks_exact(n).enumerate() {
+            let operand = element_value(operand, w);
+            let before = atomic_combine(span, at + k * n, w, (op, basic), operand);
+            if fetch {
+                old.extend_from_slice(&element_bytes(before.unwrap_or(0), w)[..n]);
             }
         }
     }
     old
-}
-
-/// `operand op value` on one element held in the low bytes of a word.
-fn combine_word(value: u64, operand: &[u8], op: ReduceOp, basic: &Basic, n: usize) -> u64 {
-    let mut bytes = value.to_ne_bytes();
-    let _ = op::apply_packed(op, basic, &mut bytes[..n], operand);
-    u64::from_ne_bytes(bytes)
 }
 
 /// `Compare_and_swap` on the element at the span's start: stores `origin` if the element equals
@@ -207,11 +331,7 @@ pub(crate) fn compare_and_swap(
     sharing: Sharing,
 ) -> Result<Vec<u8>> {
     let n = basic.size as usize;
-    let allowed = matches!(
-        basic.kind,
-        ValueKind::Signed | ValueKind::Unsigned | ValueKind::Logical | ValueKind::Byte
-    );
-    if !allowed || span.len() < n || origin.len() < n || compare.len() < n {
+    if !cas_allowed(basic) || span.len() < n || origin.len() < n || compare.len() < n {
         return Err(MpiError::new(
             ErrorClass::Type,
             "compare-and-swap needs one integer, logical or byte element",
@@ -224,26 +344,15 @@ pub(crate) fn compare_and_swap(
         }
         old
     };
-    let width = match n {
-        4 => Some(AtomicWidth::W4),
-        8 => Some(AtomicWidth::W8),
-        _ => None,
-    };
-    match (sharing, width) {
+    match (sharing, element_atomic(basic, span.addr())) {
         (Sharing::Private, _) => Ok(swap(span)),
-        (Sharing::Shared { .. }, Some(w)) if span.addr().is_multiple_of(n) => {
-            let word = |b: &[u8]| {
-                let mut v = [0u8; 8];
-                v[..n].copy_from_slice(&b[..n]);
-                u64::from_ne_bytes(v)
-            };
-            let (want, new) = (word(compare), word(origin));
-            let old = span
-                .atomic_update(0, w, |v| if v == want { new } else { v })
-                .unwrap_or(0);
-            Ok(old.to_ne_bytes()[..n].to_vec())
+        (Sharing::Shared { .. }, Some(w)) => {
+            let (want, new) = (element_value(compare, w), element_value(origin, w));
+            let old = span.atomic_try_update(0, w, |v| (v == want).then_some(new));
+            let old = old.map_or(0, |r| r.unwrap_or_else(|v| v));
+            Ok(element_bytes(old, w)[..n].to_vec())
         }
-        (Sharing::Shared { mutex }, _) => Ok(locked(mutex, || swap(span))),
+        (Sharing::Shared { mutex }, None) => Ok(locked(mutex, || swap(span))),
     }
 }
 
@@ -321,6 +430,83 @@ mod tests {
         );
         assert_eq!(e.unwrap_err().class, ErrorClass::Op);
         assert_eq!(span.as_slice(), &[1u8; 8]);
+    }
+
+    #[test]
+    fn the_atomic_choice_depends_on_type_and_address_only() {
+        let f32t = Basic::plain(ValueKind::Float, 4);
+        let i16t = Basic::plain(ValueKind::Signed, 2);
+        assert_eq!(element_atomic(&I64, 64), Some(AtomicWidth::W8));
+        assert_eq!(element_atomic(&I64, 68), None);
+        assert_eq!(element_atomic(&f32t, 68), Some(AtomicWidth::W4));
+        assert_eq!(element_atomic(&i16t, 64), None);
+        let pair = Basic {
+            kind: ValueKind::Pair {
+                value: crate::datatype::PairValue::Int,
+            },
+            size: 8,
+            extent: 8,
+        };
+        assert_eq!(element_atomic(&pair, 64), None);
+    }
+
+    /// One element combined by `atomic_combine` and by the general arithmetic, from `old`.
+    fn both_ways(op: ReduceOp, basic: &Basic, old: &[u8], operand: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let n = old.len();
+        let w = atomic_width(basic).unwrap();
+        let span = buf(&mut [0u8; 8]);
+        span.slice(0, 8).as_mut_slice()[..n].copy_from_slice(old);
+        let before = atomic_combine(&span, 0, w, (op, basic), element_value(operand, w));
+        assert_eq!(
+            before.map(|v| element_bytes(v, w)[..n].to_vec()),
+            Some(old.to_vec())
+        );
+        let mut general = old.to_vec();
+        op::apply_packed(op, basic, &mut general, operand).unwrap();
+        (span.as_slice()[..n].to_vec(), general)
+    }
+
+    #[test]
+    fn atomic_combine_computes_what_the_general_path_does() {
+        use ReduceOp::*;
+        let int_ops = [
+            Max, Min, Sum, Prod, Land, Band, Lor, Bor, Lxor, Bxor, Replace, NoOp,
+        ];
+        for v in [(-7i64, 5i64), (12, -3), (0, 9)] {
+            for op in int_ops {
+                let (a, b) = both_ways(op, &I64, &v.0.to_ne_bytes(), &v.1.to_ne_bytes());
+                assert_eq!(a, b, "{op:?} on i64 {v:?}");
+                let i32t = Basic::plain(ValueKind::Signed, 4);
+                let (x, y) = (v.0 as i32, v.1 as i32);
+                let (a, b) = both_ways(op, &i32t, &x.to_ne_bytes(), &y.to_ne_bytes());
+                assert_eq!(a, b, "{op:?} on i32 {v:?}");
+            }
+        }
+        let (f32t, f64t) = (
+            Basic::plain(ValueKind::Float, 4),
+            Basic::plain(ValueKind::Float, 8),
+        );
+        for v in [(1.5f64, -2.25f64), (-0.0, 0.0), (3.0, f64::NAN)] {
+            for op in [Max, Min, Sum, Prod, Replace, NoOp] {
+                let (a, b) = both_ways(op, &f64t, &v.0.to_ne_bytes(), &v.1.to_ne_bytes());
+                assert_eq!(a, b, "{op:?} on f64 {v:?}");
+                let (x, y) = (v.0 as f32, v.1 as f32);
+                let (a, b) = both_ways(op, &f32t, &x.to_ne_bytes(), &y.to_ne_bytes());
+                assert_eq!(a, b, "{op:?} on f32 {v:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_undefined_atomic_changes_nothing() {
+        let f64t = Basic::plain(ValueKind::Float, 8);
+        let span = buf(&mut [0u8; 8]);
+        span.slice(0, 8)
+            .as_mut_slice()
+            .copy_from_slice(&2.5f64.to_ne_bytes());
+        let r = atomic_combine(&span, 0, AtomicWidth::W8, (ReduceOp::Band, &f64t), 1);
+        assert_eq!(r, None);
+        assert_eq!(span.as_slice(), 2.5f64.to_ne_bytes());
     }
 
     #[test]

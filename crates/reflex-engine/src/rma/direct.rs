@@ -1,8 +1,8 @@
-//! The direct path of `MPI_Put`, `MPI_Get` and `MPI_Win_flush` on shared-memory windows: a
-//! Memory Channel store, nothing more.
+//! The direct path of `MPI_Put` and `MPI_Get` on shared-memory windows: a Memory Channel store,
+//! nothing more (the atomics are in `direct_atomic.rs`, flush and locks in `direct_sync.rs`).
 //!
 //! When the window's memory is mapped here, both datatypes are one run of bytes and the access
-//! epoch, rank and range are in order, a Put or Get is one copy and a flush one memory fence. This
+//! epoch, rank and range are in order, a Put or Get is one copy. This
 //! module does exactly that with one window lookup and no `Result` in between; in every other
 //! case (including every error) it does nothing and says so, and the general path of
 //! [`super::origin`] and [`super::sync`] runs, checks everything again and reports what is wrong.
@@ -14,7 +14,6 @@ use crate::datatype::Datatype;
 use crate::engine::Engine;
 use reflex_base::buf::{RecvBuf, SendBuf};
 use reflex_base::transport::Transport;
-use std::sync::atomic::{fence, Ordering};
 
 impl<T: Transport> Engine<T> {
     /// `MPI_Put` of the bytes of `origin` to displacement `disp` of rank `target` (both
@@ -73,27 +72,16 @@ impl<T: Transport> Engine<T> {
             && self.rma_get_bytes(id, &mut origin.buf, target.rank, target.disp)
     }
 
-    /// `MPI_Win_flush(target)` on a shared-memory window inside a passive-target epoch of
-    /// `target`: the operations are already done, so ordering them before what this process does
-    /// next is all there is; `false` when the general path must run.
-    #[inline]
-    pub fn win_flush_direct(&mut self, id: WinId, target: i32) -> bool {
-        let passive = self
-            .wins
-            .find(id)
-            .filter(|w| w.is_shared())
-            .zip(usize::try_from(target).ok())
-            .is_some_and(|(w, t)| t < w.nranks() && w.epoch.passive(t));
-        if passive {
-            fence(Ordering::AcqRel);
-        }
-        passive
-    }
-
     /// The `len` bytes at displacement `disp` of rank `target`'s memory, when a direct access may
     /// touch them now.
     #[inline]
-    fn direct_region(&self, id: WinId, target: i32, disp: isize, len: usize) -> Option<RecvBuf> {
+    pub(super) fn direct_region(
+        &self,
+        id: WinId,
+        target: i32,
+        disp: isize,
+        len: usize,
+    ) -> Option<RecvBuf> {
         let w = self.wins.find(id)?;
         let Memory::Shared { regions, .. } = &w.mem else {
             return None;

@@ -19,6 +19,8 @@
 
 mod apply;
 mod direct;
+mod direct_atomic;
+mod direct_sync;
 pub mod origin;
 pub mod sync;
 mod target;
@@ -198,6 +200,12 @@ impl Windows {
     #[inline]
     pub(crate) fn find(&self, id: WinId) -> Option<&Window> {
         self.slots.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// The window `id`, if it exists, writable.
+    #[inline]
+    pub(crate) fn find_mut(&mut self, id: WinId) -> Option<&mut Window> {
+        self.slots.get_mut(id.0 as usize).and_then(Option::as_mut)
     }
 
     pub(crate) fn get_mut(&mut self, id: WinId) -> Result<&mut Window> {

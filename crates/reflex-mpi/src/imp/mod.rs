@@ -24,7 +24,7 @@ mod large_count_types;
 mod mem;
 mod pack;
 mod pt2pt;
-mod rma;
+pub(crate) mod rma;
 mod status;
 mod topo;
 mod type_ctor;

@@ -18,6 +18,16 @@ const LOCK_EXCLUSIVE: c_int = 234;
 /// `MPI_LOCK_SHARED`.
 const LOCK_SHARED: c_int = 235;
 
+/// The lock an `MPI_Win_lock` lock type names.
+#[inline]
+pub(crate) fn lock_kind(lock_type: c_int) -> Option<LockKind> {
+    match lock_type {
+        LOCK_EXCLUSIVE => Some(LockKind::Exclusive),
+        LOCK_SHARED => Some(LockKind::Shared),
+        _ => None,
+    }
+}
+
 fn predefined(op: OpArg) -> Result<ReduceOp> {
     match op {
         OpArg::Predefined(op) => Ok(op),
@@ -250,16 +260,12 @@ pub fn win_lock(
     assert: c_int,
     win: WinId,
 ) -> Result<()> {
-    let kind = match lock_type {
-        LOCK_EXCLUSIVE => LockKind::Exclusive,
-        LOCK_SHARED => LockKind::Shared,
-        other => {
-            return Err(MpiError::new(
-                ErrorClass::Locktype,
-                format!("{other} is neither MPI_LOCK_EXCLUSIVE nor MPI_LOCK_SHARED"),
-            ))
-        }
-    };
+    let kind = lock_kind(lock_type).ok_or_else(|| {
+        MpiError::new(
+            ErrorClass::Locktype,
+            format!("{lock_type} is neither MPI_LOCK_EXCLUSIVE nor MPI_LOCK_SHARED"),
+        )
+    })?;
     w.world.engine.win_lock(win, kind, rank, assert)
 }
 
