@@ -624,7 +624,8 @@ impl TcpTransport {
                 Ok(Some((h, range))) if h.kind == Kind::Accept => {
                     e.conn.consume(range);
                     e.up = true;
-                    0
+                    // A piece may have come with the answer: a split waiting for it goes on.
+                    self.process_frames(peer, sink)
                 }
                 Ok(Some((h, _))) => {
                     self.malformed(peer, &format!("a {:?} frame on stream {k}", h.kind));
