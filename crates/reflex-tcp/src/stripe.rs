@@ -21,9 +21,10 @@
 use std::io::IoSlice;
 use std::ops::Range;
 
+use nix::sys::epoll::EpollFlags;
 use reflex_base::transport::{Sink, WouldBlock, PLACE_HEAD, PLACE_MIN};
 
-use crate::conn::Conn;
+use crate::conn::{Conn, ReadOutcome};
 use crate::frame::{encode_header, Kind, Stripe, HEADER_LEN, STRIPE_LEN};
 use crate::transport::{Link, TcpTransport};
 
@@ -148,6 +149,94 @@ impl TcpTransport {
     /// Whether a packet of `len` bytes to `dest` is split across the streams.
     pub(crate) fn splits(&self, dest: usize, len: usize) -> bool {
         self.streams > 1 && len >= self.stripe_min && self.stripes[dest].all_up(self.streams)
+    }
+
+    /// The initiator of `peer`'s stream 0, just accepted, opens the other streams.
+    pub(crate) fn open_extra_streams(&mut self, peer: usize) {
+        let mut extra = Vec::with_capacity(self.streams - 1);
+        for k in 1..self.streams {
+            match self.open(peer, k) {
+                Ok(conn) => extra.push(Some(Extra {
+                    conn,
+                    connected: false,
+                    up: false,
+                })),
+                Err(e) => {
+                    self.break_link(peer, format!("cannot open stream {k}: {e}"));
+                    return;
+                }
+            }
+        }
+        self.stripes[peer] = Streams {
+            extra,
+            ..Streams::default()
+        };
+    }
+
+    /// Handles readiness of stream `k` > 0 of the link to `peer`; returns the packets delivered.
+    pub(crate) fn service_extra<S: Sink>(
+        &mut self,
+        peer: usize,
+        k: usize,
+        flags: EpollFlags,
+        sink: &mut S,
+    ) -> usize {
+        let max = self.max_packet;
+        let Some(Some(e)) = self.stripes[peer].extra.get_mut(k - 1) else {
+            return 0;
+        };
+        if !e.connected && flags.intersects(EpollFlags::EPOLLOUT | EpollFlags::EPOLLERR) {
+            if let Ok(None) = e.conn.stream.take_error() {
+                e.connected = true;
+            } else {
+                self.break_link(peer, format!("cannot connect stream {k}"));
+                return 0;
+            }
+        }
+        let flushed = e
+            .conn
+            .flush()
+            .and_then(|_| Self::watch_out(&self.epoll, &mut e.conn, token(peer, k)));
+        if let Err(err) = flushed {
+            self.break_link(peer, format!("stream {k} lost: {err}"));
+            return 0;
+        }
+        let readable =
+            flags.intersects(EpollFlags::EPOLLIN | EpollFlags::EPOLLERR | EpollFlags::EPOLLHUP);
+        if !readable || !e.connected {
+            return 0;
+        }
+        if e.conn.landing.is_some() {
+            return self.land_piece(peer, k, sink);
+        }
+        match e.conn.read(max) {
+            Ok(ReadOutcome::Data(_)) if !e.up => match e.conn.next_frame(0) {
+                Ok(None) => 0,
+                Ok(Some((h, range))) if h.kind == Kind::Accept => {
+                    e.conn.consume(range);
+                    e.up = true;
+                    // A piece may have come with the answer: a split waiting for it goes on.
+                    self.process_frames(peer, sink)
+                }
+                Ok(Some((h, _))) => {
+                    self.malformed(peer, &format!("a {:?} frame on stream {k}", h.kind));
+                    0
+                }
+                Err(err) => {
+                    self.malformed(peer, &format!("a malformed frame on stream {k} ({err})"));
+                    0
+                }
+            },
+            Ok(ReadOutcome::Data(_) | ReadOutcome::Empty) => self.process_frames(peer, sink),
+            Ok(ReadOutcome::Eof) => {
+                self.break_link(peer, format!("rank {peer} closed stream {k}"));
+                0
+            }
+            Err(err) => {
+                self.break_link(peer, format!("stream {k} lost: {err}"));
+                0
+            }
+        }
     }
 
     /// Whether streams 1.. to `dest` have sent the tails of earlier frames (stream 0 is
