@@ -58,6 +58,10 @@ MPI_LIB_DIR=install/lib tests/hosts/suite.sh reflexd target/release --ranks 4
 stage "C MPI suite with TCP between every pair of ranks"
 MPI_LIB_DIR=install/lib tests/hosts/suite.sh tcp target/release --ranks 2,4
 
+stage "C MPI suite over TCP with 4 sockets per pair of ranks (REFLEX_TCP_STREAMS=4, large packets striped): point to point, datatypes, collectives, RMA subset"
+REFLEX_TCP_STREAMS=4 MPI_LIB_DIR=install/lib tests/hosts/suite.sh tcp target/release --ranks 2,4 \
+    --filter '^(bigmsg|sizes|dt_p2p|coll|coll_v|order|wildcard|manyreq|sendrecv|isendrecv|probe|mt_pairs|rma_fence)/'
+
 stage "build systems: CMake find_package(MPI), pkg-config Makefile, Meson against install/"
 tests/buildsys/run.sh install
 

@@ -8,12 +8,15 @@
 #
 # Extra Reflex cases compare settings in the same rounds: EXTRA="name:VAR=val,VAR=val ...";
 # BEFORE=<install prefix of another Reflex build> adds that build as case reflex-before.
+# MAX_SIZE (default 262144) bounds the message sizes (0, 1, 8, 64, ... 8x apart); the largest
+# measured above 256 KiB gets latency and bandwidth columns of its own (e.g. EXTRA="s2:REFLEX_TCP_STREAMS=2" MAX_SIZE=4194304).
 # Usage: MPI_LIB_DIR=install/lib tests/hosts/tcp-loopback.sh [BIN_DIR]   (ROUNDS=5, REPS=15)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${1:-${CARGO_TARGET_DIR:-target}/release}
 ROUNDS=${ROUNDS:-5}
 REPS=${REPS:-15}
+export MAX_SIZE=${MAX_SIZE:-262144}
 : "${MPI_LIB_DIR:?set MPI_LIB_DIR to the directory of the Reflex libmpi.so.12}"
 T=$(mktemp -d /tmp/reflex-tcpbench.XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -22,7 +25,7 @@ NICE_CMD=()
 mpicc.mpich -O2 bench/pt2pt.c -o "$T/pt2pt.mpich" 2>/dev/null || { echo "needs mpicc.mpich"; exit 1; }
 HAVE_OMPI=0
 mpicc.openmpi -O2 bench/pt2pt.c -o "$T/pt2pt.ompi" 2>/dev/null && HAVE_OMPI=1
-ARGS=(-q -t latency,bw -m 262144 -T 0.01 -r "$REPS")
+ARGS=(-q -t latency,bw -m "$MAX_SIZE" -T 0.01 -r "$REPS")
 PIN=$PWD/bench/pin.sh
 
 run_case() { # name command...
@@ -70,6 +73,9 @@ for case in cases:
             best[key] = min(best.get(key, v), v) if f[0] == "latency" else max(best.get(key, v), v)
 cols = [("latency", 8), ("latency", 4096), ("latency", 32768), ("latency", 262144),
         ("bw", 32768), ("bw", 262144)]
+big = max([s for (_, m, s) in best if m == "bw"], default=0)
+if big > 262144:
+    cols += [("latency", big), ("bw", big)]
 print("| case | " + " | ".join(f"{m} {s} B" for m, s in cols) + " |")
 print("|---|" + "---:|" * len(cols))
 for case in cases:

@@ -94,6 +94,35 @@ impl SettingValue for ByteSize {
     }
 }
 
+/// Sockets per peer of the TCP transport: a whole number from 1 to [`TcpStreams::MAX`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpStreams(u8);
+
+impl TcpStreams {
+    /// Most streams per peer (the wire format's limit).
+    pub const MAX: u8 = 8;
+
+    /// The count.
+    pub const fn get(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl SettingValue for TcpStreams {
+    fn parse_setting(text: &str) -> Option<Self> {
+        let n: u8 = text.parse().ok()?;
+        (1..=Self::MAX).contains(&n).then_some(TcpStreams(n))
+    }
+
+    fn show(&self) -> String {
+        self.0.to_string()
+    }
+
+    fn expected() -> String {
+        format!("a whole number from 1 to {}", Self::MAX)
+    }
+}
+
 impl SettingValue for u32 {
     fn parse_setting(text: &str) -> Option<Self> {
         text.parse().ok()
@@ -368,6 +397,8 @@ settings! {
     sleep_us: u32 = 1000, "REFLEX_SLEEP_US", "longest single futex sleep, in microseconds";
     tcp_eager_limit: ByteSize = ByteSize::kib(64), "REFLEX_TCP_EAGER_LIMIT", "largest message sent eagerly to a rank reached over TCP; larger messages use rendezvous";
     tcp_chunk: ByteSize = ByteSize::kib(512), "REFLEX_TCP_CHUNK", "chunk size of a large message streamed to a rank reached over TCP (one frame, one sendmsg each)";
+    tcp_streams: TcpStreams = TcpStreams(1), "REFLEX_TCP_STREAMS", "sockets per pair of ranks reached over TCP (1 to 8, the same for every rank); packets from REFLEX_TCP_STRIPE_MIN on are split across them";
+    tcp_stripe_min: ByteSize = ByteSize::kib(128), "REFLEX_TCP_STRIPE_MIN", "smallest packet split across the sockets when REFLEX_TCP_STREAMS is above 1 (at least 32k; rendezvous chunks are REFLEX_TCP_CHUNK bytes)";
     tcp_local: u32 = 0, "REFLEX_TCP_LOCAL", "1: ranks on the same node also talk over TCP instead of shared memory (tests, benchmarks); 0: shared memory";
     log: LogLevel = LogLevel::Warn, "REFLEX_LOG", "least severe log message printed: error, warn, info or debug";
     cc: String = "cc".to_owned(), "REFLEX_CC", "C compiler used by mpicc (MPICH_CC, when set, wins)";

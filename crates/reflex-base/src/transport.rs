@@ -97,9 +97,10 @@ pub trait Sink {
     /// For a packet of `len` bytes from `src` that begins with `head`: the buffer where packet
     /// bytes `at..len` belong, exactly `len - at` bytes long, or `None` to have the packet
     /// delivered whole through [`Sink::packet`]. The first call has `at == head.len()` and the
-    /// sink takes the bytes of `head` then; later calls (the rest arrives over several polls,
-    /// `at` grows) pass the packet's first `min(len, PLACE_HEAD)` bytes only to name it, and a
-    /// sink that said yes once says yes again.
+    /// sink takes the bytes of `head` then; later calls (the rest arrives over several polls)
+    /// pass the packet's first `min(len, PLACE_HEAD)` bytes only to name it, with any `at` past
+    /// the first call's (a packet striped over several sockets lands piece by piece, in any
+    /// order), and a sink that said yes once says yes again.
     fn place(&mut self, src: usize, head: &[u8], len: usize, at: usize) -> Option<&mut [u8]> {
         let _ = (src, head, len, at);
         None

@@ -21,7 +21,7 @@ pub enum Fabric {
     /// Shared memory between the ranks of one node (the whole job is on one node).
     Shm(ShmTransport),
     /// TCP to every peer.
-    Tcp(TcpTransport),
+    Tcp(Box<TcpTransport>),
     /// Shared memory to the ranks of this node, TCP to the others.
     Mixed(Box<Mixed>),
     /// No peers.
@@ -272,7 +272,12 @@ pub(crate) fn wire_up(
 ) -> Result<(Fabric, usize)> {
     let layout = Layout::new(node_of_ranks(pmi, rank, size)?, rank, config.tcp_local != 0);
     let mut tcp = if layout.tcp_anywhere() {
-        let t = TcpTransport::bind(rank, size, TcpParams::default())
+        let params = TcpParams {
+            streams: config.tcp_streams.get(),
+            stripe_min: config.tcp_stripe_min.get(),
+            ..TcpParams::default()
+        };
+        let t = TcpTransport::bind(rank, size, params)
             .map_err(|e| wire_error("cannot set up the tcp transport", e))?;
         pmi.put(&format!("reflex-tcp-{rank}"), &t.card())
             .map_err(|e| wire_error("publishing the tcp business card", e))?;
@@ -334,7 +339,7 @@ pub(crate) fn wire_up(
     };
     let fabric = match (shm, tcp) {
         (Some(shm), None) => Fabric::Shm(shm),
-        (None, Some(tcp)) => Fabric::Tcp(tcp),
+        (None, Some(tcp)) => Fabric::Tcp(Box::new(tcp)),
         (Some(shm), Some(tcp)) => Fabric::Mixed(Box::new(Mixed::new(shm, tcp, &local, size))),
         (None, None) => {
             return Err(MpiError::new(

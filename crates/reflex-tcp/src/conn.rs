@@ -51,6 +51,10 @@ pub struct Conn {
     pub placing: Option<Placing>,
     /// The sink declined to place the frame at the head of the buffer: buffer it whole.
     pub declined: bool,
+    /// The bytes of a split packet that this socket's next reads carry (`crate::stripe`).
+    pub landing: Option<Range<usize>>,
+    /// The sequence number of the next split packet's piece on this socket.
+    pub next_seq: u32,
 }
 
 /// A large frame whose payload is read straight into the sink's buffer.
@@ -94,6 +98,8 @@ impl Conn {
             watching_out: false,
             placing: None,
             declined: false,
+            landing: None,
+            next_seq: 0,
         }
     }
 
@@ -202,13 +208,40 @@ impl Conn {
     }
 
     /// Whether the next frame might be placed: its header is not in yet, or it is a large
-    /// DATA frame that the sink has not declined.
+    /// DATA frame that the sink has not declined, or a piece of a split packet.
     fn may_place(&self, max_data: usize) -> bool {
-        let buffered = &self.rx[self.rx_start..self.rx_end];
-        match buffered.first_chunk::<HEADER_LEN>() {
+        match self.peek_header(max_data) {
             None => true,
-            Some(h) => parse_header(h, max_data)
-                .is_ok_and(|h| h.kind == Kind::Data && h.len >= PLACE_MIN && !self.declined),
+            Some(Ok(h)) => match h.kind {
+                Kind::Data => h.len >= PLACE_MIN && !self.declined,
+                Kind::Head | Kind::Part => true,
+                _ => false,
+            },
+            Some(Err(_)) => false,
+        }
+    }
+
+    /// The header of the frame at the head of the buffer, once its bytes are in.
+    pub fn peek_header(&self, max_data: usize) -> Option<Result<Header, FrameError>> {
+        let buffered = &self.rx[self.rx_start..self.rx_end];
+        Some(parse_header(
+            buffered.first_chunk::<HEADER_LEN>()?,
+            max_data,
+        ))
+    }
+
+    /// The buffered bytes, from the head of the current frame on.
+    pub fn buffered(&self) -> &[u8] {
+        &self.rx[self.rx_start..self.rx_end]
+    }
+
+    /// Drops the first `n` buffered bytes (part of a frame that was taken elsewhere).
+    pub fn skip(&mut self, n: usize) {
+        self.rx_start += n;
+        debug_assert!(self.rx_start <= self.rx_end);
+        if self.rx_start == self.rx_end {
+            self.rx_start = 0;
+            self.rx_end = 0;
         }
     }
 
@@ -248,7 +281,7 @@ impl Conn {
 
     /// Whether bytes of an incomplete frame are buffered (a close now would cut a frame).
     pub fn has_partial(&self) -> bool {
-        self.rx_end > self.rx_start || self.placing.is_some()
+        self.rx_end > self.rx_start || self.placing.is_some() || self.landing.is_some()
     }
 
     /// Bytes the buffer must be able to hold: the current frame if its header is in, else a

@@ -6,7 +6,10 @@
 //!  u32 LE   u8     3 x 0
 //! ```
 //! Kinds: `DATA` carries one engine packet; `HELLO` opens a connection (initiator to acceptor,
-//! [`Hello`]); `ACCEPT` / `REJECT` answer it (no payload). The parser is bounds-checked and
+//! [`Hello`]); `ACCEPT` / `REJECT` answer it (no payload). With several streams per peer
+//! (`crate::stripe`), a large packet travels as `HEAD` (on stream 0) plus one `PART` per other
+//! stream; their payload starts with a [`Stripe`] header (`u32 seq`, then `u32 total` for a
+//! `HEAD` or `u32 offset` for a `PART`) before the piece's bytes. The parser is bounds-checked and
 //! total: any 8 bytes give either a header whose length is within the limit of its kind, or a
 //! [`FrameError`] (a peer that sends one is disconnected). Reserved bytes must be zero, so
 //! garbage from something that is not a Reflex rank is refused at its first header.
@@ -20,7 +23,11 @@ pub const HELLO_LEN: usize = 24;
 /// `"RFXT"`: the first bytes of every hello.
 pub const HELLO_MAGIC: u32 = u32::from_le_bytes(*b"RFXT");
 /// Version of this wire format; a hello with another one is refused.
-pub const WIRE_VERSION: u16 = 1;
+pub const WIRE_VERSION: u16 = 2;
+/// Bytes of a [`Stripe`] header, at the start of a `HEAD` or `PART` payload.
+pub const STRIPE_LEN: usize = 8;
+/// Most streams (sockets) per peer.
+pub const MAX_STREAMS: usize = 8;
 
 /// What a frame is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +40,10 @@ pub enum Kind {
     Accept,
     /// The acceptor keeps the other connection of a simultaneous pair (see `link.rs`).
     Reject,
+    /// The first piece of a packet split across the streams (on stream 0).
+    Head,
+    /// Another piece of a split packet (on the other streams).
+    Part,
 }
 
 impl Kind {
@@ -42,6 +53,8 @@ impl Kind {
             Kind::Hello => 2,
             Kind::Accept => 3,
             Kind::Reject => 4,
+            Kind::Head => 5,
+            Kind::Part => 6,
         }
     }
 
@@ -51,6 +64,8 @@ impl Kind {
             2 => Kind::Hello,
             3 => Kind::Accept,
             4 => Kind::Reject,
+            5 => Kind::Head,
+            6 => Kind::Part,
             _ => return None,
         })
     }
@@ -123,11 +138,17 @@ pub fn parse_header(bytes: &[u8; HEADER_LEN], max_data: usize) -> Result<Header,
     }
     let max = match kind {
         Kind::Data => max_data,
+        Kind::Head | Kind::Part => max_data.saturating_add(STRIPE_LEN),
         Kind::Hello => HELLO_LEN,
         Kind::Accept | Kind::Reject => 0,
     };
     let len64 = u64::from(len);
-    if len64 > max as u64 || (kind == Kind::Hello && len as usize != HELLO_LEN) {
+    let too_short = match kind {
+        Kind::Hello => len as usize != HELLO_LEN,
+        Kind::Head | Kind::Part => (len as usize) <= STRIPE_LEN,
+        _ => false,
+    };
+    if len64 > max as u64 || too_short {
         return Err(FrameError::TooLong {
             kind,
             len: len64,
@@ -143,8 +164,10 @@ pub fn parse_header(bytes: &[u8; HEADER_LEN], max_data: usize) -> Result<Header,
 /// The payload of a `HELLO`: who connects, to whom, and proof that it read the acceptor's card.
 ///
 /// ```text
-///  0 magic u32 | 4 version u16 | 6 pad u16 | 8 from u32 | 12 to u32 | 16 cookie u64   (LE)
+///  0 magic u32 | 4 version u16 | 6 stream u8 | 7 streams u8 | 8 from u32 | 12 to u32 | 16 cookie u64
 /// ```
+/// (little endian). `streams` is how many sockets the initiator opens to the acceptor (1 to
+/// [`MAX_STREAMS`]; both ranks must agree) and `stream` which one this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hello {
     /// The initiator's rank.
@@ -153,6 +176,10 @@ pub struct Hello {
     pub to: u32,
     /// The acceptor's cookie, from its business card.
     pub cookie: u64,
+    /// Which of the pair's streams this connection is (0: the first, opened lazily).
+    pub stream: u8,
+    /// Streams per peer the initiator uses.
+    pub streams: u8,
 }
 
 impl Hello {
@@ -163,6 +190,8 @@ impl Hello {
         let b = &mut out[HEADER_LEN..];
         b[0..4].copy_from_slice(&HELLO_MAGIC.to_le_bytes());
         b[4..6].copy_from_slice(&WIRE_VERSION.to_le_bytes());
+        b[6] = self.stream;
+        b[7] = self.streams;
         b[8..12].copy_from_slice(&self.from.to_le_bytes());
         b[12..16].copy_from_slice(&self.to.to_le_bytes());
         b[16..24].copy_from_slice(&self.cookie.to_le_bytes());
@@ -181,8 +210,11 @@ impl Hello {
         if u16::from_le_bytes([b[4], b[5]]) != WIRE_VERSION {
             return Err(FrameError::BadHello("unsupported wire version"));
         }
-        if b[6] != 0 || b[7] != 0 {
-            return Err(FrameError::BadHello("padding is not zero"));
+        if b[7] == 0 || usize::from(b[7]) > MAX_STREAMS {
+            return Err(FrameError::BadHello("stream count out of range"));
+        }
+        if b[6] >= b[7] {
+            return Err(FrameError::BadHello("stream index out of range"));
         }
         let mut cookie = [0u8; 8];
         cookie.copy_from_slice(&b[16..24]);
@@ -190,7 +222,38 @@ impl Hello {
             from: u32_at(8),
             to: u32_at(12),
             cookie: u64::from_le_bytes(cookie),
+            stream: b[6],
+            streams: b[7],
         })
+    }
+}
+
+/// The header at the start of a `HEAD` or `PART` payload: the split packet's sequence number
+/// (per direction of a pair, from 0) and, for a `HEAD`, the packet's total length or, for a
+/// `PART`, the offset of its piece in the packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stripe {
+    /// Which split packet of the pair (counts up from 0).
+    pub seq: u32,
+    /// `HEAD`: the packet's length; `PART`: where the piece starts in it.
+    pub value: u32,
+}
+
+impl Stripe {
+    /// The header's bytes.
+    pub fn encode(&self) -> [u8; STRIPE_LEN] {
+        let mut out = [0u8; STRIPE_LEN];
+        out[..4].copy_from_slice(&self.seq.to_le_bytes());
+        out[4..].copy_from_slice(&self.value.to_le_bytes());
+        out
+    }
+
+    /// Parses the header (any 8 bytes are one; the stripe rules judge the values).
+    pub fn parse(b: &[u8; STRIPE_LEN]) -> Stripe {
+        Stripe {
+            seq: u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            value: u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+        }
     }
 }
 
@@ -210,6 +273,8 @@ mod tests {
             (Kind::Hello, HELLO_LEN),
             (Kind::Accept, 0),
             (Kind::Reject, 0),
+            (Kind::Head, STRIPE_LEN + 1),
+            (Kind::Part, MAX + STRIPE_LEN),
         ] {
             encode_header(&mut h, kind, len);
             assert_eq!(parse_header(&h, MAX), Ok(Header { kind, len }));
@@ -218,23 +283,33 @@ mod tests {
             from: 3,
             to: 9,
             cookie: 0xdead_beef_0bad_f00d,
+            stream: 1,
+            streams: 2,
         };
         let bytes = hello.encode();
         let mut head = [0u8; HEADER_LEN];
         head.copy_from_slice(&bytes[..HEADER_LEN]);
         assert_eq!(parse_header(&head, MAX).unwrap().kind, Kind::Hello);
         assert_eq!(Hello::parse(&bytes[HEADER_LEN..]), Ok(hello));
+        let stripe = Stripe {
+            seq: 7,
+            value: 0x0102_0304,
+        };
+        assert_eq!(Stripe::parse(&stripe.encode()), stripe);
     }
 
     #[test]
     fn refuses_malformed_headers() {
-        let cases: [([u8; 8], &str); 6] = [
+        let cases: [([u8; 8], &str); 9] = [
             ([0, 0, 0, 0, 0, 0, 0, 0], "unknown frame kind 0"),
             ([0, 0, 0, 0, 9, 0, 0, 0], "unknown frame kind 9"),
             ([0, 0, 0, 0, 1, 0, 1, 0], "reserved"),
             ([1, 0, 1, 0, 1, 0, 0, 0], "exceeds the limit of 65536"),
             ([23, 0, 0, 0, 2, 0, 0, 0], "Hello frame of 23 bytes"),
             ([1, 0, 0, 0, 3, 0, 0, 0], "Accept frame of 1 bytes"),
+            ([8, 0, 0, 0, 5, 0, 0, 0], "Head frame of 8 bytes"),
+            ([0, 0, 0, 0, 6, 0, 0, 0], "Part frame of 0 bytes"),
+            ([9, 0, 1, 0, 6, 0, 0, 0], "exceeds the limit of 65544"),
         ];
         for (bytes, want) in cases {
             let err = parse_header(&bytes, MAX).unwrap_err().to_string();
@@ -251,13 +326,22 @@ mod tests {
             from: 1,
             to: 2,
             cookie: 3,
+            stream: 0,
+            streams: 4,
         }
         .encode();
         let body = &good[HEADER_LEN..];
         assert!(Hello::parse(&body[..23]).is_err());
-        for (i, why) in [(0, "magic"), (4, "version"), (6, "padding")] {
+        let edits = [
+            (0, body[0] ^ 0x40, "magic"),
+            (4, body[4] ^ 0x40, "version"),
+            (6, 4, "stream index"),
+            (7, 9, "stream count"),
+            (7, 0, "stream count"),
+        ];
+        for (i, value, why) in edits {
             let mut bad = body.to_vec();
-            bad[i] ^= 0x40;
+            bad[i] = value;
             let err = Hello::parse(&bad).unwrap_err().to_string();
             assert!(err.contains(why), "{err}");
         }
@@ -269,6 +353,7 @@ mod tests {
             if let Ok(h) = parse_header(&bytes, max) {
                 let limit = match h.kind {
                     Kind::Data => max,
+                    Kind::Head | Kind::Part => max + STRIPE_LEN,
                     Kind::Hello => HELLO_LEN,
                     _ => 0,
                 };

@@ -1,14 +1,20 @@
 //! The fuzz body of the TCP wire formats, shared by the `cargo fuzz` target (`fuzz/`) and the
 //! stable corpus test below, so that every `cargo test` runs a deterministic share of the fuzzing.
 //!
-//! [`wire`] feeds one input to the three parsers (frame header, hello, business card): none may
-//! panic, and whatever parses must encode back to the same bytes. [`seeds`] holds every valid
+//! [`wire`] feeds one input to the parsers (frame header, the stripe header of a split packet's
+//! piece, hello, business card): none may panic, and whatever parses must encode back to the
+//! same bytes; a piece's header is also checked against the cuts of its packet
+//! ([`crate::stripe::piece`]), as a receiver does. [`seeds`] holds every valid
 //! message kind encoded; the test mutates them with [`reflex_base::mutate`].
 
 use std::net::Ipv4Addr;
 
 use crate::card::IfAddr;
-use crate::frame::{encode_header, parse_header, Hello, Kind, HEADER_LEN, HELLO_LEN};
+use crate::frame::{
+    encode_header, parse_header, Hello, Kind, Stripe, HEADER_LEN, HELLO_LEN, MAX_STREAMS,
+    STRIPE_LEN,
+};
+use crate::stripe::{check_head, check_part};
 use crate::Card;
 
 /// `DATA` limit given to the header parser (small, so that length edits cross it).
@@ -21,6 +27,9 @@ pub fn wire(data: &[u8]) {
             let mut again = [0u8; HEADER_LEN];
             encode_header(&mut again, h.kind, h.len);
             assert_eq!(&again, head, "a header that does not round-trip");
+            if let Some(stripe) = data[HEADER_LEN..].first_chunk::<STRIPE_LEN>() {
+                check_stripe(h.kind, h.len, stripe);
+            }
         }
     }
     let hello_body = data.get(HEADER_LEN.min(data.len())..).unwrap_or_default();
@@ -45,6 +54,37 @@ pub fn wire(data: &[u8]) {
     }
 }
 
+/// Parses the stripe header of a `HEAD` or `PART` frame of `frame_len` payload bytes and judges
+/// it with the receiver's checks for every stream count: they may refuse it but never panic, and
+/// what they accept lies within its packet.
+fn check_stripe(kind: Kind, frame_len: usize, bytes: &[u8; STRIPE_LEN]) {
+    let stripe = Stripe::parse(bytes);
+    assert_eq!(
+        &stripe.encode(),
+        bytes,
+        "a stripe header that does not round-trip"
+    );
+    let body = frame_len - STRIPE_LEN;
+    for n in 2..=MAX_STREAMS {
+        match kind {
+            Kind::Head => {
+                if let Ok(len) = check_head(stripe, body, n, stripe.seq, FUZZ_MAX_DATA) {
+                    assert!(body < len && len <= FUZZ_MAX_DATA, "{stripe:?} {body}");
+                }
+            }
+            Kind::Part => {
+                for k in 1..n {
+                    let len = (stripe.value as usize).saturating_mul(2).min(FUZZ_MAX_DATA);
+                    if let Ok(range) = check_part(stripe, body, n, k, len) {
+                        assert!(range.end <= len && range.len() == body, "{stripe:?} {body}");
+                    }
+                }
+            }
+            _ => return,
+        }
+    }
+}
+
 /// Every valid message of the wire formats, encoded: one header of each kind, a hello (header and
 /// payload), a stream of frames, and business cards.
 pub fn seeds() -> Vec<Vec<u8>> {
@@ -61,10 +101,20 @@ pub fn seeds() -> Vec<Vec<u8>> {
         encode_header(&mut h, kind, len);
         out.push(h);
     }
+    // A packet of 100 000 bytes in two pieces: the HEAD and the PART, with their stripe headers.
+    for (kind, value, len) in [(Kind::Head, 100_000, 50_000), (Kind::Part, 50_000, 50_000)] {
+        let mut f = vec![0u8; HEADER_LEN];
+        encode_header(&mut f, kind, STRIPE_LEN + len);
+        f.extend_from_slice(&Stripe { seq: 3, value }.encode());
+        f.extend_from_slice(&[0x5a; 16]);
+        out.push(f);
+    }
     let hello = Hello {
         from: 3,
         to: 9,
         cookie: 0x0123_4567_89ab_cdef,
+        stream: 1,
+        streams: 4,
     }
     .encode();
     out.push(hello.to_vec());

@@ -8,7 +8,8 @@
 //! - [`card`]: business cards (where a rank listens) and the choice of address;
 //! - [`link`]: the I/O-free rules that keep one connection per pair when both ranks connect;
 //! - `conn`: one connection's buffers; `place`: large frames read straight into the engine's
-//!   buffer; [`TcpTransport`]: the transport;
+//!   buffer; `stripe`: several sockets per peer, large packets split across them;
+//!   [`TcpTransport`]: the transport;
 //! - `fuzzing` (hidden): the wire formats' fuzz body, run by `cargo fuzz` and by `cargo test`.
 
 #![forbid(unsafe_code)]
@@ -21,8 +22,12 @@ pub mod frame;
 pub mod fuzzing;
 pub mod link;
 mod place;
+mod stripe;
 mod transport;
 
 pub use card::{Card, CardError};
+pub use frame::MAX_STREAMS;
 pub use link::LinkPhase;
-pub use transport::{TcpParams, TcpStats, TcpTransport, DEFAULT_MAX_PACKET, MAX_UNIDENTIFIED};
+pub use transport::{
+    TcpParams, TcpStats, TcpTransport, DEFAULT_MAX_PACKET, DEFAULT_STRIPE_MIN, MAX_UNIDENTIFIED,
+};

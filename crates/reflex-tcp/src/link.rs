@@ -15,6 +15,11 @@
 //! A hello that arrives while the link is already up is rejected too (the other side has
 //! abandoned that attempt by then). A rejected initiator goes back to idle: the peer's winning
 //! connection is on its way.
+//!
+//! With several streams per peer (`REFLEX_TCP_STREAMS`), the connection above is stream 0; once
+//! it is accepted, its initiator opens the other streams, whose hellos name their index
+//! ([`judge_extra_stream`]): the acceptor takes one only while the link is up, from the rank
+//! whose stream 0 it accepted, for a stream not open yet. Both ranks must use the same count.
 
 use crate::frame::Hello;
 
@@ -46,6 +51,13 @@ pub enum Verdict {
         /// The sender.
         peer: usize,
     },
+    /// Keep this connection as stream `stream` of the link to `peer` (answer `ACCEPT`).
+    Join {
+        /// The sender.
+        peer: usize,
+        /// Which stream it is (never 0).
+        stream: usize,
+    },
     /// Close without an answer: the hello is not from a rank of this job.
     Refuse(String),
 }
@@ -59,16 +71,10 @@ pub fn judge_hello(
     hello: &Hello,
     phase: impl Fn(usize) -> LinkPhase,
 ) -> Verdict {
-    if hello.cookie != cookie {
-        return Verdict::Refuse("wrong cookie".into());
-    }
-    if hello.to as usize != me {
-        return Verdict::Refuse(format!("hello for rank {} reached rank {me}", hello.to));
-    }
-    let peer = hello.from as usize;
-    if peer >= nranks || peer == me {
-        return Verdict::Refuse(format!("hello from impossible rank {peer}"));
-    }
+    let peer = match sender(me, nranks, cookie, hello) {
+        Ok(peer) => peer,
+        Err(why) => return Verdict::Refuse(why),
+    };
     match phase(peer) {
         LinkPhase::Idle => Verdict::Accept {
             peer,
@@ -83,6 +89,70 @@ pub fn judge_hello(
     }
 }
 
+/// Decides about any hello received by rank `ids.0` of `ids.1` ranks, with cookie `ids.2` and
+/// `ids.3` streams per peer: the streams counts must agree, then [`judge_hello`] (stream 0) or
+/// [`judge_extra_stream`] (the others) rule.
+pub fn judge(
+    ids: (usize, usize, u64, usize),
+    hello: &Hello,
+    phase: impl Fn(usize) -> LinkPhase,
+    joinable: impl Fn(usize, usize) -> bool,
+) -> Verdict {
+    let (me, nranks, cookie, streams) = ids;
+    let peer = match sender(me, nranks, cookie, hello) {
+        Ok(peer) => peer,
+        Err(why) => return Verdict::Refuse(why),
+    };
+    if usize::from(hello.streams) != streams {
+        return Verdict::Refuse(format!(
+            "rank {peer} uses {} streams per peer, rank {me} uses {streams} \
+             (REFLEX_TCP_STREAMS must be the same for every rank)",
+            hello.streams
+        ));
+    }
+    if hello.stream == 0 {
+        judge_hello(me, nranks, cookie, hello, phase)
+    } else {
+        judge_extra_stream(me, nranks, cookie, hello, joinable)
+    }
+}
+
+/// Decides about a hello for stream `hello.stream > 0` received by rank `me`;
+/// `joinable(peer, stream)` says whether the link to `peer` is up, this rank accepted its
+/// stream 0, and `stream` is not open yet.
+pub fn judge_extra_stream(
+    me: usize,
+    nranks: usize,
+    cookie: u64,
+    hello: &Hello,
+    joinable: impl Fn(usize, usize) -> bool,
+) -> Verdict {
+    let peer = match sender(me, nranks, cookie, hello) {
+        Ok(peer) => peer,
+        Err(why) => return Verdict::Refuse(why),
+    };
+    let stream = usize::from(hello.stream);
+    if stream == 0 || !joinable(peer, stream) {
+        return Verdict::Refuse(format!("unexpected stream {stream} from rank {peer}"));
+    }
+    Verdict::Join { peer, stream }
+}
+
+/// The sender of a hello that carries this rank's cookie and names it, or why it is refused.
+fn sender(me: usize, nranks: usize, cookie: u64, hello: &Hello) -> Result<usize, String> {
+    if hello.cookie != cookie {
+        return Err("wrong cookie".into());
+    }
+    if hello.to as usize != me {
+        return Err(format!("hello for rank {} reached rank {me}", hello.to));
+    }
+    let peer = hello.from as usize;
+    if peer >= nranks || peer == me {
+        return Err(format!("hello from impossible rank {peer}"));
+    }
+    Ok(peer)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +162,8 @@ mod tests {
             from,
             to,
             cookie: 7,
+            stream: 0,
+            streams: 1,
         }
     }
 
@@ -134,7 +206,7 @@ mod tests {
                         phase[view] = LinkPhase::Up;
                     }
                     Verdict::Reject { .. } => {}
-                    Verdict::Refuse(why) => panic!("{why}"),
+                    v => panic!("{v:?}"),
                 }
             }
             assert_eq!(accepted, [lo], "lo_first={lo_first}");
@@ -153,5 +225,41 @@ mod tests {
         );
         let v = judge_hello(2, 4, 7, &hello(3, 2), |_| LinkPhase::Up);
         assert_eq!(v, Verdict::Reject { peer: 3 });
+    }
+
+    #[test]
+    fn extra_streams_join_only_an_accepted_link() {
+        let extra = |stream, streams| Hello {
+            stream,
+            streams,
+            ..hello(3, 2)
+        };
+        let open_ok = |_, _| true;
+        let up = |_| LinkPhase::Up;
+        assert_eq!(
+            judge((2, 4, 7, 4), &extra(2, 4), up, open_ok),
+            Verdict::Join { peer: 3, stream: 2 }
+        );
+        let refused = [
+            (extra(2, 2), "uses 2 streams"),
+            (extra(0, 2), "uses 2 streams"),
+            (
+                Hello {
+                    cookie: 1,
+                    ..extra(1, 4)
+                },
+                "cookie",
+            ),
+        ];
+        for (h, why) in refused {
+            match judge((2, 4, 7, 4), &h, up, open_ok) {
+                Verdict::Refuse(text) => assert!(text.contains(why), "{text}"),
+                v => panic!("{h:?} gave {v:?}"),
+            }
+        }
+        let stream0 = judge_extra_stream(2, 4, 7, &extra(0, 4), open_ok);
+        assert!(matches!(stream0, Verdict::Refuse(_)), "{stream0:?}");
+        let taken = judge((2, 4, 7, 4), &extra(1, 4), up, |_, s| s != 1);
+        assert!(matches!(taken, Verdict::Refuse(_)), "{taken:?}");
     }
 }

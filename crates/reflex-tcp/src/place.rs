@@ -65,6 +65,29 @@ impl TcpTransport {
         self.landed(peer, placing, outcome, sink)
     }
 
+    /// The bytes one read of the middle of a frame on stream `stream` of `peer` got, or `None`
+    /// when the link broke (the end of the socket, or an error).
+    pub(crate) fn bytes_read(
+        &mut self,
+        peer: usize,
+        stream: usize,
+        outcome: io::Result<ReadOutcome>,
+    ) -> Option<usize> {
+        let reason = match outcome {
+            Ok(ReadOutcome::Data(n)) => return Some(n),
+            Ok(ReadOutcome::Empty) => return Some(0),
+            Ok(ReadOutcome::Eof) if stream == 0 => {
+                format!("rank {peer} closed its connection in the middle of a frame")
+            }
+            Ok(ReadOutcome::Eof) => {
+                format!("rank {peer} closed stream {stream} in the middle of a frame")
+            }
+            Err(e) => format!("connection lost: {e}"),
+        };
+        self.break_link(peer, reason);
+        None
+    }
+
     /// Books one read of a frame being placed; returns 1 when the frame is complete.
     fn landed<S: Sink>(
         &mut self,
@@ -73,18 +96,9 @@ impl TcpTransport {
         outcome: io::Result<ReadOutcome>,
         sink: &mut S,
     ) -> usize {
-        match outcome {
-            Ok(ReadOutcome::Data(n)) => placing.at += n,
-            Ok(ReadOutcome::Empty) => {}
-            Ok(ReadOutcome::Eof) => {
-                let reason = format!("rank {peer} closed its connection in the middle of a frame");
-                self.break_link(peer, reason);
-                return 0;
-            }
-            Err(e) => {
-                self.break_link(peer, format!("connection lost: {e}"));
-                return 0;
-            }
+        match self.bytes_read(peer, 0, outcome) {
+            Some(n) => placing.at += n,
+            None => return 0,
         }
         let Link::Up(conn) = &mut self.links[peer] else {
             return 0;

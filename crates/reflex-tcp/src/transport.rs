@@ -30,16 +30,20 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::socket::{connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
-use reflex_base::transport::{Sink, Transport, WouldBlock};
+use reflex_base::transport::{Sink, Transport, WouldBlock, PLACE_MIN};
 
 use crate::card::{local_addrs, Card, CardError, IfAddr};
 use crate::conn::{Conn, ReadOutcome};
-use crate::frame::{encode_header, Hello, Kind, HEADER_LEN, HELLO_LEN};
-use crate::link::{judge_hello, LinkPhase, Verdict};
+use crate::frame::{encode_header, Hello, Kind, HEADER_LEN, HELLO_LEN, MAX_STREAMS};
+use crate::link::{judge, LinkPhase, Verdict};
+use crate::stripe::{token, untoken, Extra, Streams};
 
 /// Largest packet by default: 4 MiB (the engine clamps its TCP eager limit and chunk size to it;
 /// a receive buffer grows to the largest frame a peer actually sends).
 pub const DEFAULT_MAX_PACKET: usize = 4 << 20;
+/// Packets from this many bytes on are split across the streams by default (when there are
+/// several streams per peer).
+pub const DEFAULT_STRIPE_MIN: usize = 128 << 10;
 /// Connections accepted but not yet identified by a hello, at most (the oldest is dropped).
 pub const MAX_UNIDENTIFIED: usize = 256;
 
@@ -57,12 +61,18 @@ const EPOLL_EVERY: u32 = 4;
 pub struct TcpParams {
     /// Largest packet accepted by `try_send` and from peers.
     pub max_packet: usize,
+    /// Sockets per peer (1 to [`MAX_STREAMS`]; both ends must agree): `crate::stripe`.
+    pub streams: usize,
+    /// Packets from this many bytes on are split across the streams (at least `PLACE_MIN`).
+    pub stripe_min: usize,
 }
 
 impl Default for TcpParams {
     fn default() -> Self {
         Self {
             max_packet: DEFAULT_MAX_PACKET,
+            streams: 1,
+            stripe_min: DEFAULT_STRIPE_MIN,
         }
     }
 }
@@ -82,6 +92,8 @@ pub struct TcpStats {
     pub partial_sends: u64,
     /// `try_send` calls answered `WouldBlock`.
     pub would_block: u64,
+    /// Packets sent split across several streams.
+    pub stripes_sent: u64,
 }
 
 #[derive(Debug)]
@@ -108,11 +120,15 @@ impl Link {
 pub struct TcpTransport {
     pub(crate) me: usize,
     pub(crate) max_packet: usize,
+    pub(crate) streams: usize,
+    pub(crate) stripe_min: usize,
     cookie: u64,
     card: Card,
     my_addrs: Vec<IfAddr>,
     cards: Vec<Option<Card>>,
     pub(crate) links: Vec<Link>,
+    /// Per peer: streams 1.. and the split packet being received.
+    pub(crate) stripes: Vec<Streams>,
     unidentified: HashMap<u64, Conn>,
     next_incoming: u64,
     self_queue: VecDeque<Vec<u8>>,
@@ -122,9 +138,9 @@ pub struct TcpTransport {
     hot: Option<usize>,
     /// Polls since epoll was last asked.
     polls_without_epoll: u32,
-    stats: TcpStats,
+    pub(crate) stats: TcpStats,
     listener: TcpListener,
-    epoll: Epoll,
+    pub(crate) epoll: Epoll,
 }
 
 fn errno(e: Errno) -> io::Error {
@@ -150,6 +166,11 @@ impl TcpTransport {
     /// every peer's card to [`TcpTransport::set_card`] before sending to it.
     pub fn bind(me: usize, nranks: usize, params: TcpParams) -> io::Result<TcpTransport> {
         assert!(me < nranks, "tcp: rank {me} outside a job of {nranks}");
+        assert!(
+            (1..=MAX_STREAMS).contains(&params.streams),
+            "tcp: {} streams per peer (1 to {MAX_STREAMS})",
+            params.streams
+        );
         let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))
             .map_err(|e| with_context(e, "cannot listen"))?;
         listener.set_nonblocking(true)?;
@@ -176,11 +197,14 @@ impl TcpTransport {
         Ok(TcpTransport {
             me,
             max_packet: params.max_packet,
+            streams: params.streams,
+            stripe_min: params.stripe_min.max(PLACE_MIN),
             cookie,
             card,
             my_addrs,
             cards: vec![None; nranks],
             links: (0..nranks).map(|_| Link::Idle).collect(),
+            stripes: (0..nranks).map(|_| Streams::default()).collect(),
             unidentified: HashMap::new(),
             next_incoming: 0,
             self_queue: VecDeque::new(),
@@ -235,7 +259,7 @@ impl TcpTransport {
 
     /// Starts connecting to `peer`.
     fn connect(&mut self, peer: usize) {
-        match self.open(peer) {
+        match self.open(peer, 0) {
             Ok(conn) => {
                 self.links[peer] = Link::Connecting {
                     conn,
@@ -246,7 +270,8 @@ impl TcpTransport {
         }
     }
 
-    fn open(&mut self, peer: usize) -> io::Result<Conn> {
+    /// Opens stream `index` to `peer`: connects and queues the hello.
+    pub(crate) fn open(&mut self, peer: usize, index: usize) -> io::Result<Conn> {
         let card = self.cards[peer].as_ref().ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::NotFound,
@@ -258,6 +283,8 @@ impl TcpTransport {
             from: self.me as u32,
             to: peer as u32,
             cookie: card.cookie,
+            stream: index as u8,
+            streams: self.streams as u8,
         };
         let fd: OwnedFd = socket(
             AddressFamily::Inet,
@@ -284,7 +311,7 @@ impl TcpTransport {
         conn.queue(&hello.encode());
         let interest = EpollFlags::EPOLLIN | EpollFlags::EPOLLOUT;
         self.epoll
-            .add(&conn.stream, EpollEvent::new(interest, peer as u64))
+            .add(&conn.stream, EpollEvent::new(interest, token(peer, index)))
             .map_err(errno)?;
         conn.watching_out = true;
         Ok(conn)
@@ -302,6 +329,20 @@ impl TcpTransport {
         if let Link::Connecting { conn, .. } | Link::Up(conn) = old {
             let _ = self.epoll.delete(&conn.stream);
         }
+        for e in std::mem::take(&mut self.stripes[peer])
+            .extra
+            .into_iter()
+            .flatten()
+        {
+            let _ = self.epoll.delete(&e.conn.stream);
+        }
+    }
+
+    /// Breaks the link to `peer`, which sent something that breaks the protocol.
+    pub(crate) fn malformed(&mut self, peer: usize, what: &str) {
+        let reason = format!("rank {peer} sent {what}; disconnected");
+        eprintln!("reflex: tcp: rank {}: {reason}", self.me);
+        self.break_link(peer, reason);
     }
 
     /// Prints once why `peer` cannot be reached.
@@ -316,7 +357,7 @@ impl TcpTransport {
     }
 
     /// Updates epoll's interest in writability of a connection.
-    fn watch_out(epoll: &Epoll, conn: &mut Conn, token: u64) -> io::Result<()> {
+    pub(crate) fn watch_out(epoll: &Epoll, conn: &mut Conn, token: u64) -> io::Result<()> {
         let want = conn.tx_pending();
         if want != conn.watching_out {
             let mut flags = EpollFlags::EPOLLIN;
@@ -390,8 +431,14 @@ impl TcpTransport {
         };
         let verdict = match hello {
             Ok(h) => {
-                let links = &self.links;
-                judge_hello(self.me, links.len(), self.cookie, &h, |p| links[p].phase())
+                let (links, stripes) = (&self.links, &self.stripes);
+                let joinable = |p: usize, k: usize| {
+                    links[p].phase() == LinkPhase::Up
+                        && stripes[p].acceptor
+                        && stripes[p].extra.get(k - 1).is_some_and(Option::is_none)
+                };
+                let ids = (self.me, links.len(), self.cookie, self.streams);
+                judge(ids, &h, |p| links[p].phase(), joinable)
             }
             Err(why) => Verdict::Refuse(why),
         };
@@ -427,8 +474,33 @@ impl TcpTransport {
                     Ok(()) => {
                         self.stats.accepts += 1;
                         self.links[peer] = Link::Up(conn);
+                        self.stripes[peer] = Streams {
+                            extra: (1..self.streams).map(|_| None).collect(),
+                            acceptor: true,
+                            ..Streams::default()
+                        };
                     }
                     Err(e) => self.break_link(peer, format!("cannot answer its hello: {e}")),
+                }
+            }
+            Verdict::Join { peer, stream } => {
+                encode_header(&mut answer, Kind::Accept, 0);
+                let kept = conn.send(&answer).and_then(|()| {
+                    let token = token(peer, stream);
+                    let mut event = EpollEvent::new(EpollFlags::EPOLLIN, token);
+                    self.epoll.modify(&conn.stream, &mut event).map_err(errno)?;
+                    conn.watching_out = false;
+                    Self::watch_out(&self.epoll, &mut conn, token)
+                });
+                match kept {
+                    Ok(()) => {
+                        self.stripes[peer].extra[stream - 1] = Some(Extra {
+                            conn,
+                            connected: true,
+                            up: true,
+                        })
+                    }
+                    Err(e) => self.break_link(peer, format!("cannot answer hello {stream}: {e}")),
                 }
             }
             Verdict::Reject { .. } => {
@@ -493,6 +565,7 @@ impl TcpTransport {
         let max = self.max_packet;
         let outcome = match &mut self.links[peer] {
             Link::Up(conn) if conn.placing.is_some() => return self.land(peer, sink),
+            Link::Up(conn) if conn.landing.is_some() => return self.land_piece(peer, 0, sink),
             Link::Connecting {
                 conn,
                 connected: true,
@@ -519,24 +592,43 @@ impl TcpTransport {
         delivered
     }
 
-    /// Delivers the complete frames buffered on the link to `peer`.
-    fn process_frames<S: Sink>(&mut self, peer: usize, sink: &mut S) -> usize {
+    /// Delivers the complete frames buffered on the link to `peer` (stream 0 sets the order; a
+    /// split packet in progress holds it up until all its pieces are in).
+    pub(crate) fn process_frames<S: Sink>(&mut self, peer: usize, sink: &mut S) -> usize {
         let max = self.max_packet;
         let mut delivered = 0;
         loop {
+            if self.stripes[peer].split.is_some() {
+                match self.advance_split(peer, sink) {
+                    Ok(true) => delivered += 1,
+                    Ok(false) => return delivered,
+                    Err(why) => {
+                        self.malformed(peer, &why);
+                        return delivered;
+                    }
+                }
+            }
             let (conn, up) = match &mut self.links[peer] {
                 Link::Up(conn) => (conn, true),
                 Link::Connecting { conn, .. } => (conn, false),
                 _ => return delivered,
             };
+            if up && matches!(conn.peek_header(max), Some(Ok(h)) if h.kind == Kind::Head) {
+                match self.begin_split(peer, sink) {
+                    Ok(true) => continue,
+                    Ok(false) => return delivered,
+                    Err(why) => {
+                        self.malformed(peer, &why);
+                        return delivered;
+                    }
+                }
+            }
             let (header, range) = match conn.next_frame(max) {
                 Ok(Some(frame)) => frame,
                 Ok(None) if up => return delivered + self.start_placing(peer, sink),
                 Ok(None) => return delivered,
                 Err(e) => {
-                    let reason = format!("rank {peer} sent a malformed frame ({e}); disconnected");
-                    eprintln!("reflex: tcp: rank {}: {reason}", self.me);
-                    self.break_link(peer, reason);
+                    self.malformed(peer, &format!("a malformed frame ({e})"));
                     return delivered;
                 }
             };
@@ -552,6 +644,9 @@ impl TcpTransport {
                         std::mem::replace(&mut self.links[peer], Link::Idle)
                     {
                         self.links[peer] = Link::Up(conn);
+                        if self.streams > 1 {
+                            self.open_extra_streams(peer);
+                        }
                     }
                 }
                 (false, Kind::Reject) => {
@@ -564,10 +659,7 @@ impl TcpTransport {
                     return delivered;
                 }
                 (_, kind) => {
-                    let reason =
-                        format!("rank {peer} sent an unexpected {kind:?} frame; disconnected");
-                    eprintln!("reflex: tcp: rank {}: {reason}", self.me);
-                    self.break_link(peer, reason);
+                    self.malformed(peer, &format!("an unexpected {kind:?} frame"));
                     return delivered;
                 }
             }
@@ -660,6 +752,15 @@ impl Transport for TcpTransport {
             return Ok(());
         }
         self.ready(dest)?;
+        if self.splits(dest, len) {
+            self.extra_streams_ready(dest)?;
+            let mut scratch = std::mem::take(&mut self.scratch);
+            let packet = &mut scratch[..len];
+            fill(packet);
+            self.send_split(dest, &[packet], len);
+            self.scratch = scratch;
+            return Ok(());
+        }
         let conn = Self::up_conn(&mut self.links, dest);
         let frame = &mut self.scratch[..HEADER_LEN + len];
         encode_header(frame, Kind::Data, len);
@@ -683,6 +784,11 @@ impl Transport for TcpTransport {
             return Ok(());
         }
         self.ready(dest)?;
+        if self.splits(dest, len) {
+            self.extra_streams_ready(dest)?;
+            self.send_split(dest, &[head, body], len);
+            return Ok(());
+        }
         let conn = Self::up_conn(&mut self.links, dest);
         let mut header = [0u8; HEADER_LEN];
         encode_header(&mut header, Kind::Data, len);
@@ -708,6 +814,12 @@ impl Transport for TcpTransport {
         }
         if let Some(peer) = self.hot {
             delivered += self.receive(peer, sink);
+            // A split packet in progress: its other pieces are read on this poll too.
+            for k in 1..self.streams {
+                if self.stripes[peer].split.is_some() {
+                    delivered += self.service_extra(peer, k, EpollFlags::EPOLLIN, sink);
+                }
+            }
             if !matches!(self.links[peer], Link::Up(_)) {
                 self.hot = None;
             }
@@ -726,10 +838,14 @@ impl Transport for TcpTransport {
             match event.data() {
                 LISTENER => self.accept_new(),
                 token if token & INCOMING != 0 => self.identify(token),
-                peer => {
-                    let got = self.service_link(peer as usize, event.events(), sink);
+                token => {
+                    let (peer, stream) = untoken(token);
+                    let got = match stream {
+                        0 => self.service_link(peer, event.events(), sink),
+                        k => self.service_extra(peer, k, event.events(), sink),
+                    };
                     if got > 0 {
-                        self.hot = Some(peer as usize);
+                        self.hot = Some(peer);
                     }
                     delivered += got;
                 }

@@ -11,8 +11,12 @@ use std::net::TcpStream;
 const MAX_ROUNDS: usize = 200_000;
 
 fn job(n: usize) -> Vec<TcpTransport> {
+    job_with(n, TcpParams::default())
+}
+
+fn job_with(n: usize, params: TcpParams) -> Vec<TcpTransport> {
     let mut ts: Vec<TcpTransport> = (0..n)
-        .map(|r| TcpTransport::bind(r, n, TcpParams::default()).unwrap())
+        .map(|r| TcpTransport::bind(r, n, params).unwrap())
         .collect();
     let cards: Vec<String> = ts.iter().map(TcpTransport::card).collect();
     for t in &mut ts {
@@ -173,7 +177,12 @@ impl Sink for PlacingSink {
 
 #[test]
 fn large_packets_land_in_the_sinks_buffer_in_order() {
-    let mut ts = job(2);
+    land_in_place(TcpParams::default());
+}
+
+/// Sends large and small packets, one way, to a sink that places every large one it is offered.
+fn land_in_place(params: TcpParams) -> TcpStats {
+    let mut ts = job_with(2, params);
     exchange(&mut ts, 0, 1, 1, false, |_| 64); // connect
     let len_of = |seq: u32| [PLACE_MIN, 40, 3 << 20, PLACE_MIN - 1, 300_000][seq as usize % 5];
     let count = 15;
@@ -198,6 +207,7 @@ fn large_packets_land_in_the_sinks_buffer_in_order() {
     }
     assert_eq!(inbox.next, [count]);
     assert!(sink.placed > 0, "no packet was placed");
+    ts[0].stats()
 }
 
 #[test]
@@ -294,12 +304,7 @@ fn all_to_all_across_threads() {
                     moved += t.poll(|src, b| inbox.take(src, b, |s| 100 + (s as usize % 7) * 1000));
                     let done = inbox.next.len() == N && inbox.next.iter().all(|&c| c == COUNT);
                     if done && sent.iter().all(|&s| s == COUNT) {
-                        // Keep serving until the peers are done too: they may still need our
-                        // progress (a partially sent frame). Dropping closes our sockets.
-                        for _ in 0..1000 {
-                            t.poll(|_, _| panic!("no more packets expected"));
-                            t.sleep(Duration::from_millis(1));
-                        }
+                        linger(&mut t, 1000);
                         return t.stats();
                     }
                     if moved == 0 {
@@ -316,6 +321,15 @@ fn all_to_all_across_threads() {
     assert_eq!(accepts as usize, N * (N - 1) / 2, "{stats:?}");
 }
 
+/// Keeps serving for `polls` polls once a thread's rank is done, so that its peers, which may
+/// still need its progress (a partially sent frame), finish too; dropping it closes its sockets.
+fn linger(t: &mut TcpTransport, polls: usize) {
+    for _ in 0..polls {
+        t.poll(|_, _| panic!("no more packets expected"));
+        t.sleep(Duration::from_millis(1));
+    }
+}
+
 #[test]
 fn strangers_are_refused_and_the_job_goes_on() {
     let mut ts = job(2);
@@ -325,6 +339,8 @@ fn strangers_are_refused_and_the_job_goes_on() {
         from: 1,
         to: 0,
         cookie: card.cookie ^ 1,
+        stream: 0,
+        streams: 1,
     };
     let attacks: Vec<Vec<u8>> = vec![
         b"GET / HTTP/1.1\r\n\r\n".to_vec(),
@@ -334,6 +350,8 @@ fn strangers_are_refused_and_the_job_goes_on() {
             from: 7,
             to: 0,
             cookie: card.cookie,
+            stream: 0,
+            streams: 1,
         }
         .encode()
         .to_vec(),
@@ -372,6 +390,8 @@ fn a_peer_with_a_malformed_frame_is_disconnected() {
             from: 1,
             to: 0,
             cookie: card.cookie,
+            stream: 0,
+            streams: 1,
         }
         .encode(),
     )
@@ -530,6 +550,8 @@ fn random_bytes_from_many_strangers_never_disturb_the_job() {
         from: 2,
         to: 0,
         cookie: card.cookie,
+        stream: 0,
+        streams: 1,
     }
     .encode()
     .to_vec();
@@ -583,3 +605,6 @@ fn random_bytes_from_many_strangers_never_disturb_the_job() {
     );
     exchange(&mut ts, 1, 0, 20, true, |_| 100);
 }
+
+#[path = "stripe_tests.rs"]
+mod stripe;

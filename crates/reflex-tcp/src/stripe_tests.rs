@@ -1,0 +1,278 @@
+//! Tests of several sockets per peer (`crate::stripe`): split packets of many sizes in order
+//! both ways, in one thread and across threads, placed in the sink's buffer, a dying stream,
+//! disagreeing stream counts and hostile pieces.
+
+use super::*;
+use crate::frame::{Stripe, STRIPE_LEN};
+use crate::stripe::piece;
+
+fn striped(streams: usize) -> TcpParams {
+    TcpParams {
+        streams,
+        ..TcpParams::default()
+    }
+}
+
+/// Sizes around the stripe threshold and the packet limit, most of them not a multiple of the
+/// stream count (pieces of unequal length), with small packets in between.
+fn mixed_len(seq: u32) -> usize {
+    const MIN: usize = DEFAULT_STRIPE_MIN;
+    [
+        8,
+        MIN - 1,
+        MIN,
+        MIN + 1,
+        100,
+        200_003,
+        MIN + 3,
+        (3 << 20) + 7,
+        64,
+        DEFAULT_MAX_PACKET,
+        65_536,
+        524_289,
+    ][seq as usize % 12]
+}
+
+#[test]
+fn pieces_cover_the_packet_in_order() {
+    for (len, n) in [(10, 3), (PLACE_MIN, 8), (1_000_003, 4), (7, 2)] {
+        let mut at = 0;
+        for i in 0..n {
+            let p = piece(len, n, i);
+            assert_eq!(p.start, at);
+            assert!(p.len() == len / n || p.len() == len / n + 1, "{p:?}");
+            at = p.end;
+        }
+        assert_eq!(at, len);
+    }
+}
+
+#[test]
+fn split_packets_of_many_sizes_arrive_in_order_both_ways() {
+    for streams in [2, 4] {
+        let mut ts = job_with(2, striped(streams));
+        exchange(&mut ts, 0, 1, 60, true, mixed_len);
+        for t in &ts {
+            assert!(t.stats().stripes_sent >= 8, "{streams}: {:?}", t.stats());
+            assert_eq!(t.stripes[1 - t.rank()].extra.len(), streams - 1);
+        }
+        // Exactly one connection per stream of the pair.
+        let accepts: u64 = ts.iter().map(|t| t.stats().accepts).sum();
+        assert_eq!(accepts, 1);
+    }
+}
+
+#[test]
+fn split_packets_land_in_the_sinks_buffer() {
+    let stats = land_in_place(striped(4));
+    assert!(stats.stripes_sent > 0, "{stats:?}");
+}
+
+#[test]
+fn split_packets_across_threads_both_ways() {
+    const COUNT: u32 = 40;
+    let ts = job_with(2, striped(4));
+    let handles: Vec<_> = ts
+        .into_iter()
+        .map(|mut t| {
+            std::thread::spawn(move || {
+                let (me, peer) = (t.rank(), 1 - t.rank());
+                let (mut sent, mut inbox, mut idle) = (0u32, Inbox::default(), 0);
+                loop {
+                    let mut moved = 0;
+                    if sent < COUNT {
+                        let p = packet(me, sent, mixed_len(sent));
+                        if send_either(&mut t, peer, sent, &p).is_ok() {
+                            sent += 1;
+                            moved += 1;
+                        }
+                    }
+                    moved += t.poll(|src, b| inbox.take(src, b, mixed_len));
+                    if sent == COUNT && inbox.next.get(peer) == Some(&COUNT) {
+                        linger(&mut t, 500);
+                        return t.stats();
+                    }
+                    if moved == 0 {
+                        idle += 1;
+                        assert!(idle < MAX_ROUNDS, "rank {me} stuck: sent {sent}");
+                        if idle % 64 == 0 {
+                            t.sleep(Duration::from_millis(1));
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        let stats = h.join().unwrap();
+        assert!(stats.stripes_sent > 0, "{stats:?}");
+    }
+}
+
+/// Drives both ranks until `done` holds for rank 0.
+fn drive(ts: &mut [TcpTransport], done: impl Fn(&TcpTransport) -> bool) {
+    for _ in 0..MAX_ROUNDS {
+        for t in ts.iter_mut() {
+            t.poll(|_, _| {});
+        }
+        if done(&ts[0]) {
+            return;
+        }
+    }
+    panic!("never happened: {:?}", ts[0].stats());
+}
+
+#[test]
+fn a_dying_stream_fails_the_whole_peer() {
+    let mut ts = job_with(2, striped(3));
+    exchange(&mut ts, 0, 1, 30, true, mixed_len);
+    let e = ts[1].stripes[0].extra[1].as_ref().unwrap();
+    e.conn.stream.shutdown(std::net::Shutdown::Both).unwrap();
+    drive(&mut ts, |t| t.phase(1) == LinkPhase::Broken);
+    let broken = ts[0].broken_peers();
+    assert!(broken[0].1.contains("stream 2"), "{broken:?}");
+    assert!(
+        ts[0].stripes[1].extra.is_empty(),
+        "the other streams stay open"
+    );
+    assert_eq!(ts[0].try_send(1, 1, |_| {}), Err(WouldBlock));
+}
+
+#[test]
+fn ranks_that_disagree_on_the_stream_count_do_not_link() {
+    let mut ts = vec![
+        TcpTransport::bind(0, 2, striped(2)).unwrap(),
+        TcpTransport::bind(1, 2, striped(1)).unwrap(),
+    ];
+    let cards: Vec<String> = ts.iter().map(TcpTransport::card).collect();
+    for t in &mut ts {
+        for (p, c) in cards.iter().enumerate() {
+            t.set_card(p, c).unwrap();
+        }
+    }
+    assert_eq!(ts[1].try_send(0, 8, |_| {}), Err(WouldBlock));
+    drive(&mut ts, |t| t.stats().refused == 1);
+    for _ in 0..1000 {
+        ts[1].poll(|_, _| {});
+        if ts[1].phase(0) == LinkPhase::Broken {
+            break;
+        }
+    }
+    assert_eq!(ts[1].phase(0), LinkPhase::Broken);
+}
+
+/// A fake rank 1 (two streams) that has stream 0 accepted by rank 0.
+fn fake_peer(t: &mut TcpTransport) -> (TcpStream, SocketAddrV4, u64) {
+    let card = Card::parse(&t.card()).unwrap();
+    let addr = SocketAddrV4::new(Ipv4Addr::LOCALHOST, card.port);
+    let mut s = TcpStream::connect(addr).unwrap();
+    let hello = Hello {
+        from: 1,
+        to: 0,
+        cookie: card.cookie,
+        stream: 0,
+        streams: 2,
+    };
+    s.write_all(&hello.encode()).unwrap();
+    for _ in 0..MAX_ROUNDS {
+        t.poll(|_, _| {});
+        if t.phase(1) == LinkPhase::Up {
+            break;
+        }
+    }
+    let mut accept = [0u8; HEADER_LEN];
+    s.read_exact(&mut accept).unwrap();
+    (s, addr, card.cookie)
+}
+
+/// A `HEAD` or `PART` frame with a piece of `len` bytes.
+fn piece_frame(kind: Kind, seq: u32, value: usize, len: usize) -> Vec<u8> {
+    let mut f = vec![0u8; HEADER_LEN + STRIPE_LEN + len];
+    encode_header(&mut f, kind, STRIPE_LEN + len);
+    let stripe = Stripe {
+        seq,
+        value: value as u32,
+    };
+    f[HEADER_LEN..HEADER_LEN + STRIPE_LEN].copy_from_slice(&stripe.encode());
+    f
+}
+
+#[test]
+fn hostile_pieces_disconnect_the_peer() {
+    let len = 200_000;
+    let first = piece(len, 2, 0).len();
+    let bad_heads = [
+        (piece_frame(Kind::Head, 1, len, first), "seq 1"),
+        (piece_frame(Kind::Head, 0, 100, first), "100 bytes"),
+        (piece_frame(Kind::Head, 0, len, first - 1), "first piece"),
+        (piece_frame(Kind::Part, 0, 0, 100), "Part frame"),
+    ];
+    for (frame, why) in bad_heads {
+        let mut t = TcpTransport::bind(0, 2, striped(2)).unwrap();
+        let (mut s, _, _) = fake_peer(&mut t);
+        s.write_all(&frame).unwrap();
+        for _ in 0..MAX_ROUNDS {
+            t.poll(|_, _| panic!("a hostile piece was delivered"));
+            if t.phase(1) == LinkPhase::Broken {
+                break;
+            }
+        }
+        let broken = t.broken_peers();
+        assert!(broken[0].1.contains(why), "{why}: {broken:?}");
+    }
+}
+
+#[test]
+fn a_stream_hello_is_taken_only_from_the_initiator_of_an_up_link() {
+    let mut t = TcpTransport::bind(0, 3, striped(2)).unwrap();
+    let (mut s0, addr, cookie) = fake_peer(&mut t);
+    let extra = |from, stream| Hello {
+        from,
+        to: 0,
+        cookie,
+        stream,
+        streams: 2,
+    };
+    // Rank 2 has no link: its stream 1 is refused; rank 1's stream 1 joins.
+    let mut socks = Vec::new();
+    for hello in [extra(2, 1), extra(1, 1), extra(1, 1)] {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(&hello.encode()).unwrap();
+        socks.push(s);
+    }
+    for _ in 0..MAX_ROUNDS {
+        t.poll(|_, _| {});
+        if t.stats().refused == 2 && t.stripes[1].extra[0].is_some() {
+            break;
+        }
+    }
+    assert_eq!(t.stats().refused, 2, "{:?}", t.stats());
+    // A split packet over the two sockets arrives whole.
+    let len = 150_001;
+    let p = packet(1, 0, len);
+    let (a, b) = (piece(len, 2, 0), piece(len, 2, 1));
+    let mut head = piece_frame(Kind::Head, 0, len, a.len());
+    head[HEADER_LEN + STRIPE_LEN..].copy_from_slice(&p[a]);
+    let mut part = piece_frame(Kind::Part, 0, b.start, b.len());
+    part[HEADER_LEN + STRIPE_LEN..].copy_from_slice(&p[b]);
+    let joined = socks
+        .iter_mut()
+        .find(|s| {
+            let mut accept = [0u8; HEADER_LEN];
+            s.set_read_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+            let mut r: &TcpStream = s;
+            r.read_exact(&mut accept).is_ok()
+        })
+        .expect("a stream was accepted");
+    joined.write_all(&part).unwrap();
+    s0.write_all(&head).unwrap();
+    let mut inbox = Inbox::default();
+    for _ in 0..MAX_ROUNDS {
+        t.poll(|src, bytes| inbox.take(src, bytes, |_| len));
+        if inbox.next.get(1) == Some(&1) {
+            return;
+        }
+    }
+    panic!("the split packet did not arrive");
+}
