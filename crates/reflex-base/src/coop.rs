@@ -72,13 +72,15 @@ impl CoopTarget {
     }
 }
 
-/// A chunk won by [`CoopSlot::claim`]: its byte range and the receiver's buffer.
+/// A run of chunks won by [`CoopSlot::claim`]: its byte range and the receiver's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Claimed {
     /// Offset of the chunk in the message.
     pub offset: usize,
-    /// Bytes in the chunk.
+    /// Bytes in the run.
     pub len: usize,
+    /// Chunks in the run.
+    pub chunks: usize,
     /// The receiver and its buffer.
     pub target: CoopTarget,
 }
@@ -117,6 +119,13 @@ impl CoopSlot {
     /// Either side: takes the next chunk of copy `generation`, or `None` when it has no chunk
     /// left (or the slot moved on to another copy).
     pub fn claim(&self, generation: u32) -> Option<Claimed> {
+        self.claim_share(generation, 1)
+    }
+
+    /// Either side: takes the next chunks of copy `generation`, as one run: half of those left
+    /// (guided self-scheduling, so that the other side still finds work and the two finish
+    /// together), at least 1 and at most `most`; `None` when none is left.
+    pub fn claim_share(&self, generation: u32, most: usize) -> Option<Claimed> {
         let mut word = self.claim.load(Ordering::Acquire);
         loop {
             let chunks = ((word >> 16) & 0xffff) as usize;
@@ -124,37 +133,41 @@ impl CoopSlot {
             if (word >> 32) as u32 != generation || next >= chunks {
                 return None;
             }
+            let take = ((chunks - next) / 2).clamp(1, most.max(1));
             match self.claim.compare_exchange_weak(
                 word,
-                word + 1,
+                word + take as u64,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => break Some(self.claimed(next)),
+                Ok(_) => break Some(self.claimed(next, take)),
                 Err(now) => word = now,
             }
         }
     }
 
-    /// The chunk `index` of the copy this slot holds (valid while a claim holds it open).
-    fn claimed(&self, index: usize) -> Claimed {
+    /// Chunks `index..index + count` of the copy this slot holds (valid while a claim holds it
+    /// open).
+    fn claimed(&self, index: usize, count: usize) -> Claimed {
         let target = CoopTarget {
             pid: self.pid.load(Ordering::Relaxed),
             dst: self.dst.load(Ordering::Relaxed),
             len: self.len.load(Ordering::Relaxed) as usize,
             chunk: self.chunk.load(Ordering::Relaxed) as usize,
         };
-        let (offset, len) = target.range(index);
+        let (offset, _) = target.range(index);
+        let (last, last_len) = target.range(index + count - 1);
         Claimed {
             offset,
-            len,
+            len: last + last_len - offset,
+            chunks: count,
             target,
         }
     }
 
-    /// Either side: counts a claimed chunk as copied (its bytes are in place).
-    pub fn finish(&self) {
-        self.done.fetch_add(1, Ordering::Release);
+    /// Either side: counts a claimed run as copied (its bytes are in place).
+    pub fn finish(&self, run: &Claimed) {
+        self.done.fetch_add(run.chunks as u64, Ordering::Release);
     }
 
     /// Either side: the copy of a claimed chunk failed; stops the cooperation.
@@ -204,10 +217,38 @@ mod tests {
             .collect();
         assert_eq!(got, [(0, 32), (32, 32), (64, 32), (96, 4)]);
         assert_eq!(slot.progress(4), CoopProgress::Copying(0));
-        for _ in 0..4 {
-            slot.finish();
+        for c in [0, 32, 64, 96] {
+            let run = Claimed {
+                offset: c,
+                len: 32,
+                chunks: 1,
+                target: target(100, 32),
+            };
+            slot.finish(&run);
         }
         assert_eq!(slot.progress(4), CoopProgress::Done);
+    }
+
+    #[test]
+    fn shares_take_half_of_what_is_left_within_bounds() {
+        let slot = CoopSlot::default();
+        let g = slot.open(target(1000, 10)).unwrap();
+        let runs: Vec<(usize, usize, usize)> = std::iter::from_fn(|| slot.claim_share(g, 30))
+            .map(|c| (c.offset, c.len, c.chunks))
+            .collect();
+        let want = [(0, 300, 30), (300, 300, 30), (600, 200, 20), (800, 100, 10)];
+        assert_eq!(runs[..4], want);
+        assert_eq!(runs.iter().map(|r| r.2).sum::<usize>(), 100);
+        assert_eq!(runs.last().unwrap().2, 1);
+        let g = slot.open(target(95, 10)).unwrap();
+        let last = std::iter::from_fn(|| slot.claim_share(g, 100))
+            .last()
+            .unwrap();
+        assert_eq!(
+            (last.offset, last.len),
+            (90, 5),
+            "the short last chunk ends the run"
+        );
     }
 
     #[test]
@@ -238,9 +279,9 @@ mod tests {
     fn an_abort_is_seen_and_closing_takes_the_rest() {
         let slot = CoopSlot::default();
         let g = slot.open(target(128, 32)).unwrap();
-        assert!(slot.claim(g).is_some());
+        let run = slot.claim(g).unwrap();
         slot.abort();
-        slot.finish();
+        slot.finish(&run);
         assert_eq!(slot.progress(4), CoopProgress::Aborted);
         slot.close(g);
         assert_eq!(slot.claim(g), None);
@@ -258,15 +299,15 @@ mod tests {
                     let mut mine = Vec::new();
                     while let Some(c) = slot.claim(g) {
                         mine.push(c.offset / 8);
-                        slot.finish();
+                        slot.finish(&c);
                     }
                     mine
                 })
             };
             let mut all = Vec::new();
-            while let Some(c) = slot.claim(g) {
-                all.push(c.offset / 8);
-                slot.finish();
+            while let Some(c) = slot.claim_share(g, 16) {
+                all.extend((0..c.chunks).map(|k| c.offset / 8 + k));
+                slot.finish(&c);
             }
             all.extend(other.join().unwrap());
             all.sort_unstable();
