@@ -16,6 +16,11 @@
 //! receiver then takes every chunk left, copies the whole message alone (or streams it through
 //! the rings when the kernel refuses reading too), retires the slot (an aborted slot is never
 //! reused, since a chunk may still be in flight on the other side) and turns cooperation off.
+//! Weak spot: when the receiver's own read failed and its fallback read then succeeds, a chunk
+//! the sender was writing at that moment (the same bytes) may land after the receive completed;
+//! the kernel refusing a copy it allowed a moment before is not something the tests can provoke.
+//! A peer that dies mid-copy leaves the other waiting; the launcher ends the job
+//! (`tests/mpi/kill_sender.c`).
 
 use crate::core::{Core, Offer};
 use crate::engine::Engine;
