@@ -245,6 +245,9 @@ impl<T: Transport> Engine<T> {
             .fabric
             .coop_slots(self.route[r.src_world], self.route[me])
         else {
+            // Cannot happen (the slot was opened through the same call); never leave it hanging.
+            self.core
+                .rendezvous_alone(r.id, r.src_world, r.env, r.offer.clone());
             return Next::Drop;
         };
         let shared = &slots[slot];
