@@ -184,12 +184,16 @@ macro_rules! setting_enum {
 setting_enum! {
     /// How large messages are copied between ranks of one node.
     SingleCopy {
-        /// `process_vm_readv` when the kernel allows it, else the pipelined copy.
+        /// The cooperative copy (as `coop`) when the kernel allows cross-memory attach, else the
+        /// pipelined copy.
         Auto = "auto",
-        /// Always `process_vm_readv` (cross-memory attach); fail if forbidden.
+        /// The receiver alone copies with `process_vm_readv` (cross-memory attach).
         Cma = "cma",
         /// Always the pipelined copy through the shared-memory rings.
         Off = "off",
+        /// Cooperative copy: both sides copy chunks of a contiguous message (the receiver with
+        /// `process_vm_readv`, the sender with `process_vm_writev` when it polls).
+        Coop = "coop",
     }
 }
 
@@ -376,7 +380,8 @@ macro_rules! settings {
 settings! {
     eager_limit: ByteSize = ByteSize::kib(16), "REFLEX_EAGER_LIMIT", "largest message sent eagerly through shared-memory cells; larger messages use rendezvous";
     shm_ring_bytes: ByteSize = ByteSize::kib(64), "REFLEX_SHM_RING_BYTES", "size of each per-pair shared-memory ring";
-    single_copy: SingleCopy = SingleCopy::Auto, "REFLEX_SINGLE_COPY", "large-message copy: auto, cma (process_vm_readv) or off (pipelined copy through the rings)";
+    single_copy: SingleCopy = SingleCopy::Auto, "REFLEX_SINGLE_COPY", "large-message copy within a node: auto (coop where the kernel allows cross-memory attach), coop (sender and receiver both copy chunks of a contiguous message, process_vm_readv and process_vm_writev; see REFLEX_COOP_CHUNK), cma (the receiver alone copies with process_vm_readv) or off (pipelined copy through the rings)";
+    coop_chunk: ByteSize = ByteSize(0), "REFLEX_COOP_CHUNK", "chunk of the cooperative large-message copy (REFLEX_SINGLE_COPY=coop); 0 picks it by message size (32K up to 128K, 64K up to 1M, 256K above)";
     pipeline_chunk: ByteSize = ByteSize::kib(16), "REFLEX_PIPELINE_CHUNK", "chunk size of the pipelined large-message copy through shared memory";
     direct_send: Switch = Switch::On, "REFLEX_DIRECT_SEND", "on: a non-contiguous datatype is gathered straight into shared-memory cells; off: packed into a temporary buffer first (VIRTUS experiments)";
     direct_recv: Switch = Switch::On, "REFLEX_DIRECT_RECV", "on: a non-contiguous receive is scattered straight from the cells; off: received into a temporary buffer and unpacked at completion";

@@ -13,6 +13,9 @@
 //! ([`Transport::is_stream`]), takes a payload by reference ([`Transport::try_send_parts`]) and
 //! lands the bulk of a large packet where the engine's [`Sink`] says ([`Transport::poll_into`]).
 
+use crate::cache::CachePadded;
+use crate::coop::CoopSlot;
+
 /// Returned by [`Transport::try_send`] when the path to a peer is momentarily full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WouldBlock;
@@ -66,6 +69,14 @@ pub trait Transport {
     /// how many were delivered. The slice is valid only during the call (it may point into shared
     /// memory); the handler copies what it keeps. Must not block.
     fn poll<H: FnMut(usize, &[u8])>(&mut self, handler: H) -> usize;
+
+    /// The cooperative-copy slots ([`crate::coop`]) of large messages from transport index
+    /// `sender` to transport index `receiver` (one of them is this rank): memory both processes
+    /// map. `None` (the default) where the transport has none for that pair.
+    fn coop_slots(&self, sender: usize, receiver: usize) -> Option<&[CachePadded<CoopSlot>]> {
+        let _ = (sender, receiver);
+        None
+    }
 
     /// Blocks the calling process until a packet may have arrived for it, or `timeout` passes.
     /// Called by the engine only after its own spinning budget ran out (spin-then-block); a spurious

@@ -147,7 +147,10 @@ impl<T: Transport> Engine<T> {
     /// Whether progress has something to advance: a collective schedule, queued packets or
     /// posted receives (the progress thread polls often only then).
     pub fn busy(&self) -> bool {
-        !self.colls.is_empty() || self.core.outbox_len > 0 || !self.core.posted.is_empty()
+        !self.colls.is_empty()
+            || self.core.outbox_len > 0
+            || !self.core.posted.is_empty()
+            || self.core.coop.busy()
     }
 
     /// `MPI_Test`: progresses once; retires and returns the request if it is complete.

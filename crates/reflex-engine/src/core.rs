@@ -103,6 +103,8 @@ pub(crate) struct Core {
     pub(crate) iov_min: usize,
     /// Temporary packed buffers kept for reuse.
     pub(crate) spares: Spares,
+    /// Cooperative copies of large messages (`REFLEX_SINGLE_COPY=coop`).
+    pub(crate) coop: crate::coop::Coop,
 }
 
 impl Core {
@@ -122,6 +124,7 @@ impl Core {
             stats: CopyStats::default(),
             iov_min,
             spares: Spares::default(),
+            coop: Default::default(),
         }
     }
 
@@ -130,7 +133,12 @@ impl Core {
         self.outbox_len += 1;
     }
 
-    fn queue_control(&mut self, dest: usize, encode: impl FnOnce(&mut [u8]), len: usize) {
+    pub(crate) fn queue_control(
+        &mut self,
+        dest: usize,
+        encode: impl FnOnce(&mut [u8]),
+        len: usize,
+    ) {
         let mut bytes = [0u8; 16];
         encode(&mut bytes);
         self.queue_out(dest, Out::Control(bytes, len as u8));
@@ -163,6 +171,11 @@ impl Core {
             Ok(Packet::Fin { sreq }) | Ok(Packet::SyncAck { sreq }) => {
                 self.complete_send(RequestId(sreq))
             }
+            Ok(Packet::Coop {
+                sreq,
+                slot,
+                generation,
+            }) => self.on_coop(src_world, sreq, slot, generation),
             Err(e) => self.record_fatal(MpiError::new(
                 e.class,
                 format!("from rank {src_world}: {}", e.message),
@@ -227,6 +240,22 @@ impl Core {
         if src_world == self.me {
             return self.rendezvous_with_self(id, env);
         }
+        let readable = self.single_copy && offer.readable && self.worth_reading(id, &offer);
+        if readable && self.try_start_coop(id, src_world, env, &offer) {
+            return;
+        }
+        self.rendezvous_alone(id, src_world, env, offer);
+    }
+
+    /// The receiver alone moves a matched rendezvous message: one single-copy read when allowed,
+    /// else a CTS asks the sender to stream it.
+    pub(crate) fn rendezvous_alone(
+        &mut self,
+        id: RequestId,
+        src_world: usize,
+        env: Envelope,
+        offer: Offer,
+    ) {
         if self.single_copy && offer.readable && self.worth_reading(id, &offer) {
             if let Some(recv) = self.requests.recv_mut(id) {
                 let stats = &mut self.stats;

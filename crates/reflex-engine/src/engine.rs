@@ -40,6 +40,8 @@ pub struct Tuning {
     pub iov_min: usize,
     /// Which collective schedules run (`REFLEX_COLL_*`).
     pub coll: crate::coll::select::CollTuning,
+    /// Cooperative copy of large messages: its chunk setting (0: by size), `None` when off.
+    pub coop_chunk: Option<usize>,
 }
 
 impl Default for Tuning {
@@ -56,6 +58,7 @@ impl Default for Tuning {
             direct_recv: true,
             iov_min: 16 << 10,
             coll: Default::default(),
+            coop_chunk: None,
         }
     }
 }
@@ -120,6 +123,7 @@ impl<T: Transport> Engine<T> {
             wins: Default::default(),
             segment_base: None,
         };
+        engine.core.coop.chunk = tuning.coop_chunk.filter(|_| single_copy);
         engine.install_predefined_comms(nranks);
         engine
     }
@@ -181,6 +185,9 @@ impl<T: Transport> Engine<T> {
         if self.wins.any_private() {
             events += self.serve_windows();
         }
+        if self.core.coop.busy() {
+            events += self.advance_coop(events == 0);
+        }
         events
     }
 
@@ -240,8 +247,10 @@ impl<T: Transport> Engine<T> {
                 std::hint::spin_loop();
             } else if idle <= self.tuning.spin_polls + self.tuning.yield_polls
                 || self.core.outbox_len > 0
+                || self.core.coop.awaiting_peer()
             {
-                // Queued work waits for the peer to drain a ring, which rings no doorbell of ours.
+                // Queued work waits for the peer to drain a ring, and a cooperative receive for
+                // the peer's last chunks: neither rings a doorbell of ours.
                 std::thread::yield_now();
             } else {
                 self.fabric.sleep(self.tuning.sleep);

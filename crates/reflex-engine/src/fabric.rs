@@ -8,7 +8,9 @@
 //! ([`Fabric::Mixed`] chooses per peer); `REFLEX_TCP_LOCAL=1` makes every pair use TCP.
 
 use crate::error::{ErrorClass, MpiError, Result};
+use reflex_base::cache::CachePadded;
 use reflex_base::config::Config;
+use reflex_base::coop::CoopSlot;
 use reflex_base::transport::{copy_parts, Sink, Transport, WouldBlock};
 use reflex_pmi::client::PmiClient;
 use reflex_shm::{ShmParams, ShmSegment, ShmTransport};
@@ -168,6 +170,14 @@ impl Transport for Fabric {
             }
             Fabric::Shm(t) => t.poll(|src, bytes: &[u8]| sink.packet(src, bytes)),
             Fabric::Alone => 0,
+        }
+    }
+
+    /// Only within an all-shared-memory job: single copies need every peer on this node.
+    fn coop_slots(&self, sender: usize, receiver: usize) -> Option<&[CachePadded<CoopSlot>]> {
+        match self {
+            Fabric::Shm(t) => t.coop_slots(sender, receiver),
+            _ => None,
         }
     }
 

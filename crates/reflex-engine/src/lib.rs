@@ -17,6 +17,7 @@ pub mod comm_create;
 pub mod comm_inter;
 pub mod comm_ops;
 pub mod completion;
+mod coop;
 mod core;
 pub mod datatype;
 pub mod engine;

@@ -1,9 +1,11 @@
 //! Wire format of the engine's active messages (the packets the transport carries).
 //!
-//! All of MPI point-to-point is built from seven packet kinds (the MPICH-ch4 "active message"
+//! All of MPI point-to-point is built from eight packet kinds (the MPICH-ch4 "active message"
 //! approach): an eager message carries its payload; a large message sends a request-to-send (RTS),
 //! and the receiver either reads the payload in one copy (`process_vm_readv`) and answers FIN, or
-//! answers clear-to-send (CTS) and the sender streams DATA chunks. Synchronous eager sends get a
+//! answers clear-to-send (CTS) and the sender streams DATA chunks, or (cooperative copy, see
+//! `crate::coop`) answers COOP, naming the shared slot through which the sender may help it copy,
+//! and FIN once the copy is complete. Synchronous eager sends get a
 //! SYNC_ACK when matched. Fields are little-endian at fixed offsets; decoding checks every length,
 //! so a malformed packet is an error, never a panic or an out-of-bounds read.
 //!
@@ -15,6 +17,7 @@
 //! CTS:  0 kind | 4 sreq u32 | 8 rreq u32                     (12 bytes)
 //! DATA: 0 kind | 4 rreq u32 | 8 offset u64 | 16 payload      (16 + n bytes)
 //! FIN, SYNC_ACK: 0 kind | 4 sreq u32                         (8 bytes)
+//! COOP: 0 kind | 4 sreq u32 | 8 slot u32 | 12 generation u32 (16 bytes)
 //! ```
 
 use crate::error::{ErrorClass, MpiError, Result};
@@ -25,6 +28,7 @@ const KIND_CTS: u8 = 3;
 const KIND_DATA: u8 = 4;
 const KIND_FIN: u8 = 5;
 const KIND_SYNC_ACK: u8 = 6;
+const KIND_COOP: u8 = 7;
 
 /// The sender wants to know when the message is matched (`MPI_Ssend`).
 pub const FLAG_SYNC: u8 = 1;
@@ -43,6 +47,8 @@ pub const DATA_HEADER: usize = 16;
 pub const CTS_LEN: usize = 12;
 /// Bytes of a FIN or SYNC_ACK packet.
 pub const ACK_LEN: usize = 8;
+/// Bytes of a COOP packet.
+pub const COOP_LEN: usize = 16;
 
 /// The matching envelope of a message plus the sender's bookkeeping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +113,15 @@ pub enum Packet<'a> {
     SyncAck {
         /// Sender's request.
         sreq: u32,
+    },
+    /// The receiver copies the message and invites the sender to copy chunks too.
+    Coop {
+        /// Sender's request.
+        sreq: u32,
+        /// The shared slot of the copy (among those of this pair).
+        slot: u32,
+        /// The slot's generation for this message.
+        generation: u32,
     },
 }
 
@@ -192,6 +207,14 @@ pub fn decode(b: &[u8]) -> Result<Packet<'_>> {
             need(ACK_LEN, "sync-ack")?;
             Ok(Packet::SyncAck { sreq: u32_at(b, 4) })
         }
+        KIND_COOP => {
+            need(COOP_LEN, "coop")?;
+            Ok(Packet::Coop {
+                sreq: u32_at(b, 4),
+                slot: u32_at(b, 8),
+                generation: u32_at(b, 12),
+            })
+        }
         other => Err(MpiError::new(
             ErrorClass::Intern,
             format!("unknown packet kind {other}"),
@@ -263,6 +286,14 @@ pub fn encode_sync_ack(b: &mut [u8], sreq: u32) {
     b[4..8].copy_from_slice(&sreq.to_le_bytes());
 }
 
+/// Writes a COOP packet into `b[..COOP_LEN]`.
+pub fn encode_coop(b: &mut [u8], sreq: u32, slot: u32, generation: u32) {
+    b[..4].copy_from_slice(&[KIND_COOP, 0, 0, 0]);
+    b[4..8].copy_from_slice(&sreq.to_le_bytes());
+    b[8..12].copy_from_slice(&slot.to_le_bytes());
+    b[12..16].copy_from_slice(&generation.to_le_bytes());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,6 +345,16 @@ mod tests {
         assert_eq!(decode(&b[..ACK_LEN]).unwrap(), Packet::Fin { sreq: 5 });
         encode_sync_ack(&mut b, 6);
         assert_eq!(decode(&b[..ACK_LEN]).unwrap(), Packet::SyncAck { sreq: 6 });
+        encode_coop(&mut b, 8, 63, u32::MAX);
+        assert_eq!(
+            decode(&b[..COOP_LEN]).unwrap(),
+            Packet::Coop {
+                sreq: 8,
+                slot: 63,
+                generation: u32::MAX
+            }
+        );
+        assert!(decode(&b[..COOP_LEN - 1]).is_err());
         encode_data_header(&mut b, 3, 1 << 40);
         assert_eq!(
             decode(&b[..DATA_HEADER + 2]).unwrap(),
@@ -338,7 +379,7 @@ mod tests {
         assert!(decode(&[99, 0, 0, 0]).is_err());
         // every prefix of arbitrary bytes decodes or errors, never panics
         let noise: Vec<u8> = (0..64u32).map(|i| (i * 37 % 251) as u8).collect();
-        for k in 0..=6u8 {
+        for k in 0..=7u8 {
             for n in 0..noise.len() {
                 let mut v = noise[..n].to_vec();
                 if let Some(first) = v.first_mut() {

@@ -140,6 +140,8 @@ pub(crate) enum RecvPhase {
     Posted,
     /// Matched a streamed rendezvous; `received` of `expected` bytes arrived.
     Streaming { received: usize, expected: usize },
+    /// Matched a rendezvous copied cooperatively (`crate::coop`).
+    Coop,
     /// Complete.
     Done,
 }

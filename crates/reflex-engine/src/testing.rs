@@ -4,10 +4,15 @@
 //! `max_packet`), so the engine's protocols, back-pressure and matching can be tested with many ranks
 //! in one process, quickly and deterministically enough, without shared memory.
 
+use reflex_base::cache::CachePadded;
+use reflex_base::coop::CoopSlot;
 use reflex_base::transport::{Transport, WouldBlock};
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
+
+/// Cooperative-copy slots per ordered pair: few, so that tests also see a receiver run out.
+pub const COOP_SLOTS: usize = 4;
 
 /// One inbox per rank: packets tagged with their source.
 type Inbox = (Mutex<VecDeque<(usize, Vec<u8>)>>, Condvar);
@@ -23,6 +28,8 @@ pub struct MemTransport {
     /// Ranks below this index form one "node", the others another; packets between the two
     /// nodes count as travelling on a byte stream ([`Transport::is_stream`]).
     split: usize,
+    /// [`COOP_SLOTS`] cooperative-copy slots per ordered pair (ranks share one process).
+    coop: Arc<Vec<CachePadded<CoopSlot>>>,
 }
 
 impl MemTransport {
@@ -44,8 +51,14 @@ impl MemTransport {
                 .map(|_| (Mutex::new(VecDeque::new()), Condvar::new()))
                 .collect(),
         );
+        let coop: Arc<Vec<CachePadded<CoopSlot>>> = Arc::new(
+            (0..n * n * COOP_SLOTS)
+                .map(|_| Default::default())
+                .collect(),
+        );
         (0..n)
             .map(|me| MemTransport {
+                coop: coop.clone(),
                 me,
                 inboxes: inboxes.clone(),
                 capacity,
@@ -100,6 +113,12 @@ impl Transport for MemTransport {
         batch.len()
     }
 
+    fn coop_slots(&self, sender: usize, receiver: usize) -> Option<&[CachePadded<CoopSlot>]> {
+        let n = self.inboxes.len();
+        let at = (sender * n + receiver) * COOP_SLOTS;
+        (sender != receiver).then(|| &self.coop[at..at + COOP_SLOTS])
+    }
+
     fn sleep(&mut self, timeout: Duration) {
         let (queue, ready) = &self.inboxes[self.me];
         let q = queue.lock().expect("inbox lock");
@@ -135,7 +154,10 @@ pub fn run_ranks_split(
         .enumerate()
         .map(|(rank, t)| {
             std::thread::spawn(move || {
-                let mut e = crate::Engine::new(t, rank, (0..n).collect(), tuning, false);
+                // Single copies (reads within this one process) only when a test asks for the
+                // cooperative copy.
+                let single_copy = tuning.coop_chunk.is_some();
+                let mut e = crate::Engine::new(t, rank, (0..n).collect(), tuning, single_copy);
                 body(&mut e);
                 e.barrier(crate::COMM_WORLD).expect("final barrier");
             })

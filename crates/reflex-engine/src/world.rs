@@ -151,6 +151,8 @@ fn tuning_of(config: &Config, node_ranks: usize) -> Tuning {
         direct_send: config.direct_send.is_on(),
         direct_recv: config.direct_recv.is_on(),
         iov_min: config.iov_min_block.get(),
+        coop_chunk: matches!(config.single_copy, SingleCopy::Auto | SingleCopy::Coop)
+            .then(|| config.coop_chunk.get()),
         coll: crate::coll::select::CollTuning {
             oversubscribed,
             ..crate::coll::select::CollTuning::from_config(config)

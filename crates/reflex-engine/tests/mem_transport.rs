@@ -1,8 +1,8 @@
 //! Engine behaviour over the in-process transport: ranks are threads.
 //!
 //! These tests exercise matching, both large-message protocols' streaming path, back-pressure,
-//! persistent and buffered sends, and the collectives, for several rank counts, without shared
-//! memory. The C test suite covers the same ground through the real library and transport.
+//! persistent and buffered sends, the collectives, and the cooperative large-message copy, for
+//! several rank counts, without shared memory. The C test suite covers the same ground through the real library and transport.
 
 use reflex_base::buf::{RecvBuf, SendBuf};
 use reflex_engine::testing::{small_tuning, MemTransport};
@@ -105,8 +105,15 @@ fn tag_selection_skips_earlier_messages() {
 
 #[test]
 fn truncation_reports_the_error_and_keeps_the_tail() {
-    run(2, 16, small_tuning(), |e| {
-        for n in [100usize, 5000] {
+    for tuning in [small_tuning(), coop_tuning()] {
+        truncation_with(tuning);
+    }
+}
+
+/// A short receive of eager, streamed and (with the cooperative copy) several-chunk messages.
+fn truncation_with(tuning: Tuning) {
+    run(2, 16, tuning, |e| {
+        for n in [100usize, 5000, 10_500] {
             if e.world_rank() == 0 {
                 e.send(
                     send_buf(vec![9; n]),
@@ -407,5 +414,132 @@ fn stream_paths_use_their_own_limits_and_gather_payloads() {
         let packed = e.copy_stats().since(&before).packed;
         let one_peer: u64 = SIZES.iter().map(|&n| n as u64).sum();
         assert_eq!(packed, one_peer, "only the peer on this node is packed for");
+    });
+}
+
+// --- The cooperative rendezvous (`REFLEX_SINGLE_COPY=coop`): ranks are threads of one process,
+// so `process_vm_readv`/`writev` on the own pid stand for the copies between processes and the
+// transport's shared slots are plain memory. Only `testing::COOP_SLOTS` (4) slots per pair exist,
+// so a window of more messages also takes the receiver-only path for some.
+
+/// Tuning with the cooperative copy on and 1000-byte chunks (small messages already have many).
+fn coop_tuning() -> Tuning {
+    Tuning {
+        coop_chunk: Some(1000),
+        ..small_tuning()
+    }
+}
+
+/// `MPI_Isend` of `data` as bytes to `peer` with `tag`.
+fn isend_bytes(e: &mut E, data: Vec<u8>, peer: usize, tag: i32) -> RequestId {
+    let n = data.len();
+    e.isend(
+        send_buf(data),
+        n,
+        byte(),
+        peer as i32,
+        tag,
+        COMM_WORLD,
+        SendMode::Standard,
+    )
+    .unwrap()
+}
+
+/// The bytes of message `i` of `n` bytes from `rank`: no two messages, no two offsets alike.
+fn pattern(rank: usize, i: usize, n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|k| (k.wrapping_mul(31) ^ (i * 7 + rank * 101)) as u8)
+        .collect()
+}
+
+#[test]
+fn sizes_around_the_chunk_arrive_intact_in_order() {
+    reflex_engine::testing::run_ranks(2, 16, 4096, coop_tuning(), |e| {
+        let sizes = [1001usize, 2000, 2999, 5000, 70_001, 257, 123_457];
+        if e.world_rank() == 0 {
+            let reqs: Vec<_> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| isend_bytes(e, pattern(0, i, n), 1, 5))
+                .collect();
+            for r in reqs {
+                e.wait(r).unwrap();
+            }
+        } else {
+            let before = e.copy_stats();
+            for (i, &n) in sizes.iter().enumerate() {
+                let buf = recv_buf(n);
+                let st = e.recv(buf, n, byte(), ANY_SOURCE, 5, COMM_WORLD).unwrap();
+                assert_eq!((st.source, st.bytes), (0, n));
+                assert!(buf.as_slice() == pattern(0, i, n), "message {i} corrupted");
+            }
+            let moved = e.copy_stats().since(&before).single_copy;
+            assert_eq!(
+                moved,
+                sizes.iter().filter(|&&n| n > 256).sum::<usize>() as u64
+            );
+        }
+    });
+}
+
+#[test]
+fn both_directions_with_more_messages_than_slots() {
+    reflex_engine::testing::run_ranks(2, 8, 4096, coop_tuning(), |e| {
+        let me = e.world_rank();
+        let peer = 1 - me;
+        let n = 9000;
+        let count = 24;
+        let bufs: Vec<_> = (0..count).map(|_| recv_buf(n)).collect();
+        let mut reqs: Vec<_> = bufs
+            .iter()
+            .map(|b| {
+                e.irecv(*b, n, byte(), peer as i32, ANY_TAG, COMM_WORLD)
+                    .unwrap()
+            })
+            .collect();
+        for i in 0..count {
+            reqs.push(isend_bytes(e, pattern(me, i, n), peer, i as i32));
+        }
+        for r in reqs {
+            e.wait(r).unwrap();
+        }
+        for (i, b) in bufs.iter().enumerate() {
+            assert!(b.as_slice() == pattern(peer, i, n), "message {i} corrupted");
+        }
+    });
+}
+
+#[test]
+fn any_source_receives_from_three_senders() {
+    reflex_engine::testing::run_ranks(4, 16, 4096, coop_tuning(), |e| {
+        let n = 7777;
+        let me = e.world_rank();
+        if me > 0 {
+            for i in 0..3 {
+                let buf = send_buf(pattern(me, i, n));
+                e.send(
+                    buf,
+                    n,
+                    byte(),
+                    0,
+                    i as i32,
+                    COMM_WORLD,
+                    SendMode::Synchronous,
+                )
+                .unwrap();
+            }
+        } else {
+            let mut next = [0usize; 4];
+            for _ in 0..9 {
+                let buf = recv_buf(n);
+                let st = e
+                    .recv(buf, n, byte(), ANY_SOURCE, ANY_TAG, COMM_WORLD)
+                    .unwrap();
+                let src = st.source as usize;
+                assert_eq!(st.tag as usize, next[src], "non-overtaking from rank {src}");
+                assert!(buf.as_slice() == pattern(src, next[src], n));
+                next[src] += 1;
+            }
+        }
     });
 }

@@ -15,6 +15,10 @@
 //!           | RingCtl[0]: consumer's published tail                      |  1 line each
 //!           | ...                                                        |
 //!           | RingCtl[P-1]                                               |
+//!  coop     +------------------------------------------------------------+
+//!           | CoopSlot[pair 0][0..COOP_SLOTS]: claim, done, destination  |  1 line each
+//!           | ...                                                        |
+//!           | CoopSlot[pair P-1][..]                                     |
 //!           +------------------------------------------------------------+  rounded up to 4 KiB
 //!  data     | ring 0: ring_bytes of 64-byte cells                        |
 //!           | ...                                                        |
@@ -26,7 +30,8 @@
 //!
 //! Each independently written word has its own line: the header is written once; a rank slot is
 //! read by every sender (the sleeping flag) and written only when its owner sleeps or is woken; a
-//! ring's control line is written by its consumer only. Ring data is page-aligned, and tmpfs
+//! ring's control line is written by its consumer only; a cooperative-copy slot
+//! (`reflex_base::coop`) by the two ranks of its pair, one message at a time. Ring data is page-aligned, and tmpfs
 //! allocates pages on first touch, so idle pairs cost nothing: 64 ranks with 64 KiB rings reserve
 //! 252 MiB of address space but touch only the rings in use.
 //!
@@ -35,6 +40,7 @@
 
 use crate::ring::{self, RingCtl, RingMem, CELL};
 use reflex_base::cache::{CachePadded, CACHE_PAD};
+use reflex_base::coop::CoopSlot;
 use reflex_base::segment::Segment;
 use std::io;
 use std::mem::{offset_of, size_of};
@@ -44,9 +50,12 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// `"REFLXSHM"`: marks an initialised Reflex segment.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"REFLXSHM");
 /// Layout version; bumped on any change to this file's shared structures.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Most ranks per node (the control lines grow with the square of it).
 pub const MAX_RANKS: usize = 1024;
+/// Cooperative-copy slots per ordered pair: as many large messages in flight at once as
+/// `bench/pt2pt.c`'s window (64); further ones take the receiver-only copy.
+pub const COOP_SLOTS: usize = 64;
 /// Default bytes per ring: 64 KiB takes 16 KiB packets (a quarter) and keeps 64 ranks at 252 MiB.
 pub const DEFAULT_RING_BYTES: usize = 64 << 10;
 
@@ -124,6 +133,7 @@ struct Layout {
     nranks: usize,
     ring_bytes: usize,
     ctl_offset: usize,
+    coop_offset: usize,
     data_offset: usize,
     total: usize,
 }
@@ -138,7 +148,8 @@ impl Layout {
         ring::ring_cells(ring_bytes)?;
         let pairs = nranks * (nranks - 1);
         let ctl_offset = CACHE_PAD * (1 + nranks);
-        let data_offset = (ctl_offset + pairs * CACHE_PAD).next_multiple_of(4096);
+        let coop_offset = ctl_offset + pairs * CACHE_PAD;
+        let data_offset = (coop_offset + pairs * COOP_SLOTS * CACHE_PAD).next_multiple_of(4096);
         let total = pairs
             .checked_mul(ring_bytes)
             .and_then(|d| d.checked_add(data_offset))
@@ -149,6 +160,7 @@ impl Layout {
             nranks,
             ring_bytes,
             ctl_offset,
+            coop_offset,
             data_offset,
             total,
         })
@@ -304,6 +316,24 @@ impl ShmSegment {
         }
     }
 
+    /// The cooperative-copy slots of messages from `src` to `dst` (`src != dst`, both in range).
+    pub fn coop_slots(&self, src: usize, dst: usize) -> &[CachePadded<CoopSlot>] {
+        let pair = self.layout.pair(src, dst);
+        // SAFETY: `pair < n(n-1)`, so the pair's COOP_SLOTS lines lie inside the mapping as laid
+        // out by `Layout` (checked against the file size), aligned to CACHE_PAD; the segment was
+        // zero-filled at creation (a valid `CoopSlot`: all atomics); the mapping outlives the
+        // borrow of `self`; every field is an atomic, so shared access across processes is sound.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.seg
+                    .as_ptr()
+                    .add(self.layout.coop_offset + pair * COOP_SLOTS * CACHE_PAD)
+                    .cast::<CachePadded<CoopSlot>>(),
+                COOP_SLOTS,
+            )
+        }
+    }
+
     /// The memory of the ring from `src` to `dst` (`src != dst`, both in range).
     pub(crate) fn ring(&self, src: usize, dst: usize) -> RingMem {
         let pair = self.layout.pair(src, dst);
@@ -341,8 +371,8 @@ mod tests {
         assert_eq!(l.data_offset % 4096, 0);
         assert_eq!(l.total, l.data_offset + 64 * 63 * DEFAULT_RING_BYTES);
         assert!(
-            l.total < 260 << 20,
-            "64 ranks stay near 252 MiB: {}",
+            l.total < 290 << 20,
+            "64 ranks stay near 252 MiB of rings + 32 MiB of copy slots: {}",
             l.total
         );
         let l = Layout::new(4, 1024).unwrap();
@@ -352,6 +382,8 @@ mod tests {
             .collect();
         assert_eq!(pairs, (0..12).collect::<Vec<_>>());
         assert_eq!(Layout::new(1, 1024).unwrap().total, 4096);
+        assert_eq!(l.coop_offset, l.ctl_offset + 12 * CACHE_PAD);
+        assert!(l.coop_offset + 12 * COOP_SLOTS * CACHE_PAD <= l.data_offset);
         assert!(Layout::new(0, 1024).is_err());
         assert!(Layout::new(MAX_RANKS + 1, 1024).is_err());
         assert!(Layout::new(4, 1000).is_err());

@@ -15,6 +15,8 @@
 use crate::doorbell::{self, Slept, WakeOrdering};
 use crate::ring::{heap_ring, Consumer, Producer};
 use crate::segment::ShmSegment;
+use reflex_base::cache::CachePadded;
+use reflex_base::coop::CoopSlot;
 use reflex_base::transport::{Transport, WouldBlock};
 use std::io;
 use std::sync::atomic::Ordering;
@@ -208,6 +210,12 @@ impl Transport for ShmTransport {
             self.stats.wakes_sent += 1;
         }
         Ok(())
+    }
+
+    fn coop_slots(&self, sender: usize, receiver: usize) -> Option<&[CachePadded<CoopSlot>]> {
+        let n = self.tx.len();
+        (sender != receiver && sender < n && receiver < n)
+            .then(|| self.seg.coop_slots(sender, receiver))
     }
 
     #[inline]
