@@ -124,8 +124,8 @@ pub fn allreduce(
 /// is `MPI_IN_PLACE`, then `None`); `recv` holds `n` blocks.
 #[inline]
 fn blocks(
-    (send, scount, stype): (*const c_void, c_int, MPI_Datatype),
-    (recv, rcount, rtype): (*mut c_void, c_int, MPI_Datatype),
+    (send, scount, stype): Side<*const c_void>,
+    (recv, rcount, rtype): Side<*mut c_void>,
     n: usize,
     per_send: usize,
 ) -> Option<(Option<SendBuf>, RecvBuf)> {
@@ -148,6 +148,30 @@ fn blocks(
     Some((send, recv))
 }
 
+/// One side of a regular exchange: buffer, count and type.
+type Side<P> = (P, c_int, MPI_Datatype);
+
+/// A regular allgather (`to_each = false`: one block goes to everyone) or alltoall
+/// (`to_each = true`: a block for each rank) on a board.
+#[inline]
+fn regular(
+    name: &'static str,
+    to_each: bool,
+    send: Side<*const c_void>,
+    recv: Side<*mut c_void>,
+    comm: MPI_Comm,
+) -> Option<c_int> {
+    let id = handles::comm_id(comm)?;
+    let e = engine()?;
+    let n = e.comm(id).ok()?.size();
+    let (send, recv) = blocks(send, recv, n, if to_each { n } else { 1 })?;
+    let outcome = match to_each {
+        true => e.alltoall_dense(id, send, recv)?,
+        false => e.allgather_dense(id, send, recv)?,
+    };
+    Some(finished(name, comm, outcome))
+}
+
 /// `MPI_Allgather` of predefined types on a board.
 #[inline]
 pub fn allgather(
@@ -159,12 +183,8 @@ pub fn allgather(
     rtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Option<c_int> {
-    let id = handles::comm_id(comm)?;
-    let e = engine()?;
-    let n = e.comm(id).ok()?.size();
-    let (send, recv) = blocks((send, scount, stype), (recv, rcount, rtype), n, 1)?;
-    let outcome = e.allgather_dense(id, send, recv)?;
-    Some(finished("MPI_Allgather", comm, outcome))
+    let (s, r) = ((send, scount, stype), (recv, rcount, rtype));
+    regular("MPI_Allgather", false, s, r, comm)
 }
 
 /// `MPI_Alltoall` of predefined types on a board.
@@ -178,10 +198,6 @@ pub fn alltoall(
     rtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Option<c_int> {
-    let id = handles::comm_id(comm)?;
-    let e = engine()?;
-    let n = e.comm(id).ok()?.size();
-    let (send, recv) = blocks((send, scount, stype), (recv, rcount, rtype), n, n)?;
-    let outcome = e.alltoall_dense(id, send, recv)?;
-    Some(finished("MPI_Alltoall", comm, outcome))
+    let (s, r) = ((send, scount, stype), (recv, rcount, rtype));
+    regular("MPI_Alltoall", true, s, r, comm)
 }
