@@ -125,7 +125,7 @@ impl<T: Transport> Engine<T> {
         send: Option<SendBuf>,
         recv: RecvBuf,
     ) -> Option<Result<()>> {
-        let len = self.block_of(comm, &recv, send.as_ref(), 1)?;
+        let (_, len) = self.block_of(comm, &recv, send.as_ref(), false)?;
         let run = self.dense_run(comm, len, None)?;
         let own = send.is_some();
         let mine = send.unwrap_or_else(|| recv.slice(run.me * len, len).as_send());
@@ -144,8 +144,7 @@ impl<T: Transport> Engine<T> {
         send: Option<SendBuf>,
         recv: RecvBuf,
     ) -> Option<Result<()>> {
-        let n = self.comms.get(comm).ok()?.size();
-        let block = self.block_of(comm, &recv, send.as_ref(), n)?;
+        let (n, block) = self.block_of(comm, &recv, send.as_ref(), true)?;
         let run = self.dense_run(comm, n * block, None)?;
         let out = send.unwrap_or_else(|| recv.as_send());
         self.on_board(comm, run, |e, run| {
@@ -155,19 +154,20 @@ impl<T: Transport> Engine<T> {
         })
     }
 
-    /// The block length of a regular allgather or alltoall: `recv` holds one block per rank,
-    /// `send` (if any) `per_send` of them.
+    /// The rank count and block length of a regular allgather (`to_each = false`) or alltoall:
+    /// `recv` holds one block per rank, `send` (if any) one block, or one per rank.
     fn block_of(
         &self,
         comm: CommId,
         recv: &RecvBuf,
         send: Option<&SendBuf>,
-        per_send: usize,
-    ) -> Option<usize> {
+        to_each: bool,
+    ) -> Option<(usize, usize)> {
         let n = self.comms.get(comm).ok()?.size();
         let block = recv.len() / n;
+        let per_send = if to_each { n } else { 1 };
         let fits = recv.len() == n * block && send.is_none_or(|s| s.len() == per_send * block);
-        fits.then_some(block)
+        fits.then_some((n, block))
     }
 }
 
