@@ -38,11 +38,13 @@ pub(crate) enum CommBoard {
     /// Not usable (not all on one node, creation failed, or being set up).
     Off,
     /// Ready; `epoch` numbers the last collective run on it; `scratch` is the accumulator of
-    /// reductions, kept between calls.
+    /// reductions, kept between calls; `direct`: every rank may read the others' memory, so
+    /// large collectives run single-copy ([`super::direct`]).
     On {
         board: Arc<Board>,
         epoch: u32,
         scratch: Vec<u8>,
+        direct: bool,
     },
 }
 
@@ -90,8 +92,11 @@ impl<T: Transport> Engine<T> {
     pub(crate) fn try_board(&mut self, comm: CommId, coll: Coll) -> Result<Option<Coll>> {
         let c = self.comms.get(comm)?;
         let (inter, me) = (c.is_inter(), c.rank as usize);
-        if inter || self.board_base.is_none() || board_bytes(&coll).is_none() {
+        if inter || self.board_base.is_none() {
             return Ok(Some(coll));
+        }
+        if board_bytes(&coll).is_none() {
+            return self.try_direct(comm, me, coll);
         }
         let Some(mut run) = self.board_of(comm, me)? else {
             return Ok(Some(coll));
@@ -125,6 +130,16 @@ impl<T: Transport> Engine<T> {
         }
     }
 
+    /// Whether `comm` has a board (set up now if it had none) on which large collectives may
+    /// run single-copy.
+    pub(super) fn board_direct(&mut self, comm: CommId) -> Result<bool> {
+        if self.comms.board_mut(comm).is_none() {
+            self.set_up_board(comm)?;
+        }
+        let board = self.comms.board_mut(comm);
+        Ok(matches!(board, Some(CommBoard::On { direct: true, .. })))
+    }
+
     /// The board of `comm` with the epoch of the collective rank `me` is about to run on it and
     /// the reduction accumulator (lent), setting the board up at the first call.
     fn board_of(&mut self, comm: CommId, me: usize) -> Result<Option<BoardRun>> {
@@ -141,6 +156,7 @@ impl<T: Transport> Engine<T> {
                 board,
                 epoch,
                 scratch,
+                ..
             }) => {
                 *epoch = epoch.wrapping_add(1);
                 Some(BoardRun {
@@ -166,22 +182,26 @@ impl<T: Transport> Engine<T> {
         let name = format!("{}.c{ctx}", self.board_base.clone().unwrap_or_default());
         let created = (me == 0).then(|| Board::create(&name, n));
         let leader_ok = created.as_ref().map(|b| b.is_ok());
-        let said = self.allgather_bytes(comm, vec![u8::from(leader_ok.unwrap_or(false))])?;
+        let mut hello = vec![u8::from(leader_ok.unwrap_or(false))];
+        hello.extend_from_slice(&std::process::id().to_le_bytes());
+        let said = self.allgather_bytes(comm, hello)?;
         let mine = match created {
             Some(made) => made.ok(),
-            None if said[0] == [1] => Board::open(&name, n).ok(),
+            None if said[0][0] == 1 => Board::open(&name, n).ok(),
             None => None,
         };
-        let all = self.allgather_bytes(comm, vec![u8::from(mine.is_some())])?;
+        let reads = self.core.single_copy && reads_peer(&said[(me + 1) % n]);
+        let able = u8::from(mine.is_some()) | u8::from(reads) << 1;
+        let all = self.allgather_bytes(comm, vec![able])?;
         if me == 0 && leader_ok == Some(true) {
             let _ = Board::unlink(&name);
         }
-        if let (Some(board), true) = (mine, all.iter().all(|v| v == &[1])) {
-            let board = Arc::new(board);
+        if let (Some(board), true) = (mine, all.iter().all(|v| v[0] & 1 == 1)) {
             let on = CommBoard::On {
-                board,
+                board: Arc::new(board),
                 epoch: 0,
                 scratch: Vec::new(),
+                direct: all.iter().all(|v| v[0] & 2 == 2),
             };
             *self.comms.board_mut(comm) = Some(on);
         }
@@ -324,7 +344,7 @@ impl<T: Transport> Engine<T> {
     }
 
     /// Waits until this rank's slot is free, fills it with `pack` and posts `len` bytes.
-    fn publish(
+    pub(super) fn publish(
         &mut self,
         run: &BoardRun,
         len: usize,
@@ -346,11 +366,7 @@ impl<T: Transport> Engine<T> {
         })?;
         for r in (0..last).rev() {
             self.await_board(|| run.board.has_published(r, run.epoch))?;
-            run.read_exactly(r, o.len, |x| match (o.op, o.basic) {
-                (Reducer::Predefined(p), Some(b)) => crate::op::apply_packed(*p, &b, acc, x),
-                (Reducer::User(f), _) => f.reduce(x, acc, o.count),
-                (Reducer::Predefined(_), None) => Ok(()),
-            })??;
+            run.read_exactly(r, o.len, |x| o.combine(acc, x))??;
         }
         Ok(())
     }
@@ -476,6 +492,29 @@ pub(super) struct Operands<'a> {
     pub(super) basic: Option<Basic>,
 }
 
+impl Operands<'_> {
+    /// `acc = x op acc` on whole elements (a part of the operands, or all of them).
+    pub(super) fn combine(&self, acc: &mut [u8], x: &[u8]) -> Result<()> {
+        match (self.op, self.basic) {
+            (Reducer::Predefined(p), Some(b)) => crate::op::apply_packed(*p, &b, acc, x),
+            (Reducer::User(f), _) => f.reduce(x, acc, acc.len() / self.unit()),
+            (Reducer::Predefined(_), None) => Ok(()),
+        }
+    }
+
+    /// Packed bytes per element.
+    pub(super) fn unit(&self) -> usize {
+        (self.len / self.count.max(1)).max(1)
+    }
+}
+
+/// Whether this process may read the memory of the process whose pid ends `hello` (CMA is
+/// allowed by the kernel's ptrace policy).
+fn reads_peer(hello: &[u8]) -> bool {
+    let pid = hello.get(1..5).and_then(|b| b.try_into().ok());
+    pid.is_some_and(|b| reflex_shm::cma::probe(u32::from_le_bytes(b)))
+}
+
 /// One collective on a board: this rank, the collective's epoch and the reduction accumulator.
 pub(super) struct BoardRun {
     pub(super) board: Arc<Board>,
@@ -512,6 +551,20 @@ impl BoardRun {
             ));
         }
         self.read(rank, len, f)
+    }
+
+    /// The epoch of this collective.
+    pub(super) fn epoch(&self) -> u32 {
+        self.epoch
+    }
+
+    /// Lends the board's scratch buffer (give it back with [`BoardRun::give_scratch`]).
+    pub(super) fn take_scratch(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.scratch)
+    }
+
+    pub(super) fn give_scratch(&mut self, scratch: Vec<u8>) {
+        self.scratch = scratch;
     }
 
     fn published_len(&self, rank: usize) -> usize {

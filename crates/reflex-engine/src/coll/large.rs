@@ -27,7 +27,7 @@ use super::spec::{RecvData, Reducer, SendData};
 use crate::error::Result;
 
 /// Byte ranges of `n` pieces of `total` bytes, in `unit`-byte elements as evenly as possible.
-fn pieces(total: usize, unit: usize, n: usize) -> Vec<(usize, usize)> {
+pub(super) fn pieces(total: usize, unit: usize, n: usize) -> Vec<(usize, usize)> {
     let units = total / unit.max(1);
     let mut at = 0;
     (0..n)

@@ -29,10 +29,15 @@
 //! alltoall whose blocks all fit one slot together. Barrier, bcast, reduce and allreduce of
 //! predefined types reach the board from the C layer's fast paths too ([`dense`]), without a
 //! [`Coll`].
+//!
+//! Larger reduce, allreduce, allgather(v) and alltoall on such a communicator run single-copy
+//! when the ranks may read each other's memory ([`direct`]): the board carries the addresses of
+//! the application's buffers, and ranks copy (and reduce) straight between them.
 
 pub mod board;
 pub mod data;
 pub mod dense;
+pub mod direct;
 pub mod exchange;
 pub mod inter;
 pub mod large;

@@ -1,0 +1,157 @@
+//! Single-copy allgather(v) and alltoall: every rank reads its blocks straight out of the
+//! others' buffers (see the parent module).
+
+use super::{addr, mismatch, plain, Exposed, Lent, Staged};
+use crate::coll::board::BoardRun;
+use crate::coll::spec::{check_blocks, RecvData, SendData};
+use crate::datatype::typed;
+use crate::engine::Engine;
+use crate::error::{ErrorClass, MpiError, Result};
+use reflex_base::transport::Transport;
+
+impl<T: Transport> Engine<T> {
+    /// Allgather(v): every rank exposes its block and reads the others' into `recv`.
+    pub(super) fn direct_allgather(
+        &mut self,
+        run: &BoardRun,
+        send: Option<SendData>,
+        recv: Vec<RecvData>,
+    ) -> Result<()> {
+        let n = run.board.nranks();
+        check_blocks(&recv, n, "the allgather receive buffer")?;
+        let mut blocks = stage_all(recv)?;
+        let own = send.as_ref().map(Lent::new).transpose()?;
+        let mine = match &own {
+            Some(l) => l.bytes(),
+            None => blocks[run.me].bytes(),
+        };
+        let exposed = Exposed {
+            pid: std::process::id(),
+            src: addr(mine),
+            dst: 0,
+            len: mine.len(),
+        };
+        let peers = self.expose(run, exposed)?;
+        let mut outcome = take_blocks(run.me, &peers, &mut blocks, |_, p| (p.src, p.len));
+        if let (Some(own), Ok(())) = (&own, &outcome) {
+            outcome = copy_own(own.bytes(), blocks[run.me].bytes_mut());
+        }
+        self.finish_blocks(run, blocks, outcome)
+    }
+
+    /// Regular alltoall, not in place: rank r reads block r of every other rank's send
+    /// buffer.
+    pub(super) fn direct_alltoall(
+        &mut self,
+        run: &BoardRun,
+        send: Vec<SendData>,
+        recv: Vec<RecvData>,
+    ) -> Result<()> {
+        let (n, me) = (run.board.nranks(), run.me);
+        check_blocks(&recv, n, "the alltoall receive buffer")?;
+        check_blocks(&send, n, "the alltoall send buffer")?;
+        let mut blocks = stage_all(recv)?;
+        let block = send[0].packed_len()?;
+        let packed = match adjacent(&send, block)? {
+            true => None,
+            false => Some(pack_all(&send, block)?),
+        };
+        let first = packed.as_deref().map_or_else(|| send[0].buf.addr(), addr);
+        let exposed = Exposed {
+            pid: std::process::id(),
+            src: first,
+            dst: block,
+            len: n * block,
+        };
+        let peers = self.expose(run, exposed)?;
+        let mut outcome = take_blocks(me, &peers, &mut blocks, |_, p| (p.src + me * p.dst, p.dst));
+        if outcome.is_ok() {
+            let own = match &packed {
+                Some(v) => &v[me * block..(me + 1) * block],
+                None => send[me].buf.as_slice(),
+            };
+            outcome = copy_own(own, blocks[me].bytes_mut());
+        }
+        self.finish_blocks(run, blocks, outcome)
+    }
+
+    /// Leaves the collective and unpacks the staged blocks when all went well.
+    fn finish_blocks(
+        &mut self,
+        run: &BoardRun,
+        blocks: Vec<Staged>,
+        outcome: Result<()>,
+    ) -> Result<()> {
+        let left = self.leave(run);
+        if outcome.is_ok() {
+            blocks.into_iter().for_each(Staged::finish);
+        }
+        outcome.and(left)
+    }
+}
+
+fn stage_all(recv: Vec<RecvData>) -> Result<Vec<Staged>> {
+    recv.into_iter().map(Staged::new).collect()
+}
+
+/// Whether the send blocks (`block` bytes each) are dense and one after the other in memory.
+fn adjacent(send: &[SendData], block: usize) -> Result<bool> {
+    let start = send[0].buf.addr();
+    for (j, d) in send.iter().enumerate() {
+        let fits = plain(&d.dt, d.buf.len(), d.packed_len()?) && d.buf.len() == block;
+        if !fits || (block > 0 && d.buf.addr() != start + j * block) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The send blocks packed one after the other (each must have `block` bytes).
+fn pack_all(send: &[SendData], block: usize) -> Result<Vec<u8>> {
+    let mut all = vec![0u8; send.len() * block];
+    for (d, into) in send.iter().zip(all.chunks_exact_mut(block.max(1))) {
+        let have = d.packed_len()?;
+        if have != block {
+            return Err(MpiError::new(
+                ErrorClass::Truncate,
+                format!("alltoall send blocks differ in size: {have} and {block} bytes"),
+            ));
+        }
+        typed::pack(&d.dt, d.count, &d.buf, 0, into);
+    }
+    Ok(all)
+}
+
+/// Reads into `blocks[r]`, for every other rank r, the bytes `place(r, peer)` names (address
+/// in rank r's memory, length).
+fn take_blocks(
+    me: usize,
+    peers: &[Exposed],
+    blocks: &mut [Staged],
+    place: impl Fn(usize, &Exposed) -> (usize, usize),
+) -> Result<()> {
+    let n = peers.len();
+    for k in 1..n {
+        let r = (me + k) % n;
+        let (at, len) = place(r, &peers[r]);
+        let into = blocks[r].bytes_mut();
+        if len > into.len() {
+            return Err(mismatch(r, len, into.len()));
+        }
+        peers[r].fetch(at, &mut into[..len])?;
+    }
+    Ok(())
+}
+
+/// Copies this rank's own block.
+fn copy_own(from: &[u8], to: &mut [u8]) -> Result<()> {
+    let (have, room) = (from.len(), to.len());
+    if have > room {
+        return Err(MpiError::new(
+            ErrorClass::Truncate,
+            format!("this rank's block has {have} bytes, its receive block {room}"),
+        ));
+    }
+    to[..have].copy_from_slice(from);
+    Ok(())
+}

@@ -1,0 +1,228 @@
+//! Single-copy reduce and allreduce: one piece of the vector per rank, combined in rank order
+//! from the others' operands read in cache-sized chunks (see the parent module).
+
+use super::{addr, mismatch, Exposed, Lent, Staged};
+use crate::coll::board::{BoardRun, Operands};
+use crate::coll::large::pieces;
+use crate::coll::reduce::predefined_basic;
+use crate::coll::spec::{RecvData, Reducer, SendData};
+use crate::engine::Engine;
+use crate::error::{ErrorClass, MpiError, Result};
+use reflex_base::transport::Transport;
+
+/// Bytes of a piece reduced per step: the operands of one step stay in the L2 cache.
+const CHUNK: usize = 64 << 10;
+
+impl<T: Transport> Engine<T> {
+    /// Reduce (to `root`) or allreduce (`root = None`) of application data.
+    pub(super) fn direct_reduce_of(
+        &mut self,
+        run: &mut BoardRun,
+        send: Option<SendData>,
+        recv: Option<RecvData>,
+        op: Reducer,
+        root: Option<i32>,
+    ) -> Result<()> {
+        let n = run.board.nranks();
+        let root = root
+            .map(|r| crate::coll::spec::check_root(r, n))
+            .transpose()?;
+        let reads = root.is_none_or(|r| r == run.me);
+        let recv = recv.filter(|_| reads);
+        let (count, dt) = match (&send, &recv) {
+            (Some(s), _) => (s.count, s.dt.clone()),
+            (None, Some(r)) => (r.count, r.dt.clone()),
+            (None, None) => {
+                return Err(no_buffer(
+                    "MPI_IN_PLACE is only valid at the root of a reduction",
+                ))
+            }
+        };
+        let basic = match &op {
+            Reducer::Predefined(p) => Some(predefined_basic(*p, &dt)?),
+            Reducer::User(_) => None,
+        };
+        let mut out = match recv {
+            Some(r) => Some(Staged::new(r)?),
+            None if reads => return Err(no_buffer("the root has no receive buffer")),
+            None => None,
+        };
+        let input = send.as_ref().map(Lent::new).transpose()?;
+        let len = input.as_ref().map_or_else(
+            || out.as_ref().map_or(0, |o| o.bytes().len()),
+            |i| i.bytes().len(),
+        );
+        let operands = Operands {
+            len,
+            count,
+            op: &op,
+            basic,
+        };
+        let result = self.direct_reduce(run, &operands, input.as_ref(), out.as_mut(), root);
+        if let (Ok(()), Some(o)) = (&result, out) {
+            o.finish();
+        }
+        result
+    }
+}
+
+fn no_buffer(what: &str) -> MpiError {
+    MpiError::new(ErrorClass::Buffer, what.to_string())
+}
+
+/// This rank's operand of a reduction: `input`, or the receive buffer in place.
+#[derive(Clone, Copy)]
+struct Own<'a> {
+    input: Option<&'a Lent>,
+}
+
+impl<T: Transport> Engine<T> {
+    /// Reduces every rank's operand (`input`, or `out` in place; `o.len` bytes) into `out`
+    /// (the root's, or every rank's when `root` is `None`), one piece per rank; then the
+    /// allreduce gathers the pieces.
+    fn direct_reduce(
+        &mut self,
+        run: &mut BoardRun,
+        o: &Operands<'_>,
+        input: Option<&Lent>,
+        mut out: Option<&mut Staged>,
+        root: Option<usize>,
+    ) -> Result<()> {
+        let own = Own { input };
+        let mine = Exposed {
+            pid: std::process::id(),
+            src: own.addr(out.as_deref()),
+            dst: out.as_deref().map_or(0, |b| addr(b.bytes())),
+            len: o.len,
+        };
+        let peers = self.expose(run, mine)?;
+        let parts = pieces(o.len, o.unit(), peers.len());
+        let piece = Piece {
+            peers: &peers,
+            at: parts[run.me].0,
+            len: parts[run.me].1,
+            root,
+        };
+        let mut outcome = match peers.iter().position(|p| p.len != o.len) {
+            Some(r) => Err(mismatch(r, peers[r].len, o.len)),
+            None => reduce_piece(run, o, own, out.as_deref_mut(), &piece),
+        };
+        if let (None, Some(out)) = (root, out) {
+            run.board.post(run.me, run.epoch());
+            if outcome.is_ok() {
+                outcome = self.gather_pieces(run, &peers, &parts, out.bytes_mut());
+            }
+        }
+        let left = self.leave(run);
+        outcome.and(left)
+    }
+
+    /// Allreduce, second half: reads every other rank's finished piece (once it has posted)
+    /// from its receive buffer into the same place of `out`.
+    fn gather_pieces(
+        &mut self,
+        run: &BoardRun,
+        peers: &[Exposed],
+        parts: &[(usize, usize)],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let n = peers.len();
+        for k in 1..n {
+            let r = (run.me + k) % n;
+            self.await_board(|| run.board.has_posted(r, run.epoch()))?;
+            let (at, len) = parts[r];
+            peers[r].fetch(peers[r].dst + at, &mut out[at..at + len])?;
+        }
+        Ok(())
+    }
+}
+
+impl Own<'_> {
+    fn bytes<'b>(&'b self, out: Option<&'b Staged>) -> &'b [u8] {
+        match (self.input, out) {
+            (Some(i), _) => i.bytes(),
+            (None, Some(o)) => o.bytes(),
+            (None, None) => &[],
+        }
+    }
+
+    fn addr(&self, out: Option<&Staged>) -> usize {
+        addr(self.bytes(out))
+    }
+}
+
+/// The piece of a reduction this rank computes: bytes `at..at + len` of the operands, whose
+/// owners are `peers`; the result goes to `root` (everyone's own buffer when `None`).
+struct Piece<'a> {
+    peers: &'a [Exposed],
+    at: usize,
+    len: usize,
+    root: Option<usize>,
+}
+
+/// Reduces this rank's piece in chunks and puts each result where it belongs: `out` (this
+/// rank's result) or the root's receive buffer.
+fn reduce_piece(
+    run: &mut BoardRun,
+    o: &Operands<'_>,
+    own: Own<'_>,
+    mut out: Option<&mut Staged>,
+    piece: &Piece<'_>,
+) -> Result<()> {
+    let chunk = (CHUNK / o.unit()).max(1) * o.unit();
+    let mut scratch = run.take_scratch();
+    scratch.resize(2 * chunk, 0);
+    let (acc, x) = scratch.split_at_mut(chunk);
+    let mut done = 0;
+    let mut outcome = Ok(());
+    while done < piece.len && outcome.is_ok() {
+        let (from, m) = (piece.at + done, chunk.min(piece.len - done));
+        let (acc, x) = (&mut acc[..m], &mut x[..m]);
+        outcome = combine_chunk(run.me, o, own, out.as_deref(), piece.peers, from, acc, x)
+            .and_then(|()| match (piece.root, out.as_deref_mut()) {
+                (Some(r), _) if r != run.me => {
+                    piece.peers[r].deliver(piece.peers[r].dst + from, acc)
+                }
+                (_, Some(out)) => {
+                    out.bytes_mut()[from..from + m].copy_from_slice(acc);
+                    Ok(())
+                }
+                (_, None) => Ok(()),
+            });
+        done += m;
+    }
+    run.give_scratch(scratch);
+    outcome
+}
+
+/// `acc = x0 op (x1 op (… op x[n-1]))` on bytes `from..from + acc.len()` of the operands,
+/// reading other ranks' through `x`.
+#[allow(clippy::too_many_arguments)]
+fn combine_chunk(
+    me: usize,
+    o: &Operands<'_>,
+    own: Own<'_>,
+    out: Option<&Staged>,
+    peers: &[Exposed],
+    from: usize,
+    acc: &mut [u8],
+    x: &mut [u8],
+) -> Result<()> {
+    let m = acc.len();
+    let mine = &own.bytes(out)[from..from + m];
+    let last = peers.len() - 1;
+    if last == me {
+        acc.copy_from_slice(mine);
+    } else {
+        peers[last].fetch(peers[last].src + from, acc)?;
+    }
+    for r in (0..last).rev() {
+        if r == me {
+            o.combine(acc, mine)?;
+        } else {
+            peers[r].fetch(peers[r].src + from, x)?;
+            o.combine(acc, x)?;
+        }
+    }
+    Ok(())
+}
