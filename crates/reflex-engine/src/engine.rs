@@ -84,6 +84,8 @@ pub struct Engine<T: Transport> {
     pub(crate) advancing: bool,
     /// Name base of collective boards, when every rank shares this node's memory.
     pub(crate) board_base: Option<String>,
+    /// The last operation and type the collective fast path found defined on each other.
+    pub(crate) op_defined: Option<(crate::op::ReduceOp, crate::datatype::Basic)>,
     /// One-sided communication windows.
     pub(crate) wins: crate::rma::Windows,
     /// Name base of shared segments this process creates (the node segment's, when there is one).
@@ -120,6 +122,7 @@ impl<T: Transport> Engine<T> {
             colls: Vec::new(),
             advancing: false,
             board_base: None,
+            op_defined: None,
             wins: Default::default(),
             segment_base: None,
         };

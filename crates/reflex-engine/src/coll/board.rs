@@ -305,6 +305,7 @@ impl<T: Transport> Engine<T> {
         };
         let operands = Operands {
             len: input.packed_len()?,
+            to_root: root.is_some(),
             count: input.count,
             op: &op,
             basic,
@@ -330,16 +331,26 @@ impl<T: Transport> Engine<T> {
         pack: impl FnOnce(&mut [u8]) -> usize,
         out: Option<impl FnOnce(&[u8])>,
     ) -> Result<()> {
-        self.publish(run, operands.len, pack)?;
+        let len = operands.len;
         let Some(out) = out else {
-            return Ok(());
+            return self.publish(run, len, pack);
         };
-        let mut acc = std::mem::take(&mut run.scratch);
-        let combined = self.combine_slots(run, &mut acc, &operands);
+        let mut scratch = std::mem::take(&mut run.scratch);
+        scratch.resize(2 * len, 0);
+        let (acc, own) = scratch.split_at_mut(len);
+        // The root of a reduce keeps its operand: nobody else reads it.
+        let own = match operands.to_root {
+            true => {
+                let packed = pack(own);
+                Some(&own[..packed])
+            }
+            false => self.publish(run, len, pack).map(|()| None)?,
+        };
+        let combined = self.combine_slots(run, acc, own, &operands);
         if combined.is_ok() {
-            out(&acc);
+            out(acc);
         }
-        run.scratch = acc;
+        run.scratch = scratch;
         combined
     }
 
@@ -356,17 +367,31 @@ impl<T: Transport> Engine<T> {
         Ok(())
     }
 
-    /// `acc = x0 op (x1 op (… op x[n-1]))` over every rank's slot.
-    fn combine_slots(&mut self, run: &BoardRun, acc: &mut Vec<u8>, o: &Operands<'_>) -> Result<()> {
+    /// `acc = x0 op (x1 op (… op x[n-1]))` over every rank's slot (this rank's operand is
+    /// `own` when it did not publish it).
+    fn combine_slots(
+        &mut self,
+        run: &BoardRun,
+        acc: &mut [u8],
+        own: Option<&[u8]>,
+        o: &Operands<'_>,
+    ) -> Result<()> {
         let last = run.board.nranks() - 1;
-        self.await_board(|| run.board.has_published(last, run.epoch))?;
-        run.read_exactly(last, o.len, |x| {
-            acc.clear();
-            acc.extend_from_slice(x);
-        })?;
-        for r in (0..last).rev() {
+        for r in (0..=last).rev() {
+            let mut fold = |x: &[u8]| {
+                if r < last {
+                    return o.combine(acc, x);
+                }
+                acc.copy_from_slice(x);
+                Ok(())
+            };
+            if let (true, Some(x)) = (r == run.me, own) {
+                check_len(r, x.len(), o.len)?;
+                fold(x)?;
+                continue;
+            }
             self.await_board(|| run.board.has_published(r, run.epoch))?;
-            run.read_exactly(r, o.len, |x| o.combine(acc, x))??;
+            run.read_exactly(r, o.len, fold)??;
         }
         Ok(())
     }
@@ -483,10 +508,12 @@ impl<T: Transport> Engine<T> {
     }
 }
 
-/// The operands of a board reduction: their packed length, element count, the operation and,
-/// for a predefined one, the basic type it combines.
+/// The operands of a board reduction: their packed length, who reads them, element count, the
+/// operation and, for a predefined one, the basic type it combines.
 pub(super) struct Operands<'a> {
     pub(super) len: usize,
+    /// A reduce: only the root reads the operands.
+    pub(super) to_root: bool,
     pub(super) count: usize,
     pub(super) op: &'a Reducer,
     pub(super) basic: Option<Basic>,
@@ -505,6 +532,17 @@ impl Operands<'_> {
     /// Packed bytes per element.
     pub(super) fn unit(&self) -> usize {
         (self.len / self.count.max(1)).max(1)
+    }
+}
+
+/// `MPI_ERR_TRUNCATE` unless rank `rank`'s operand has this rank's `len` bytes.
+fn check_len(rank: usize, have: usize, len: usize) -> Result<()> {
+    match have == len {
+        true => Ok(()),
+        false => Err(MpiError::new(
+            ErrorClass::Truncate,
+            format!("collective arguments differ across ranks: rank {rank} contributed {have} bytes, this rank {len}"),
+        )),
     }
 }
 
@@ -543,13 +581,7 @@ impl BoardRun {
 
     /// Like [`BoardRun::read`], for operands that must have exactly `len` bytes.
     fn read_exactly<R>(&self, rank: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
-        let have = self.published_len(rank);
-        if have != len {
-            return Err(MpiError::new(
-                ErrorClass::Truncate,
-                format!("collective arguments differ across ranks: rank {rank} contributed {have} bytes, this rank {len}"),
-            ));
-        }
+        check_len(rank, self.published_len(rank), len)?;
         self.read(rank, len, f)
     }
 

@@ -88,7 +88,10 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Reduce` (with a root) or `MPI_Allreduce` of dense bytes.
     pub fn reduce_dense(&mut self, comm: CommId, r: DenseReduce) -> Option<Result<()>> {
-        crate::op::check(r.op, &r.basic).ok()?;
+        if self.op_defined != Some((r.op, r.basic)) {
+            crate::op::check(r.op, &r.basic).ok()?;
+            self.op_defined = Some((r.op, r.basic));
+        }
         let len = r.count.checked_mul(r.basic.size as usize)?;
         let me = self.comms.get(comm).ok()?.rank as i32;
         let reads = r.root.is_none_or(|root| root == me);
@@ -105,6 +108,7 @@ impl<T: Transport> Engine<T> {
         let op = Reducer::Predefined(r.op);
         let operands = Operands {
             len,
+            to_root: r.root.is_some(),
             count: r.count,
             op: &op,
             basic: Some(r.basic),

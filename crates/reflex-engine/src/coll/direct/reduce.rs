@@ -54,6 +54,7 @@ impl<T: Transport> Engine<T> {
         );
         let operands = Operands {
             len,
+            to_root: root.is_some(),
             count,
             op: &op,
             basic,
