@@ -161,8 +161,8 @@ struct Piece<'a> {
     root: Option<usize>,
 }
 
-/// Reduces this rank's piece in chunks and puts each result where it belongs: `out` (this
-/// rank's result) or the root's receive buffer.
+/// Reduces this rank's piece in chunks and puts each result where it belongs: straight into
+/// `out` when this rank keeps the result, else through a scratch chunk into the root's buffer.
 fn reduce_piece(
     run: &mut BoardRun,
     o: &Operands<'_>,
@@ -172,45 +172,52 @@ fn reduce_piece(
 ) -> Result<()> {
     let chunk = (CHUNK / o.unit()).max(1) * o.unit();
     let mut scratch = run.take_scratch();
-    scratch.resize(2 * chunk, 0);
-    let (acc, x) = scratch.split_at_mut(chunk);
+    scratch.resize(3 * chunk, 0);
+    let (acc, rest) = scratch.split_at_mut(chunk);
+    let (x, keep) = rest.split_at_mut(chunk);
+    let keeps_result = piece.root.is_none_or(|r| r == run.me);
     let mut done = 0;
     let mut outcome = Ok(());
     while done < piece.len && outcome.is_ok() {
         let (from, m) = (piece.at + done, chunk.min(piece.len - done));
-        let (acc, x) = (&mut acc[..m], &mut x[..m]);
-        outcome = combine_chunk(run.me, o, own, out.as_deref(), piece.peers, from, acc, x)
-            .and_then(|()| match (piece.root, out.as_deref_mut()) {
-                (Some(r), _) if r != run.me => {
-                    piece.peers[r].deliver(piece.peers[r].dst + from, acc)
-                }
-                (_, Some(out)) => {
-                    out.bytes_mut()[from..from + m].copy_from_slice(acc);
-                    Ok(())
-                }
-                (_, None) => Ok(()),
-            });
+        let (acc, x, keep) = (&mut acc[..m], &mut x[..m], &mut keep[..m]);
+        outcome = match (keeps_result, out.as_deref_mut()) {
+            (true, Some(out)) => {
+                // In place, this rank's operand is where the result goes: kept aside first.
+                let mine = match own.input {
+                    Some(input) => &input.bytes()[from..from + m],
+                    None => {
+                        keep.copy_from_slice(&out.bytes()[from..from + m]);
+                        &*keep
+                    }
+                };
+                let acc = &mut out.bytes_mut()[from..from + m];
+                combine_chunk(run.me, o, mine, piece.peers, from, acc, x)
+            }
+            _ => {
+                let mine = &own.bytes(None)[from..from + m];
+                let root = piece.root.map_or(&piece.peers[0], |r| &piece.peers[r]);
+                combine_chunk(run.me, o, mine, piece.peers, from, acc, x)
+                    .and_then(|()| root.deliver(root.dst + from, acc))
+            }
+        };
         done += m;
     }
     run.give_scratch(scratch);
     outcome
 }
 
-/// `acc = x0 op (x1 op (… op x[n-1]))` on bytes `from..from + acc.len()` of the operands,
-/// reading other ranks' through `x`.
-#[allow(clippy::too_many_arguments)]
+/// `acc = x0 op (x1 op (… op x[n-1]))` on bytes `from..from + acc.len()` of the operands, this
+/// rank's being `mine`, the others' read through `x`.
 fn combine_chunk(
     me: usize,
     o: &Operands<'_>,
-    own: Own<'_>,
-    out: Option<&Staged>,
+    mine: &[u8],
     peers: &[Exposed],
     from: usize,
     acc: &mut [u8],
     x: &mut [u8],
 ) -> Result<()> {
-    let m = acc.len();
-    let mine = &own.bytes(out)[from..from + m];
     let last = peers.len() - 1;
     if last == me {
         acc.copy_from_slice(mine);
