@@ -208,7 +208,9 @@ fn reduce_piece(
 }
 
 /// `acc = x0 op (x1 op (… op x[n-1]))` on bytes `from..from + acc.len()` of the operands, this
-/// rank's being `mine`, the others' read through `x`.
+/// rank's being `mine`, the others' read through `x` (for a commutative operation the last two
+/// may swap, which saves the last rank a copy; every element is still combined in one fixed
+/// order, by one rank).
 fn combine_chunk(
     me: usize,
     o: &Operands<'_>,
@@ -218,11 +220,16 @@ fn combine_chunk(
     acc: &mut [u8],
     x: &mut [u8],
 ) -> Result<()> {
-    let last = peers.len() - 1;
-    if last == me {
-        acc.copy_from_slice(mine);
-    } else {
+    let mut last = peers.len() - 1;
+    if last != me {
         peers[last].fetch(peers[last].src + from, acc)?;
+    } else if last > 0 && o.op.commutative() {
+        // `x[n-2] op x[n-1]` as `x[n-1] op x[n-2]`: this rank's operand needs no copy.
+        last -= 1;
+        peers[last].fetch(peers[last].src + from, acc)?;
+        o.combine(acc, mine)?;
+    } else {
+        acc.copy_from_slice(mine);
     }
     for r in (0..last).rev() {
         if r == me {
