@@ -13,6 +13,7 @@
  *  - MPI_IN_PLACE in Allreduce, Allgather and at every root of Reduce;
  *  - non-dense datatypes on some ranks only (a strided vector as receive type, a resized
  *    struct as send type), so that ranks with and without contiguous buffers meet in one call;
+ *  - Bcast from a moving root (single-copy from the root's buffer on 3 ranks or more);
  *  - Allgatherv with blocks of different sizes, some above and some below a slot;
  *  - back-to-back calls with different roots and alternating small and large sizes.
  * Runs with any number of ranks.
@@ -174,6 +175,34 @@ static void check_allgather(long n, int inplace)
     free(buf), free(in);
 }
 
+/* Bcast of n ints from root; odd ranks receive through a strided vector type. */
+static void check_bcast(long n, int root)
+{
+    int stride = me % 2 ? 2 : 1;
+    int *buf = mtest_malloc(sizeof(int) * n * stride + 4);
+    for (long i = 0; i < n * stride; i++)
+        buf[i] = me == root ? (int)(root * 31 + i) : -1;
+    MPI_Datatype vec, type = MPI_INT;
+    if (stride > 1) {
+        MPI_Type_vector(1, 1, 2, MPI_INT, &vec);
+        MPI_Type_create_resized(vec, 0, 2 * sizeof(int), &type);
+        MPI_Type_free(&vec);
+        MPI_Type_commit(&type);
+        for (long i = 0; me == root && i < n; i++)
+            buf[2 * i] = (int)(root * 31 + i), buf[2 * i + 1] = -1;
+    }
+    CALL(MPI_Bcast(buf, (int)n, type, root, MPI_COMM_WORLD));
+    for (long i = 0; i < n; i++)
+        if (buf[i * stride] != (int)(root * 31 + i) || (stride > 1 && buf[i * stride + 1] != -1)) {
+            FAIL("bcast n=%ld root=%d stride=%d: element %ld = %d", n, root, stride, i,
+                 buf[i * stride]);
+            break;
+        }
+    if (stride > 1)
+        MPI_Type_free(&type);
+    free(buf);
+}
+
 /* Allgatherv: rank r contributes (r % 3) * big + r ints. */
 static void check_allgatherv(long big)
 {
@@ -289,6 +318,7 @@ int main(int argc, char **argv)
         check_allgather(n / P + 1, 0);
         check_allgather(n / P + 1, 1);
         check_alltoall(n / P + 1);
+        check_bcast(n, s % P);
     }
     check_allgatherv(10000);
     check_one_element();

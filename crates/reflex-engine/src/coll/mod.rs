@@ -30,7 +30,7 @@
 //! predefined types reach the board from the C layer's fast paths too ([`dense`]), without a
 //! [`Coll`].
 //!
-//! Larger reduce, allreduce, allgather(v) and alltoall on such a communicator run single-copy
+//! Larger bcast (3+ ranks), reduce, allreduce, allgather(v) and alltoall on such a communicator run single-copy
 //! when the ranks may read each other's memory ([`direct`]): the board carries the addresses of
 //! the application's buffers, and ranks copy (and reduce) straight between them.
 

@@ -3,7 +3,7 @@
 
 use super::{addr, mismatch, plain, Exposed, Lent, Staged};
 use crate::coll::board::BoardRun;
-use crate::coll::spec::{check_blocks, RecvData, SendData};
+use crate::coll::spec::{check_blocks, check_root, RecvData, SendData};
 use crate::datatype::typed;
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -31,8 +31,7 @@ impl<T: Transport> Engine<T> {
             dst: 0,
             len: mine.len(),
         };
-        let peers = self.expose(run, exposed)?;
-        let mut outcome = take_blocks(run.me, &peers, &mut blocks, |_, p| (p.src, p.len));
+        let mut outcome = self.take_blocks(run, exposed, &mut blocks, |p| (p.src, p.len));
         if let (Some(own), Ok(())) = (&own, &outcome) {
             outcome = copy_own(own.bytes(), blocks[run.me].bytes_mut());
         }
@@ -63,8 +62,8 @@ impl<T: Transport> Engine<T> {
             dst: block,
             len: n * block,
         };
-        let peers = self.expose(run, exposed)?;
-        let mut outcome = take_blocks(me, &peers, &mut blocks, |_, p| (p.src + me * p.dst, p.dst));
+        let place = |p: &Exposed| (p.src + me * p.dst, p.dst);
+        let mut outcome = self.take_blocks(run, exposed, &mut blocks, place);
         if outcome.is_ok() {
             let own = match &packed {
                 Some(v) => &v[me * block..(me + 1) * block],
@@ -73,6 +72,55 @@ impl<T: Transport> Engine<T> {
             outcome = copy_own(own, blocks[me].bytes_mut());
         }
         self.finish_blocks(run, blocks, outcome)
+    }
+
+    /// Shows `mine`, then reads into `blocks[r]`, for every other rank r as soon as it has shown
+    /// its buffers, the bytes `place(peer)` names (address in rank r's memory, length).
+    fn take_blocks(
+        &mut self,
+        run: &BoardRun,
+        mine: Exposed,
+        blocks: &mut [Staged],
+        place: impl Fn(&Exposed) -> (usize, usize),
+    ) -> Result<()> {
+        self.show(run, mine)?;
+        let n = blocks.len();
+        for k in 1..n {
+            let r = (run.me + k) % n;
+            let peer = self.exposed(run, r)?;
+            let (at, len) = place(&peer);
+            let into = blocks[r].bytes_mut();
+            if len > into.len() {
+                return Err(mismatch(r, len, into.len()));
+            }
+            peer.fetch(at, &mut into[..len])?;
+        }
+        Ok(())
+    }
+
+    /// Broadcast from `root` on 3 ranks or more: every other rank reads the root's buffer.
+    pub(super) fn direct_bcast(&mut self, run: &BoardRun, data: RecvData, root: i32) -> Result<()> {
+        let root = check_root(root, run.board.nranks())?;
+        let mut buf = Staged::new(data)?;
+        let outcome = if run.me == root {
+            let bytes = buf.bytes();
+            let mine = Exposed {
+                pid: std::process::id(),
+                src: addr(bytes),
+                dst: 0,
+                len: bytes.len(),
+            };
+            self.show(run, mine)
+        } else {
+            self.exposed(run, root).and_then(|p| {
+                let into = buf.bytes_mut();
+                match p.len <= into.len() {
+                    true => p.fetch(p.src, &mut into[..p.len]),
+                    false => Err(mismatch(root, p.len, into.len())),
+                }
+            })
+        };
+        self.finish_blocks(run, vec![buf], outcome)
     }
 
     /// Leaves the collective and unpacks the staged blocks when all went well.
@@ -120,27 +168,6 @@ fn pack_all(send: &[SendData], block: usize) -> Result<Vec<u8>> {
         typed::pack(&d.dt, d.count, &d.buf, 0, into);
     }
     Ok(all)
-}
-
-/// Reads into `blocks[r]`, for every other rank r, the bytes `place(r, peer)` names (address
-/// in rank r's memory, length).
-fn take_blocks(
-    me: usize,
-    peers: &[Exposed],
-    blocks: &mut [Staged],
-    place: impl Fn(usize, &Exposed) -> (usize, usize),
-) -> Result<()> {
-    let n = peers.len();
-    for k in 1..n {
-        let r = (me + k) % n;
-        let (at, len) = place(r, &peers[r]);
-        let into = blocks[r].bytes_mut();
-        if len > into.len() {
-            return Err(mismatch(r, len, into.len()));
-        }
-        peers[r].fetch(at, &mut into[..len])?;
-    }
-    Ok(())
 }
 
 /// Copies this rank's own block.

@@ -1,12 +1,15 @@
-//! Single-copy collectives: reduce, allreduce, allgather(v) and alltoall of messages too large
-//! for a board slot, on a communicator within one node whose ranks may read each other's memory
-//! (cross-memory attach, `process_vm_readv`).
+//! Single-copy collectives: bcast, reduce, allreduce, allgather(v) and alltoall of messages too
+//! large for a board slot, on a communicator within one node whose ranks may read each other's
+//! memory (cross-memory attach, `process_vm_readv`).
 //!
 //! Every rank publishes on the board where its buffers are ([`Exposed`]: pid, addresses,
 //! length) instead of the data, and the others copy straight between application buffers, one
 //! copy per byte as the paper's broadcast copies straight from the root's buffer:
 //!
-//! - allgather(v): rank r reads every other rank's block into its own receive buffer;
+//! - bcast (3 ranks or more; two do better with point-to-point's cooperative copy, where both
+//!   sides copy): every rank reads the root's buffer;
+//! - allgather(v): rank r reads every other rank's block into its own receive buffer, each as
+//!   soon as its owner has shown where it is;
 //! - alltoall: rank r reads block r of every other rank's send buffer;
 //! - reduce / allreduce: the vector is cut into one piece per rank (whole elements) and rank r
 //!   reduces piece r, reading the others' operands in chunks that stay in its L2 cache and
@@ -201,7 +204,8 @@ impl<T: Transport> Engine<T> {
         me: usize,
         coll: Coll,
     ) -> Result<Option<Coll>> {
-        if !is_direct(&coll) {
+        let n = self.comms.get(comm)?.size();
+        if !is_direct(&coll, n) {
             return Ok(Some(coll));
         }
         if !self.board_direct(comm)? {
@@ -221,6 +225,7 @@ impl<T: Transport> Engine<T> {
                 self.direct_reduce_of(&mut run, send, Some(recv), op, None)
             }
             Coll::Allgather { send, recv } => self.direct_allgather(&run, send, recv),
+            Coll::Bcast { data, root } => self.direct_bcast(&run, data, root),
             Coll::Alltoall {
                 send: Some(send),
                 recv,
@@ -241,23 +246,36 @@ impl<T: Transport> Engine<T> {
 
     /// Publishes `mine`, then waits for everyone's and returns them by rank.
     fn expose(&mut self, run: &BoardRun, mine: Exposed) -> Result<Vec<Exposed>> {
-        self.publish(run, Exposed::BYTES, |slot| mine.write(slot))?;
+        self.show(run, mine)?;
         let n = run.board.nranks();
         let mut all = vec![Exposed::default(); n];
         for k in 0..n {
             let r = (run.me + k) % n;
-            self.await_board(|| run.board.has_published(r, run.epoch()))?;
-            all[r] = run.read(r, Exposed::BYTES, Exposed::read)?;
+            all[r] = self.exposed(run, r)?;
         }
         Ok(all)
     }
+
+    /// Publishes where this rank's buffers are.
+    fn show(&mut self, run: &BoardRun, mine: Exposed) -> Result<()> {
+        self.publish(run, Exposed::BYTES, |slot| mine.write(slot))
+    }
+
+    /// Where rank `r`'s buffers are, once it has published them.
+    fn exposed(&mut self, run: &BoardRun, r: usize) -> Result<Exposed> {
+        self.await_board(|| run.board.has_published(r, run.epoch()))?;
+        run.read(r, Exposed::BYTES, Exposed::read)
+    }
 }
 
-/// A collective this module runs: reductions, allgather(v) and alltoall (not in place) whose
-/// data do not fit a board slot (the caller has checked that).
-fn is_direct(coll: &Coll) -> bool {
+/// A collective this module runs on `n` ranks: reductions, allgather(v), alltoall (not in
+/// place) and broadcasts on 3 ranks or more, whose data do not fit a board slot (the caller has
+/// checked that).
+fn is_direct(coll: &Coll, n: usize) -> bool {
     match coll {
         Coll::Reduce { .. } | Coll::Allreduce { .. } | Coll::Allgather { .. } => true,
+        // Two ranks do better on point-to-point, where both sides copy (the cooperative copy).
+        Coll::Bcast { .. } => n > 2,
         Coll::Alltoall { send, regular, .. } => send.is_some() && *regular,
         _ => false,
     }
