@@ -74,8 +74,10 @@ impl<T: Transport> Engine<T> {
         self.finish_blocks(run, blocks, outcome)
     }
 
-    /// Shows `mine`, then reads into `blocks[r]`, for every other rank r as soon as it has shown
-    /// its buffers, the bytes `place(peer)` names (address in rank r's memory, length).
+    /// Shows `mine`, then reads into `blocks[r]`, for every other rank r, the bytes `place(peer)`
+    /// names (address in rank r's memory, length): first from the ranks that have already shown
+    /// their buffers, so that an oversubscribed rank works instead of waiting for one that is
+    /// not running.
     fn take_blocks(
         &mut self,
         run: &BoardRun,
@@ -85,15 +87,21 @@ impl<T: Transport> Engine<T> {
     ) -> Result<()> {
         self.show(run, mine)?;
         let n = blocks.len();
-        for k in 1..n {
-            let r = (run.me + k) % n;
-            let peer = self.exposed(run, r)?;
-            let (at, len) = place(&peer);
-            let into = blocks[r].bytes_mut();
-            if len > into.len() {
-                return Err(mismatch(r, len, into.len()));
+        let mut pending: Vec<usize> = (1..n).map(|k| (run.me + k) % n).collect();
+        let shown = |r: usize| run.board.has_published(r, run.epoch());
+        while !pending.is_empty() {
+            self.await_board(|| pending.iter().any(|&r| shown(r)))?;
+            let ready: Vec<usize> = pending.iter().copied().filter(|&r| shown(r)).collect();
+            for &r in &ready {
+                let peer = self.exposed(run, r)?;
+                let (at, len) = place(&peer);
+                let into = blocks[r].bytes_mut();
+                if len > into.len() {
+                    return Err(mismatch(r, len, into.len()));
+                }
+                peer.fetch(at, &mut into[..len])?;
             }
-            peer.fetch(at, &mut into[..len])?;
+            pending.retain(|r| !ready.contains(r));
         }
         Ok(())
     }
