@@ -275,46 +275,26 @@ impl<T: Transport> Engine<T> {
         op: Reducer,
         root: Option<i32>,
     ) -> Result<()> {
-        let root = root
-            .map(|r| super::spec::check_root(r, run.board.nranks()))
-            .transpose()?;
-        let reads = root.is_none_or(|r| r == run.me);
-        let input = match (send, &recv) {
+        let args = ReduceArgs::check(run, send, recv, &op, root)?;
+        let input = match (args.send, &args.out) {
             (Some(s), _) => s,
-            (None, Some(r)) if reads => r.as_send(),
-            _ => {
-                return Err(MpiError::new(
-                    ErrorClass::Buffer,
-                    "MPI_IN_PLACE is only valid at the root of a reduction",
-                ))
-            }
-        };
-        let basic = match &op {
-            Reducer::Predefined(p) => Some(predefined_basic(*p, &input.dt)?),
-            Reducer::User(_) => None,
-        };
-        let out = match (reads, recv) {
-            (false, _) => None,
-            (true, Some(out)) => Some(out),
-            (true, None) => {
-                return Err(MpiError::new(
-                    ErrorClass::Buffer,
-                    "the root has no receive buffer",
-                ))
-            }
+            (None, out) => out
+                .as_ref()
+                .map(RecvData::as_send)
+                .ok_or_else(no_root_buffer)?,
         };
         let operands = Operands {
             len: input.packed_len()?,
-            to_root: root.is_some(),
+            to_root: args.root.is_some(),
             count: input.count,
             op: &op,
-            basic,
+            basic: args.basic,
         };
         self.reduce_on(
             run,
             operands,
             |slot| typed::pack(&input.dt, input.count, &input.buf, 0, slot),
-            out.map(|mut o| {
+            args.out.map(|mut o| {
                 move |acc: &[u8]| {
                     typed::unpack(&o.dt, o.count, &mut o.buf, 0, acc);
                 }
@@ -551,6 +531,64 @@ fn check_len(rank: usize, have: usize, len: usize) -> Result<()> {
 fn reads_peer(hello: &[u8]) -> bool {
     let pid = hello.get(1..5).and_then(|b| b.try_into().ok());
     pid.is_some_and(|b| reflex_shm::cma::probe(u32::from_le_bytes(b)))
+}
+
+/// The arguments of a reduction, checked as every board reduction needs them.
+pub(super) struct ReduceArgs {
+    /// The root (`None`: an allreduce).
+    pub(super) root: Option<usize>,
+    /// This rank's operand; `None` in place (it is then in `out`).
+    pub(super) send: Option<SendData>,
+    /// Where this rank's result goes (every rank of an allreduce, the root of a reduce).
+    pub(super) out: Option<RecvData>,
+    /// The operand's element count.
+    pub(super) count: usize,
+    /// The basic type a predefined operation combines.
+    pub(super) basic: Option<Basic>,
+}
+
+impl ReduceArgs {
+    pub(super) fn check(
+        run: &BoardRun,
+        send: Option<SendData>,
+        recv: Option<RecvData>,
+        op: &Reducer,
+        root: Option<i32>,
+    ) -> Result<Self> {
+        let root = root
+            .map(|r| super::spec::check_root(r, run.board.nranks()))
+            .transpose()?;
+        let reads = root.is_none_or(|r| r == run.me);
+        let out = recv.filter(|_| reads);
+        let (count, dt) = match (&send, &out) {
+            (Some(s), _) => (s.count, s.dt.clone()),
+            (None, Some(r)) => (r.count, r.dt.clone()),
+            (None, None) => {
+                return Err(MpiError::new(
+                    ErrorClass::Buffer,
+                    "MPI_IN_PLACE is only valid at the root of a reduction",
+                ))
+            }
+        };
+        if reads && out.is_none() {
+            return Err(no_root_buffer());
+        }
+        let basic = match op {
+            Reducer::Predefined(p) => Some(predefined_basic(*p, &dt)?),
+            Reducer::User(_) => None,
+        };
+        Ok(Self {
+            root,
+            send,
+            out,
+            count,
+            basic,
+        })
+    }
+}
+
+fn no_root_buffer() -> MpiError {
+    MpiError::new(ErrorClass::Buffer, "the root has no receive buffer")
 }
 
 /// One collective on a board: this rank, the collective's epoch and the reduction accumulator.

@@ -2,12 +2,11 @@
 //! from the others' operands read in cache-sized chunks (see the parent module).
 
 use super::{addr, mismatch, Exposed, Lent, Staged};
-use crate::coll::board::{BoardRun, Operands};
+use crate::coll::board::{BoardRun, Operands, ReduceArgs};
 use crate::coll::large::pieces;
-use crate::coll::reduce::predefined_basic;
 use crate::coll::spec::{RecvData, Reducer, SendData};
 use crate::engine::Engine;
-use crate::error::{ErrorClass, MpiError, Result};
+use crate::error::Result;
 use reflex_base::transport::Transport;
 
 /// Bytes of a piece reduced per step: the operands of one step stay in the L2 cache.
@@ -23,30 +22,9 @@ impl<T: Transport> Engine<T> {
         op: Reducer,
         root: Option<i32>,
     ) -> Result<()> {
-        let n = run.board.nranks();
-        let root = root
-            .map(|r| crate::coll::spec::check_root(r, n))
-            .transpose()?;
-        let reads = root.is_none_or(|r| r == run.me);
-        let recv = recv.filter(|_| reads);
-        let (count, dt) = match (&send, &recv) {
-            (Some(s), _) => (s.count, s.dt.clone()),
-            (None, Some(r)) => (r.count, r.dt.clone()),
-            (None, None) => {
-                return Err(no_buffer(
-                    "MPI_IN_PLACE is only valid at the root of a reduction",
-                ))
-            }
-        };
-        let basic = match &op {
-            Reducer::Predefined(p) => Some(predefined_basic(*p, &dt)?),
-            Reducer::User(_) => None,
-        };
-        let mut out = match recv {
-            Some(r) => Some(Staged::new(r)?),
-            None if reads => return Err(no_buffer("the root has no receive buffer")),
-            None => None,
-        };
+        let args = ReduceArgs::check(run, send, recv, &op, root)?;
+        let (root, send, basic, count) = (args.root, args.send, args.basic, args.count);
+        let mut out = args.out.map(Staged::new).transpose()?;
         let input = send.as_ref().map(Lent::new).transpose()?;
         let len = input.as_ref().map_or_else(
             || out.as_ref().map_or(0, |o| o.bytes().len()),
@@ -65,10 +43,6 @@ impl<T: Transport> Engine<T> {
         }
         result
     }
-}
-
-fn no_buffer(what: &str) -> MpiError {
-    MpiError::new(ErrorClass::Buffer, what.to_string())
 }
 
 /// This rank's operand of a reduction: `input`, or the receive buffer in place.
