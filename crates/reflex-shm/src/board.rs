@@ -244,6 +244,21 @@ impl Board {
         f(unsafe { std::slice::from_raw_parts(data, len) })
     }
 
+    /// Starts loading the first line of `rank`'s slot of `epoch` into this core's cache, so that
+    /// a reader that will wait for that slot next finds it on its way (a hint: no effect on
+    /// what any load returns).
+    pub fn prefetch(&self, rank: usize, epoch: u32) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is a hint that never faults and changes no architectural state;
+        // the address is inside the mapping anyway.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(self.slot(rank, epoch).cast::<i8>());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (rank, epoch);
+    }
+
     /// Posts barrier `epoch` of `rank`.
     pub fn post(&self, rank: usize, epoch: u32) {
         self.posted_word(rank).store(epoch, Ordering::Release);
