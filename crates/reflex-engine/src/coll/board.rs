@@ -16,10 +16,12 @@
 //! acknowledgement); with one slot per epoch in a ring of up to 64 ([`Board::slots`]), a root of
 //! back-to-back broadcasts runs that many collectives ahead of its readers, as a point-to-point
 //! root runs ahead on eager sends. Readers wait on the epoch word in the first line of the
-//! writer's slot, which small data share; having read a slot, a reader prefetches the same
-//! writer's next one, so that in back-to-back collectives the cache-line transfer of the next
-//! call overlaps the rest of this one (2-rank reduce of one int 0.17 -> 0.13 µs, bcast 0.11 ->
-//! 0.10). While waiting, a rank keeps the engine's progress running, so point-to-point traffic
+//! writer's slot, which small data share. Having combined a slot, a reducing rank prefetches
+//! the same writer's next one: the writers of a reduce run ahead, so in back-to-back reductions
+//! the next call's cache-line transfer overlaps the rest of this one (2-rank reduce of one int
+//! 0.17-0.27 -> 0.13-0.25 µs in interleaved runs; in broadcasts, where the reader often catches
+//! up with the root, the prefetch fetched lines before they were written and doubled the time on
+//! this VM at times, so readers of broadcasts do not prefetch). While waiting, a rank keeps the engine's progress running, so point-to-point traffic
 //! and nonblocking collectives still advance. The board of a communicator is created at
 //! its first eligible collective: rank 0 creates the file, everyone maps it, then it is unlinked,
 //! so nothing is left in `/dev/shm` even if the job dies; all ranks agree (with a point-to-point
@@ -266,9 +268,7 @@ impl<T: Transport> Engine<T> {
             return self.publish(run, len, pack);
         }
         self.await_board(|| run.board.has_published(root, run.epoch))?;
-        let read = run.read(root, len, unpack);
-        run.board.prefetch(root, run.epoch.wrapping_add(1));
-        read
+        run.read(root, len, unpack)
     }
 
     /// Allreduce (`root = None`) or reduce to `root`.
@@ -429,7 +429,6 @@ impl<T: Transport> Engine<T> {
             let r = (run.me + k) % n;
             self.await_board(|| run.board.has_published(r, run.epoch))?;
             take(run, r)?;
-            run.board.prefetch(r, run.epoch.wrapping_add(1));
         }
         Ok(())
     }
@@ -490,7 +489,6 @@ impl<T: Transport> Engine<T> {
             run.read_exactly(r, n * block, |bytes| {
                 take(r, &bytes[run.me * block..(run.me + 1) * block]);
             })?;
-            run.board.prefetch(r, run.epoch.wrapping_add(1));
         }
         Ok(())
     }
