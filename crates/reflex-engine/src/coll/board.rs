@@ -21,9 +21,9 @@
 //! the next call's cache-line transfer overlaps the rest of this one (2-rank reduce of one int
 //! 0.17-0.27 -> 0.13-0.25 µs in interleaved runs; in broadcasts, where the reader often catches
 //! up with the root, the prefetch fetched lines before they were written and doubled the time on
-//! this VM at times, so readers of broadcasts do not prefetch). While waiting, a rank keeps the engine's progress running, so point-to-point traffic
-//! and nonblocking collectives still advance. The board of a communicator is created at
-//! its first eligible collective: rank 0 creates the file, everyone maps it, then it is unlinked,
+//! this VM at times, so readers of broadcasts do not prefetch). While waiting, a rank keeps the
+//! engine's progress running, so point-to-point traffic and nonblocking collectives still
+//! advance. The board of a communicator is created at its first eligible collective: rank 0 creates the file, everyone maps it, then it is unlinked,
 //! so nothing is left in `/dev/shm` even if the job dies; all ranks agree (with a point-to-point
 //! exchange) on whether it worked, and fall back to schedules together when it did not.
 
