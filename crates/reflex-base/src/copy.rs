@@ -34,6 +34,16 @@ const ALIAS_RANGE: std::ops::Range<usize> = 2048..512 * 1024;
 /// sometimes 2x; the backward loop costs the same as `memcpy` at good offsets).
 const ALIAS_SPAN: usize = 64;
 
+/// A vector register's worth of bytes (SSE2, which every x86_64 has), moved by one instruction.
+#[cfg(target_arch = "x86_64")]
+type Lane = std::arch::x86_64::__m128i;
+/// A vector register's worth of bytes (elsewhere a pair of registers).
+#[cfg(not(target_arch = "x86_64"))]
+type Lane = u128;
+
+/// Bytes per [`Lane`].
+const LANE: usize = std::mem::size_of::<Lane>();
+
 /// Bytes per block of the backward copy (one cache line).
 const BLOCK: usize = 64;
 
@@ -51,30 +61,71 @@ pub fn copy_bytes(dst: &mut [u8], src: &[u8]) {
             dst[n / 2] = src[n / 2];
             dst[n - 1] = src[n - 1];
         }
-        4..=7 => ends::<4>(dst, src),
-        8..=16 => ends::<8>(dst, src),
-        17..=32 => ends::<16>(dst, src),
-        33..=64 => ends::<32>(dst, src),
-        65..=INLINE_MAX => ends::<64>(dst, src),
+        4..=7 => ends::<u32>(dst, src),
+        8..=16 => ends::<u64>(dst, src),
+        17..=32 => ends_lanes::<1>(dst, src),
+        33..=64 => ends_lanes::<2>(dst, src),
+        65..=INLINE_MAX => ends_lanes::<4>(dst, src),
         _ => copy_large(dst, src),
     }
 }
 
-/// Copies `N <= len <= 2N` bytes as the first `N` and the last `N` (overlapping in the middle).
+/// Copies `k <= len <= 2k` bytes (`k` the size of the integer type `T`) as the first `k` and the
+/// last `k` (overlapping in the middle).
 #[inline(always)]
-fn ends<const N: usize>(dst: &mut [u8], src: &[u8]) {
-    let n = dst.len();
-    let (head, tail): ([u8; N], [u8; N]) = (block(&src[..N]), block(&src[n - N..]));
-    dst[..N].copy_from_slice(&head);
-    dst[n - N..].copy_from_slice(&tail);
+fn ends<T: Copy>(dst: &mut [u8], src: &[u8]) {
+    let (n, k) = (dst.len(), std::mem::size_of::<T>());
+    let (head, tail) = (load::<T>(src, 0), load::<T>(src, n - k));
+    store(dst, 0, head);
+    store(dst, n - k, tail);
 }
 
-/// The `N` bytes of `s` (exactly `N` long) as an array.
+/// [`ends`] with `k = 16 L` bytes moved as `L` vector lanes each (all loads, then the stores;
+/// lanes rather than one array type so that the values stay in registers).
 #[inline(always)]
-fn block<const N: usize>(s: &[u8]) -> [u8; N] {
-    let mut b = [0u8; N];
-    b.copy_from_slice(s);
-    b
+fn ends_lanes<const L: usize>(dst: &mut [u8], src: &[u8]) {
+    let (n, k) = (dst.len(), LANE * L);
+    let (head, tail) = (lanes::<L>(src, 0), lanes::<L>(src, n - k));
+    store_lanes(dst, 0, head);
+    store_lanes(dst, n - k, tail);
+}
+
+/// The `L` lanes at byte `at` of `src`.
+#[inline(always)]
+fn lanes<const L: usize>(src: &[u8], at: usize) -> [Lane; L] {
+    // (`array::from_fn` is not always inlined, and then the lanes go through the stack.)
+    let mut v = [load::<Lane>(src, at); L];
+    for (i, lane) in v.iter_mut().enumerate().skip(1) {
+        *lane = load(src, at + LANE * i);
+    }
+    v
+}
+
+/// Writes `L` lanes at byte `at` of `dst`.
+#[inline(always)]
+fn store_lanes<const L: usize>(dst: &mut [u8], at: usize, v: [Lane; L]) {
+    for (i, lane) in v.into_iter().enumerate() {
+        store(dst, at + LANE * i, lane);
+    }
+}
+
+/// The `T` (an integer or vector type) at byte `at` of `src`, read unaligned.
+#[inline(always)]
+fn load<T: Copy>(src: &[u8], at: usize) -> T {
+    let last = src.len().checked_sub(std::mem::size_of::<T>());
+    assert!(last.is_some_and(|last| at <= last), "load past the end");
+    // SAFETY: the bytes `at..at + size_of::<T>()` are inside `src` (checked); the read is
+    // unaligned, and `T` (integers, vectors of them) has no invalid bit patterns.
+    unsafe { src.as_ptr().add(at).cast::<T>().read_unaligned() }
+}
+
+/// Writes `v` at byte `at` of `dst`, unaligned.
+#[inline(always)]
+fn store<T: Copy>(dst: &mut [u8], at: usize, v: T) {
+    let last = dst.len().checked_sub(std::mem::size_of::<T>());
+    assert!(last.is_some_and(|last| at <= last), "store past the end");
+    // SAFETY: the bytes `at..at + size_of::<T>()` are inside `dst` (checked), which we may write.
+    unsafe { dst.as_mut_ptr().add(at).cast::<T>().write_unaligned(v) }
 }
 
 /// A copy of more than [`INLINE_MAX`] bytes.
@@ -106,18 +157,9 @@ fn copy_backward(dst: &mut [u8], src: &[u8]) {
     let (d_blocks, _) = d_blocks.as_chunks_mut::<BLOCK>();
     let (s_blocks, _) = s_blocks.as_chunks::<BLOCK>();
     for (d, s) in d_blocks.iter_mut().zip(s_blocks).rev() {
-        let lanes: [u128; 4] = std::array::from_fn(|i| lane(s, i));
-        for (i, v) in lanes.iter().enumerate() {
-            d[16 * i..16 * (i + 1)].copy_from_slice(&v.to_ne_bytes());
-        }
+        store_lanes(d, 0, lanes::<{ BLOCK / LANE }>(s, 0)); // all loads, then all stores
     }
     d_head.copy_from_slice(s_head);
-}
-
-/// The `i`th 16 bytes of a block.
-#[inline(always)]
-fn lane(s: &[u8; BLOCK], i: usize) -> u128 {
-    u128::from_ne_bytes(block(&s[16 * i..16 * (i + 1)]))
 }
 
 #[cfg(test)]
