@@ -12,14 +12,15 @@
 //!   depended on a store issued a moment before (4K aliasing) and waits for it. glibc 2.36's
 //!   `memcpy` copies 2113 bytes .. 512 KiB (the L2 size on AMD) with `rep movsb`, and on this AMD
 //!   Zen3 (EPYC, KVM) that copy runs 20-30 times slower at a relative offset of 1..31 bytes: 32 KiB
-//!   take 11-17 µs instead of 0.7 (`/work` probe `alias.c`, 2026-11-26; also 1.5-2x at some
+//!   take 11-17 µs instead of 0.7 (`bench/aliasprobe.c`, 2026-11-26; also 1.5-2x at some
 //!   offsets up to 63). Below and above that range glibc uses vector loops that check for the
 //!   aliasing themselves. In that case this copy runs **backwards** in 64-byte blocks, whose
 //!   destination is 64-byte aligned: a load then never follows a store to a higher address, so
 //!   nothing aliases (0.66-0.74 µs for 32 KiB at every offset, 6.1-6.8 µs for 256 KiB).
 //!
-//! The kernel's copies (`process_vm_readv`) show the same 4-5x slow-down at those offsets; they
-//! cannot be steered from here (see `reflex-shm`'s `cma.rs`).
+//! The kernel's copies (`process_vm_readv`) show the same 2-6x slow-down at those offsets;
+//! `reflex-shm`'s `cma.rs` asks [`runs_ahead`] and then copies through a buffer of its own.
+//! `bench/aliasprobe.c` measures all of these.
 
 /// Largest copy done inline (two overlapping moves of at most 64 bytes).
 pub const INLINE_MAX: usize = 128;
@@ -140,7 +141,14 @@ fn copy_large(dst: &mut [u8], src: &[u8]) {
 
 /// Whether `memcpy` of `len` bytes from `src` to `dst` would hit 4K aliasing.
 fn aliases(dst: usize, src: usize, len: usize) -> bool {
-    ALIAS_RANGE.contains(&len) && (1..ALIAS_SPAN).contains(&(dst.wrapping_sub(src) % 4096))
+    ALIAS_RANGE.contains(&len) && runs_ahead(dst, src)
+}
+
+/// Whether a forward copy from address `src` to address `dst` has its stores a little ahead of
+/// its loads modulo 4 KiB (`(dst - src) mod 4096` in 1..63), where copies that go forward in
+/// large steps (`rep movsb`, also the kernel's `process_vm_readv`) hit 4K aliasing.
+pub fn runs_ahead(dst: usize, src: usize) -> bool {
+    (1..ALIAS_SPAN).contains(&(dst.wrapping_sub(src) % 4096))
 }
 
 /// Copies `src` into `dst` from the end to the start: the bytes past the last 64-byte boundary
