@@ -13,10 +13,11 @@
 //!   `memcpy` copies 2113 bytes .. 512 KiB (the L2 size on AMD) with `rep movsb`, and on this AMD
 //!   Zen3 (EPYC, KVM) that copy runs 20-30 times slower at a relative offset of 1..31 bytes: 32 KiB
 //!   take 11-17 µs instead of 0.7 (`bench/aliasprobe.c`, 2026-11-26; also 1.5-2x at some
-//!   offsets up to 63). Below and above that range glibc uses vector loops that check for the
-//!   aliasing themselves. In that case this copy runs **backwards** in 64-byte blocks, whose
-//!   destination is 64-byte aligned: a load then never follows a store to a higher address, so
-//!   nothing aliases (0.66-0.74 µs for 32 KiB at every offset, 6.1-6.8 µs for 256 KiB).
+//!   offsets up to 63). Below and above that range glibc uses vector loops, which lose far less
+//!   (1.5-3x below it, nothing above). In that case this copy runs **backwards** in 64-byte
+//!   blocks, whose destination is 64-byte aligned: a load then never follows a store to a higher
+//!   address, so nothing aliases (0.8-1.1 µs for 32 KiB at every offset, 6.5-9.9 µs for 256 KiB,
+//!   against 0.65-0.8 and 6.3-7.4 for `memcpy` at good offsets).
 //!
 //! The kernel's copies (`process_vm_readv`) show the same 2-6x slow-down at those offsets;
 //! `reflex-shm`'s `cma.rs` asks [`runs_ahead`] and then copies through a buffer of its own.
@@ -28,7 +29,7 @@ pub const INLINE_MAX: usize = 128;
 /// Smallest and largest copy that `memcpy` does with `rep movsb` (glibc 2.36 on AMD with FSRM:
 /// above 2112 bytes, below the 512 KiB L2 size), where 4K aliasing costs 20x. Below and above,
 /// `memcpy` is left alone: its vector loops handle the aliasing, and at 1 MiB and beyond its
-/// non-temporal stores beat the backward loop by 1.4x.
+/// non-temporal stores beat the backward loop by up to 1.4x.
 const ALIAS_RANGE: std::ops::Range<usize> = 2048..512 * 1024;
 
 /// Relative offsets `(dst - src) mod 4096` copied backwards (1..31 measured 20x slower, up to 63
@@ -52,7 +53,7 @@ const BLOCK: usize = 64;
 ///
 /// # Panics
 /// When the lengths differ, as `copy_from_slice` does.
-#[inline(always)] // the body is a jump on the length; the cases are separate functions
+#[inline(always)] // a jump on the length and a few moves; large copies call out
 pub fn copy_bytes(dst: &mut [u8], src: &[u8]) {
     assert_eq!(dst.len(), src.len(), "copy_bytes: lengths differ");
     match dst.len() {
