@@ -173,10 +173,12 @@ fn shim_body(f: &Function, style: Option<CallStyle>) -> String {
             format!("crate::call::anytime(\"{name}\", || crate::imp::{imp}({args}))")
         }
         // The world path in a function of its own, so that the fast path does not pay for
-        // setting it up (saved registers, arguments spilled for the closure).
+        // setting it up (saved registers, arguments spilled for the closure); with the C
+        // convention of the shim itself, so that declining is a jump to it with the arguments
+        // where they came (a sibling call), not a call that keeps them across the fast path.
         Some(CallStyle::Fast) => format!(
             "if let Some(code) = crate::fast::{imp}({args}) {{\n        return code;\n    }}\n    \
-             #[cold]\n    #[inline(never)]\n    fn world({params}) -> c_int {{\n        {}\n    }}\n    \
+             #[cold]\n    #[inline(never)]\n    extern \"C\" fn world({params}) -> c_int {{\n        {}\n    }}\n    \
              world({args})",
             shim_body(f, Some(CallStyle::World)),
             params = rust_params(f),

@@ -158,6 +158,18 @@ impl RecvBuf {
         unsafe { RecvBuf::from_raw(self.ptr.as_ptr().add(offset), len) }
     }
 
+    /// The sub-range `[offset, offset+len)` when it lies inside the buffer (no clamping: the
+    /// one-sided direct path's range check).
+    #[inline]
+    pub fn range(&self, offset: usize, len: usize) -> Option<RecvBuf> {
+        (len <= self.len.checked_sub(offset)?).then(|| RecvBuf {
+            // SAFETY: `offset <= self.len`, so the pointer stays inside (or one past) the buffer
+            // and is not NULL; the sub-range is valid under the constructor's contract.
+            ptr: unsafe { self.ptr.add(offset) },
+            len,
+        })
+    }
+
     /// Reads the same memory as a send buffer (Sendrecv_replace, in-place collectives).
     pub fn as_send(&self) -> SendBuf {
         // SAFETY: the memory is valid for reads too, and the engine sequences its own accesses.
@@ -350,5 +362,16 @@ mod tests {
             Some(Ok(7))
         );
         assert_eq!(b.atomic_update(16, AtomicWidth::W8, |v| v), Some(21));
+    }
+
+    #[test]
+    fn range_is_exact_or_nothing() {
+        let b = words();
+        let r = b.range(8, 24).expect("the last 24 bytes");
+        assert_eq!((r.addr() - b.addr(), r.len()), (8, 24));
+        assert_eq!(b.range(32, 0).map(|r| r.len()), Some(0));
+        assert!(b.range(8, 25).is_none());
+        assert!(b.range(33, 0).is_none());
+        assert!(b.range(usize::MAX, 1).is_none());
     }
 }

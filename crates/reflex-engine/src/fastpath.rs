@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::packet::{self, Packet, FLAG_SYNC};
 use crate::request::Status;
 use reflex_base::buf::RecvBuf;
+use reflex_base::copy::copy_bytes;
 use reflex_base::transport::Transport;
 
 /// What happened to the direct receive.
@@ -59,7 +60,7 @@ impl<T: Transport> Engine<T> {
                             if env.flags & FLAG_SYNC == 0 {
                                 let dst = buf.as_mut_slice();
                                 let n = dst.len().min(payload.len());
-                                dst[..n].copy_from_slice(&payload[..n]);
+                                copy_bytes(&mut dst[..n], &payload[..n]);
                                 outcome = Outcome::Taken(recv_status(
                                     env.src as i32,
                                     env.tag,

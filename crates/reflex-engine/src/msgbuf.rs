@@ -14,6 +14,7 @@
 use crate::datatype::cursor::Resume;
 use crate::datatype::{typed, Datatype};
 use reflex_base::buf::{RecvBuf, SendBuf};
+use reflex_base::copy::copy_bytes;
 
 /// Bytes the engine copied, by kind (cumulative since the engine started).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -176,7 +177,7 @@ impl OutBuf {
 fn copy_from(src: &[u8], offset: usize, dst: &mut [u8]) -> usize {
     let n = dst.len().min(src.len().saturating_sub(offset));
     if n > 0 {
-        dst[..n].copy_from_slice(&src[offset..offset + n]);
+        copy_bytes(&mut dst[..n], &src[offset..offset + n]);
     }
     n
 }
@@ -251,7 +252,7 @@ impl InBuf {
 fn copy_into(dst: &mut [u8], offset: usize, src: &[u8]) -> usize {
     let n = src.len().min(dst.len().saturating_sub(offset));
     if n > 0 {
-        dst[offset..offset + n].copy_from_slice(&src[..n]);
+        copy_bytes(&mut dst[offset..offset + n], &src[..n]);
     }
     n
 }

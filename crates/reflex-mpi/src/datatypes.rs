@@ -138,12 +138,18 @@ const fn index_table(family: u32) -> [Option<u8>; 0x80] {
 }
 
 /// `(handle, size)` of the predefined types `0x4c0000NN` whose elements are one run of bytes
-/// (extent = size), by `NN`; `(0, 0)` elsewhere.
+/// (extent = size), by `NN`; elsewhere `(!NN, 0)`, a handle whose low bits are not `NN` and so
+/// matches nothing that looks there (no second test for empty slots).
 const DENSE: [(i32, u32); 0x80] = dense_table();
 
 const fn dense_table() -> [(i32, u32); 0x80] {
     let mut out = [(0, 0); 0x80];
     let mut i = 0;
+    while i < out.len() {
+        out[i] = (!(i as i32), 0);
+        i += 1;
+    }
+    i = 0;
     while i < BUILTIN.len() {
         let (h, _, b) = &BUILTIN[i];
         let short_int = matches!(
@@ -165,7 +171,7 @@ const fn dense_table() -> [(i32, u32); 0x80] {
 #[inline]
 pub fn dense_size(handle: i32) -> Option<usize> {
     let (h, size) = DENSE[(handle & 0x7f) as usize];
-    (h == handle && h != 0).then_some(size as usize)
+    (h == handle).then_some(size as usize)
 }
 
 fn entry(handle: i32) -> Option<&'static (i32, &'static str, Basic)> {
@@ -216,6 +222,15 @@ mod tests {
         assert_eq!(dense_size(0x4c01_0405), None);
         assert_eq!(dense_size(0), None);
         assert_eq!(dense_size(0x8c00_0001_u32 as i32), None); // MPI_DOUBLE_INT: a pair, not in the table
+                                                              // empty slots (there are some) match no handle, not even the bit pattern they hold
+        let empty = |(i, h): (usize, i32)| (h & 0x7f) as usize != i;
+        assert!(DENSE.iter().enumerate().any(|(i, e)| empty((i, e.0))));
+        for (i, &(h, _)) in DENSE.iter().enumerate() {
+            if empty((i, h)) {
+                assert_eq!(dense_size(h), None, "slot {i:#x}");
+                assert_eq!(dense_size(0x4c00_0000 | i as i32), None, "slot {i:#x}");
+            }
+        }
     }
 
     #[test]

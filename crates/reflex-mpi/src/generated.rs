@@ -748,7 +748,7 @@ pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: ff
     }
     #[cold]
     #[inline(never)]
-    fn world(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    extern "C" fn world(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
         crate::call::world("MPI_Irecv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
@@ -814,7 +814,7 @@ pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, datatype: 
     }
     #[cold]
     #[inline(never)]
-    fn world(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
+    extern "C" fn world(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
         crate::call::world("MPI_Isend", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
@@ -956,7 +956,7 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: ffi
     }
     #[cold]
     #[inline(never)]
-    fn world(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+    extern "C" fn world(buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, source: c_int, tag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
         crate::call::world("MPI_Recv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
@@ -1123,7 +1123,7 @@ pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, count: c_int, datatype: f
     }
     #[cold]
     #[inline(never)]
-    fn world(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
+    extern "C" fn world(buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm) -> c_int {
         crate::call::world("MPI_Send", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
@@ -2428,7 +2428,7 @@ pub unsafe extern "C" fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int
     }
     #[cold]
     #[inline(never)]
-    fn world(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    extern "C" fn world(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
         crate::call::world("MPI_Allgather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
@@ -2492,7 +2492,7 @@ pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_
     }
     #[cold]
     #[inline(never)]
-    fn world(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
+    extern "C" fn world(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
         crate::call::world("MPI_Allreduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
@@ -2528,7 +2528,7 @@ pub unsafe extern "C" fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int,
     }
     #[cold]
     #[inline(never)]
-    fn world(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
+    extern "C" fn world(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
         crate::call::world("MPI_Alltoall", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
@@ -2613,7 +2613,7 @@ pub unsafe extern "C" fn PMPI_Barrier(comm: ffi::MPI_Comm) -> c_int {
     }
     #[cold]
     #[inline(never)]
-    fn world(comm: ffi::MPI_Comm) -> c_int {
+    extern "C" fn world(comm: ffi::MPI_Comm) -> c_int {
         crate::call::world("MPI_Barrier", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::imp::barrier(w, comm)
@@ -2644,7 +2644,7 @@ pub unsafe extern "C" fn PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype:
     }
     #[cold]
     #[inline(never)]
-    fn world(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    extern "C" fn world(buffer: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
         crate::call::world("MPI_Bcast", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, true)? { crate::kinds::typed_buffer(buffer, count, datatype, "buffer")?; }
@@ -3310,7 +3310,7 @@ pub unsafe extern "C" fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_voi
     }
     #[cold]
     #[inline(never)]
-    fn world(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
+    extern "C" fn world(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
         crate::call::world("MPI_Reduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
@@ -5863,7 +5863,7 @@ pub unsafe extern "C" fn PMPI_Accumulate(origin_addr: *const c_void, origin_coun
     }
     #[cold]
     #[inline(never)]
-    fn world(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+    extern "C" fn world(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
         crate::call::world("MPI_Accumulate", Some(win), |w| {
             crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
             let origin_count = crate::kinds::count(origin_count, "origin_count")?;
@@ -5900,7 +5900,7 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(origin_addr: *const c_void, compa
     }
     #[cold]
     #[inline(never)]
-    fn world(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, win: ffi::MPI_Win) -> c_int {
+    extern "C" fn world(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, win: ffi::MPI_Win) -> c_int {
         crate::call::world("MPI_Compare_and_swap", Some(win), |w| {
             let datatype = crate::kinds::datatype(w, datatype)?;
             let win = crate::kinds::win(w, win)?;
@@ -5932,7 +5932,7 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(origin_addr: *const c_void, result_ad
     }
     #[cold]
     #[inline(never)]
-    fn world(origin_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+    extern "C" fn world(origin_addr: *const c_void, result_addr: *mut c_void, datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
         crate::call::world("MPI_Fetch_and_op", Some(win), |w| {
             let datatype = crate::kinds::datatype(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
@@ -5965,7 +5965,7 @@ pub unsafe extern "C" fn PMPI_Get(origin_addr: *mut c_void, origin_count: c_int,
     }
     #[cold]
     #[inline(never)]
-    fn world(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
+    extern "C" fn world(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
         crate::call::world("MPI_Get", Some(win), |w| {
             crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
             let origin_count = crate::kinds::count(origin_count, "origin_count")?;
@@ -6001,7 +6001,7 @@ pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_
     }
     #[cold]
     #[inline(never)]
-    fn world(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
+    extern "C" fn world(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
         crate::call::world("MPI_Get_accumulate", Some(win), |w| {
             crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
             let origin_count = crate::kinds::count(origin_count, "origin_count")?;
@@ -6041,7 +6041,7 @@ pub unsafe extern "C" fn PMPI_Put(origin_addr: *const c_void, origin_count: c_in
     }
     #[cold]
     #[inline(never)]
-    fn world(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
+    extern "C" fn world(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, win: ffi::MPI_Win) -> c_int {
         crate::call::world("MPI_Put", Some(win), |w| {
             crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
             let origin_count = crate::kinds::count(origin_count, "origin_count")?;
@@ -6436,7 +6436,7 @@ pub unsafe extern "C" fn PMPI_Win_flush(rank: c_int, win: ffi::MPI_Win) -> c_int
     }
     #[cold]
     #[inline(never)]
-    fn world(rank: c_int, win: ffi::MPI_Win) -> c_int {
+    extern "C" fn world(rank: c_int, win: ffi::MPI_Win) -> c_int {
         crate::call::world("MPI_Win_flush", Some(win), |w| {
             let win = crate::kinds::win(w, win)?;
             crate::imp::win_flush(w, rank, win)
@@ -6467,7 +6467,7 @@ pub unsafe extern "C" fn PMPI_Win_flush_all(win: ffi::MPI_Win) -> c_int {
     }
     #[cold]
     #[inline(never)]
-    fn world(win: ffi::MPI_Win) -> c_int {
+    extern "C" fn world(win: ffi::MPI_Win) -> c_int {
         crate::call::world("MPI_Win_flush_all", Some(win), |w| {
             let win = crate::kinds::win(w, win)?;
             crate::imp::win_flush_all(w, win)
@@ -6662,7 +6662,7 @@ pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_
     }
     #[cold]
     #[inline(never)]
-    fn world(lock_type: c_int, rank: c_int, assert: c_int, win: ffi::MPI_Win) -> c_int {
+    extern "C" fn world(lock_type: c_int, rank: c_int, assert: c_int, win: ffi::MPI_Win) -> c_int {
         crate::call::world("MPI_Win_lock", Some(win), |w| {
             let win = crate::kinds::win(w, win)?;
             crate::imp::win_lock(w, lock_type, rank, assert, win)
@@ -6693,7 +6693,7 @@ pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, win: ffi::MPI_Win) -> 
     }
     #[cold]
     #[inline(never)]
-    fn world(assert: c_int, win: ffi::MPI_Win) -> c_int {
+    extern "C" fn world(assert: c_int, win: ffi::MPI_Win) -> c_int {
         crate::call::world("MPI_Win_lock_all", Some(win), |w| {
             let win = crate::kinds::win(w, win)?;
             crate::imp::win_lock_all(w, assert, win)
@@ -6914,7 +6914,7 @@ pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: ffi::MPI_Win) -> c_in
     }
     #[cold]
     #[inline(never)]
-    fn world(rank: c_int, win: ffi::MPI_Win) -> c_int {
+    extern "C" fn world(rank: c_int, win: ffi::MPI_Win) -> c_int {
         crate::call::world("MPI_Win_unlock", Some(win), |w| {
             let win = crate::kinds::win(w, win)?;
             crate::imp::win_unlock(w, rank, win)
@@ -6945,7 +6945,7 @@ pub unsafe extern "C" fn PMPI_Win_unlock_all(win: ffi::MPI_Win) -> c_int {
     }
     #[cold]
     #[inline(never)]
-    fn world(win: ffi::MPI_Win) -> c_int {
+    extern "C" fn world(win: ffi::MPI_Win) -> c_int {
         crate::call::world("MPI_Win_unlock_all", Some(win), |w| {
             let win = crate::kinds::win(w, win)?;
             crate::imp::win_unlock_all(w, win)

@@ -9,6 +9,7 @@
 //! regular-stride fast path).
 
 use super::program::{Instr, Program};
+use reflex_base::copy::copy_bytes;
 
 #[derive(Debug, Clone, Copy)]
 struct Frame {
@@ -292,9 +293,15 @@ impl<const GATHER: bool> Mover<'_, GATHER> {
     fn one<const L: usize>(&mut self, index: usize, len: usize) {
         let n = if L == 0 { len } else { L };
         if GATHER {
-            self.to[self.at..self.at + n].copy_from_slice(&self.from[index..index + n]);
+            copy_bytes(
+                &mut self.to[self.at..self.at + n],
+                &self.from[index..index + n],
+            );
         } else {
-            self.to[index..index + n].copy_from_slice(&self.from[self.at..self.at + n]);
+            copy_bytes(
+                &mut self.to[index..index + n],
+                &self.from[self.at..self.at + n],
+            );
         }
         self.at += n;
     }

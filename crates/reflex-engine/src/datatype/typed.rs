@@ -10,6 +10,7 @@ use super::cursor::{Placement, Resume};
 use super::program::Program;
 use super::Datatype;
 use reflex_base::buf::{RecvBuf, SendBuf};
+use reflex_base::copy::copy_bytes;
 
 /// Where the application's address lies relative to the start of a buffer wrapping `count`
 /// elements of `dt` (wrapping arithmetic: it lies after the start when the span begins below it,
@@ -45,7 +46,7 @@ pub fn pack_resuming(
     if dt.is_dense() {
         let n = dst.len().min(bytes.len().saturating_sub(offset));
         if n > 0 {
-            dst[..n].copy_from_slice(&bytes[offset..offset + n]);
+            copy_bytes(&mut dst[..n], &bytes[offset..offset + n]);
         }
         return n;
     }
@@ -68,7 +69,7 @@ pub fn unpack_resuming(
     if dt.is_dense() {
         let n = src.len().min(bytes.len().saturating_sub(offset));
         if n > 0 {
-            bytes[offset..offset + n].copy_from_slice(&src[..n]);
+            copy_bytes(&mut bytes[offset..offset + n], &src[..n]);
         }
         return n;
     }

@@ -63,8 +63,19 @@ pub(crate) enum Memory {
     /// Every rank's memory, mapped here.
     Shared {
         seg: Arc<WinSegment>,
-        regions: Vec<RecvBuf>,
+        regions: Vec<Reach>,
     },
+}
+
+/// One rank's memory in a shared window as an origin reaches it: the bytes mapped here and the
+/// displacement unit, side by side so that the direct path finds both with one bounds check.
+/// Both are fixed when the window is created.
+#[derive(Debug)]
+pub(crate) struct Reach {
+    pub(crate) mem: RecvBuf,
+    /// The rank's displacement unit (`MPI_Aint` arithmetic; a unit past `isize::MAX` is
+    /// `isize::MAX`, which overflows every non-zero displacement and so reaches nothing).
+    pub(crate) unit: isize,
 }
 
 /// Lock type of a passive-target epoch.
@@ -321,7 +332,12 @@ impl<T: Transport> Engine<T> {
             return Ok(None);
         };
         let seg = Arc::new(seg);
-        let regions = (0..sizes.len()).map(|r| seg.region(r)).collect();
+        let regions = (0..sizes.len())
+            .map(|r| Reach {
+                mem: seg.region(r),
+                unit: isize::try_from(units[r]).unwrap_or(isize::MAX),
+            })
+            .collect();
         let me = self.comms.get(private)?.rank as usize;
         let base = seg.region_addr(me);
         let mem = Memory::Shared { seg, regions };

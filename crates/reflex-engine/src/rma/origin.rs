@@ -285,9 +285,10 @@ impl<T: Transport> Engine<T> {
     /// for a private window.
     fn shared_target(&self, id: WinId, p: &Placed) -> Result<Option<(RecvBuf, Arc<WinSegment>)>> {
         Ok(match &self.wins.get(id)?.mem {
-            Memory::Shared { regions, seg } => {
-                Some((regions[p.rank].slice(p.start as usize, p.span), seg.clone()))
-            }
+            Memory::Shared { regions, seg } => Some((
+                regions[p.rank].mem.slice(p.start as usize, p.span),
+                seg.clone(),
+            )),
             _ => None,
         })
     }
