@@ -11,6 +11,7 @@
 use crate::core::{pattern_matches, recv_status};
 use crate::engine::Engine;
 use crate::error::Result;
+use crate::msgbuf::copy_bytes;
 use crate::packet::{self, Packet, FLAG_SYNC};
 use crate::request::Status;
 use reflex_base::buf::RecvBuf;
@@ -59,7 +60,7 @@ impl<T: Transport> Engine<T> {
                             if env.flags & FLAG_SYNC == 0 {
                                 let dst = buf.as_mut_slice();
                                 let n = dst.len().min(payload.len());
-                                dst[..n].copy_from_slice(&payload[..n]);
+                                copy_bytes(&mut dst[..n], &payload[..n]);
                                 outcome = Outcome::Taken(recv_status(
                                     env.src as i32,
                                     env.tag,
