@@ -73,5 +73,22 @@ int main(int argc, char **argv)
         }
     for (int i = 4; i < N; i += 5, k++) /* then the blocking ones */
         CHECK(in[k] == 1000 * peer + i, "message %d: got %d, want %d", k, in[k], 1000 * peer + i);
+    /* 3. Empty messages from and into NULL buffers, blocking and not. */
+    MPI_Request e[2];
+    int count = -1;
+    CALL(MPI_Irecv(NULL, 0, MPI_INT, peer, 9, MPI_COMM_WORLD, &e[0]));
+    CALL(MPI_Isend(NULL, 0, MPI_INT, peer, 9, MPI_COMM_WORLD, &e[1]));
+    CALL(MPI_Waitall(2, e, MPI_STATUSES_IGNORE));
+    CALL(MPI_Sendrecv(NULL, 0, MPI_BYTE, peer, 10, NULL, 0, MPI_BYTE, peer, 10, MPI_COMM_WORLD, &st));
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    CHECK(count == 0 && st.MPI_SOURCE == peer && st.MPI_TAG == 10, "empty message: count %d from %d tag %d",
+          count, st.MPI_SOURCE, st.MPI_TAG);
+    if (mtest_rank < peer) {
+        CALL(MPI_Send(NULL, 0, MPI_INT, peer, 11, MPI_COMM_WORLD));
+        CALL(MPI_Recv(NULL, 0, MPI_INT, peer, 11, MPI_COMM_WORLD, &st));
+    } else if (mtest_rank > peer) {
+        CALL(MPI_Recv(NULL, 0, MPI_INT, peer, 11, MPI_COMM_WORLD, &st));
+        CALL(MPI_Send(NULL, 0, MPI_INT, peer, 11, MPI_COMM_WORLD));
+    }
     return MTest_Finalize();
 }
