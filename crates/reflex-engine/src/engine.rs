@@ -26,7 +26,7 @@ pub struct Tuning {
     pub stream_eager_limit: usize,
     /// Chunk size of a streamed rendezvous to a peer behind a byte stream.
     pub stream_chunk: usize,
-    /// Empty polls before yielding.
+    /// Empty polls before yielding (the first half back to back, the second with PAUSE).
     pub spin_polls: u32,
     /// Yields before sleeping on the doorbell.
     pub yield_polls: u32,
@@ -243,14 +243,20 @@ impl<T: Transport> Engine<T> {
                 continue;
             }
             idle = idle.saturating_add(1);
-            if idle <= self.tuning.spin_polls {
+            let spin = self.tuning.spin_polls;
+            if idle <= spin / 2 {
                 // Poll again at once: no `spin_loop` hint. On this project's 2-core KVM guest a
                 // PAUSE costs 60-90 ns even in short bursts between other work (measured
                 // 2026-11-26, `bench/README.md`), several poll rounds' worth, and a packet that
-                // lands meanwhile waits for it. The spin budget stays bounded by `spin_polls`.
+                // lands meanwhile waits for it.
                 continue;
             }
-            if idle <= self.tuning.spin_polls + self.tuning.yield_polls
+            if idle <= spin {
+                // The second half of the spin with PAUSE, so that a rank still spins about as
+                // long as before it yields (on a loaded machine a yield can hand the core away
+                // for a whole time slice).
+                std::hint::spin_loop();
+            } else if idle <= spin.saturating_add(self.tuning.yield_polls)
                 || self.core.outbox_len > 0
                 || self.core.coop.awaiting_peer()
             {
