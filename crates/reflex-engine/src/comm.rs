@@ -127,8 +127,20 @@ impl Comm {
     }
 
     /// World rank of peer `rank` (caller checked the range).
+    #[inline]
     pub fn world_of(&self, rank: usize) -> usize {
         self.peers().members[rank] as usize
+    }
+
+    /// World rank of peer `rank` when it names a process (`None` for `PROC_NULL`, a wildcard or
+    /// a rank out of range).
+    #[inline]
+    pub(crate) fn peer_world(&self, rank: i32) -> Option<usize> {
+        let members = &self.peers().members;
+        usize::try_from(rank)
+            .ok()
+            .and_then(|r| members.get(r))
+            .map(|&w| w as usize)
     }
 
     /// The context of collective traffic inside the local group.
@@ -141,6 +153,7 @@ impl Comm {
     }
 
     /// Checks a source rank: `0..size`, `PROC_NULL` or `ANY_SOURCE`.
+    #[inline]
     pub fn check_source(&self, rank: i32) -> Result<()> {
         if rank == crate::request::ANY_SOURCE {
             return Ok(());
@@ -149,6 +162,7 @@ impl Comm {
     }
 
     /// Checks a destination rank: `0..size` or `PROC_NULL`.
+    #[inline]
     pub fn check_rank(&self, rank: i32, what: &str) -> Result<()> {
         let n = self.peers().size();
         if rank == crate::request::PROC_NULL || (rank >= 0 && (rank as usize) < n) {
@@ -212,6 +226,13 @@ impl Comms {
         &mut self.boards[i]
     }
 
+    /// Communicator `id`, if it exists (the fast paths' lookup: no error is built).
+    #[inline]
+    pub(crate) fn find(&self, id: CommId) -> Option<&Comm> {
+        self.slots.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    #[inline]
     pub(crate) fn get(&self, id: CommId) -> Result<&Comm> {
         self.slots
             .get(id.0 as usize)

@@ -91,6 +91,21 @@ impl<T: Transport> Engine<T> {
 
     /// Hands back the status of complete request `id` and frees it (or deactivates a persistent one).
     pub fn retire(&mut self, id: RequestId) -> Result<Completion> {
+        let req = self
+            .core
+            .requests
+            .get_mut(id)
+            .ok_or_else(|| bad_request(id))?;
+        if req.persistent.is_none() && matches!(req.op, Op::Send(_) | Op::Recv(_) | Op::Null) {
+            // A plain request: its status is handed out as it is, and the request dropped.
+            let status = std::mem::replace(&mut req.status, Status::empty());
+            self.core.release(id);
+            return Ok(Completion {
+                status,
+                freed: true,
+                generalized: None,
+            });
+        }
         let req = self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
         let status = self.status_of(req);
         let freed = req.persistent.is_none();
@@ -131,8 +146,10 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Wait`, telling whether the handle was freed.
     pub fn wait_retire(&mut self, id: RequestId) -> Result<Completion> {
-        self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
-        self.wait_until(|e| e.finished(id))?;
+        let req = self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
+        if !self.done(req) {
+            self.wait_until(|e| e.finished(id))?;
+        }
         self.retire(id)
     }
 
@@ -395,6 +412,42 @@ mod tests {
                 "parts released"
             );
             assert!(into.as_slice().iter().all(|&b| b == peer as u8 + 1));
+        });
+    }
+
+    #[test]
+    fn sends_complete_at_start_share_one_request_that_is_never_released() {
+        run_ranks(2, 4, 4096, small_tuning(), |e| {
+            let me = e.world_rank() as i32;
+            let peer = 1 - me;
+            let send = |e: &mut Engine<MemTransport>, v: u8| {
+                let out = SendBuf::from_slice(leak(vec![v; 8]));
+                e.isend_bytes_eager(out, peer, 5, COMM_WORLD)
+                    .expect("an 8-byte send goes out at once")
+            };
+            let (a, b, c) = (send(e, 1), send(e, 2), send(e, 3));
+            assert_eq!([a, b, c], [RequestId::SENT; 3]);
+            assert_eq!(e.request_free(a).unwrap(), None);
+            e.cancel(b).unwrap();
+            let done = e.wait_retire(b).unwrap();
+            assert!(done.freed && done.status == Status::empty() && !done.status.cancelled);
+            let again = e.test(c).unwrap().expect("complete");
+            assert_eq!(
+                again.status,
+                Status::empty(),
+                "the shared status stays empty"
+            );
+            for v in 1..=3 {
+                let into = RecvBuf::from_slice(leak(vec![0; 8]));
+                let r = e.irecv(into, 8, byte(), peer, 5, COMM_WORLD).unwrap();
+                assert_ne!(
+                    r,
+                    RequestId::SENT,
+                    "a new request never takes the shared slot"
+                );
+                assert_eq!(e.wait(r).unwrap().bytes, 8);
+                assert!(into.as_slice().iter().all(|&x| x == v), "in order");
+            }
         });
     }
 

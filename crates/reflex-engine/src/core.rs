@@ -145,6 +145,7 @@ impl Core {
     }
 
     /// Handles one packet from world rank `src_world`.
+    #[inline]
     pub(crate) fn on_packet(&mut self, src_world: usize, bytes: &[u8]) {
         match packet::decode(bytes) {
             Ok(Packet::Eager { env, payload }) => {
@@ -204,7 +205,13 @@ impl Core {
             });
             return;
         };
-        let posted = self.posted.remove(pos).expect("position is in range");
+        // Usually the oldest receive matches (messages come in the order they are awaited).
+        let posted = if pos == 0 {
+            self.posted.pop_front()
+        } else {
+            self.posted.remove(pos)
+        };
+        let posted = posted.expect("position is in range");
         self.deliver(posted.id, src_world, env, body);
     }
 

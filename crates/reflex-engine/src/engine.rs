@@ -26,7 +26,7 @@ pub struct Tuning {
     pub stream_eager_limit: usize,
     /// Chunk size of a streamed rendezvous to a peer behind a byte stream.
     pub stream_chunk: usize,
-    /// Empty polls before yielding.
+    /// Empty polls before yielding (the first half back to back, the second with PAUSE).
     pub spin_polls: u32,
     /// Yields before sleeping on the doorbell.
     pub yield_polls: u32,
@@ -246,9 +246,20 @@ impl<T: Transport> Engine<T> {
                 continue;
             }
             idle = idle.saturating_add(1);
-            if idle <= self.tuning.spin_polls {
+            let spin = self.tuning.spin_polls;
+            if idle <= spin / 2 {
+                // Poll again at once: no `spin_loop` hint. On this project's 2-core KVM guest a
+                // PAUSE costs 60-90 ns even in short bursts between other work (measured
+                // 2026-11-26, `bench/README.md`), several poll rounds' worth, and a packet that
+                // lands meanwhile waits for it.
+                continue;
+            }
+            if idle <= spin {
+                // The second half of the spin with PAUSE, so that a rank still spins about as
+                // long as before it yields (on a loaded machine a yield can hand the core away
+                // for a whole time slice).
                 std::hint::spin_loop();
-            } else if idle <= self.tuning.spin_polls + self.tuning.yield_polls
+            } else if idle <= spin.saturating_add(self.tuning.yield_polls)
                 || self.core.outbox_len > 0
                 || self.core.coop.awaiting_peer()
             {
@@ -486,9 +497,8 @@ fn emit_chunks<T: Transport>(
     Ok(Some(id))
 }
 
-/// Sends an eager packet (header and the whole message) to transport index `index`: gathered
-/// from the user's buffer when `gather` holds and the buffer is contiguous (no copy here), else
-/// packed into the transport.
+/// Sends an eager packet (header and the whole message) to transport index `index`: a contiguous
+/// buffer as [`send_dense_eager`], else packed into the transport.
 pub(crate) fn try_send_eager<T: Transport>(
     fabric: &mut T,
     index: usize,
@@ -497,13 +507,40 @@ pub(crate) fn try_send_eager<T: Transport>(
     buf: &mut OutBuf,
     stats: &mut crate::msgbuf::CopyStats,
 ) -> std::result::Result<(), WouldBlock> {
-    if let Some(body) = buf.contiguous().filter(|_| gather) {
-        let mut head = [0u8; packet::EAGER_HEADER];
-        packet::encode_eager_header(&mut head, env);
-        return fabric.try_send_parts(index, &head, body);
+    if let Some(body) = buf.contiguous() {
+        send_dense_eager(fabric, index, gather, env, body)?;
+        if !gather {
+            let n = body.len() as u64;
+            match buf {
+                OutBuf::Owned(_) => stats.staged += n,
+                _ => stats.packed += n,
+            }
+        }
+        return Ok(());
     }
     fabric.try_send(index, packet::EAGER_HEADER + buf.len(), |b| {
         packet::encode_eager_header(b, env);
         buf.pack(0, &mut b[packet::EAGER_HEADER..], stats);
+    })
+}
+
+/// Sends the eager packet of the contiguous message `body`: handed to the transport by reference
+/// when `gather` holds (no copy here), else copied into the transport after its header.
+#[inline]
+pub(crate) fn send_dense_eager<T: Transport>(
+    fabric: &mut T,
+    index: usize,
+    gather: bool,
+    env: &Envelope,
+    body: &[u8],
+) -> std::result::Result<(), WouldBlock> {
+    let head = packet::eager_header(env);
+    if gather {
+        return fabric.try_send_parts(index, &head, body);
+    }
+    fabric.try_send(index, packet::EAGER_HEADER + body.len(), |b| {
+        let (h, payload) = b.split_at_mut(packet::EAGER_HEADER);
+        h.copy_from_slice(&head);
+        crate::msgbuf::copy_bytes(payload, body);
     })
 }

@@ -7,7 +7,7 @@
 use crate::comm::CommId;
 use crate::core::{Out, Unexpected};
 use crate::datatype::Datatype;
-use crate::engine::{try_send_eager, Engine};
+use crate::engine::{send_dense_eager, try_send_eager, Engine};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::msgbuf::Typed;
 use crate::packet::{self, Envelope};
@@ -112,7 +112,7 @@ impl<T: Transport> Engine<T> {
         if dt.is_dense() {
             return Ok(OutBuf::User(buf.slice(0, len)));
         }
-        let mut typed = OutBuf::Typed(Typed::new(buf, dt, count));
+        let mut typed = OutBuf::Typed(Box::new(Typed::new(buf, dt, count)));
         if self.tuning.direct_send {
             return Ok(typed);
         }
@@ -129,7 +129,7 @@ impl<T: Transport> Engine<T> {
             return Ok(InBuf::User(buf.slice(0, len)));
         }
         check_no_overlap(count, dt)?;
-        let to = Typed::new(buf, dt, count);
+        let to = Box::new(Typed::new(buf, dt, count));
         if self.tuning.direct_recv {
             return Ok(InBuf::Typed(to));
         }
@@ -154,7 +154,7 @@ impl<T: Transport> Engine<T> {
         let mut out = self.out_buf(buf, count, &dt)?;
         // An eager message that goes out at once is complete at once: no send state to keep.
         if matches!(mode, SendMode::Standard | SendMode::Ready)
-            && self.try_send_eager_now(&mut out, dest, tag, comm)?
+            && self.try_send_eager_now(&mut out, dest, tag, comm)
         {
             return Ok(self
                 .core
@@ -175,7 +175,7 @@ impl<T: Transport> Engine<T> {
         comm: CommId,
     ) -> Result<RequestId> {
         let mut out = self.out_buf(buf, count, &dt)?;
-        if self.try_send_eager_now(&mut out, dest, tag, comm)? {
+        if self.try_send_eager_now(&mut out, dest, tag, comm) {
             return Ok(self
                 .core
                 .requests
@@ -279,7 +279,7 @@ impl<T: Transport> Engine<T> {
     ) -> Result<()> {
         let mut out = self.out_buf(buf, count, &dt)?;
         if matches!(mode, SendMode::Standard | SendMode::Ready)
-            && self.try_send_eager_now(&mut out, dest, tag, comm)?
+            && self.try_send_eager_now(&mut out, dest, tag, comm)
         {
             return Ok(());
         }
@@ -293,12 +293,22 @@ impl<T: Transport> Engine<T> {
     /// peer's eager limit, work queued for the peer, a full ring, a self-send.
     #[inline]
     pub fn send_bytes_eager(&mut self, buf: SendBuf, dest: i32, tag: i32, comm: CommId) -> bool {
-        let mut out = OutBuf::User(buf);
-        matches!(self.try_send_eager_now(&mut out, dest, tag, comm), Ok(true))
+        let body = buf.as_slice();
+        let Some((index, gather, env)) = self.eager_route(body.len(), dest, tag, comm) else {
+            return false;
+        };
+        if send_dense_eager(&mut self.fabric, index, gather, &env, body).is_err() {
+            return false;
+        }
+        if !gather {
+            self.core.stats.packed += body.len() as u64;
+        }
+        true
     }
 
     /// `MPI_Isend` of a dense buffer whose eager packet goes out at once: the request is complete
-    /// from the start. `None` when the general path must run (as [`Engine::send_bytes_eager`]).
+    /// from the start, and is the shared [`RequestId::SENT`] (no request of its own is made).
+    /// `None` when the general path must run (as [`Engine::send_bytes_eager`]).
     #[inline]
     pub fn isend_bytes_eager(
         &mut self,
@@ -307,11 +317,8 @@ impl<T: Transport> Engine<T> {
         tag: i32,
         comm: CommId,
     ) -> Option<RequestId> {
-        self.send_bytes_eager(buf, dest, tag, comm).then(|| {
-            self.core
-                .requests
-                .insert(Request::completed(Status::empty()))
-        })
+        self.send_bytes_eager(buf, dest, tag, comm)
+            .then_some(RequestId::SENT)
     }
 
     /// `MPI_Irecv` into a dense buffer. `None`, nothing done, for an unknown communicator or an
@@ -328,30 +335,29 @@ impl<T: Transport> Engine<T> {
             .ok()
     }
 
-    /// The hot path of `MPI_Send`: a message that fits one eager packet, to a peer with nothing
-    /// queued ahead of it, goes straight into the transport with no request. Returns false when
-    /// the general path must be taken (large message, queued work, full ring, self-send).
+    /// Where an eager packet of `len` bytes to `dest` of `comm` may go at once, with no request:
+    /// the transport index, whether the transport gathers, and the envelope. `None` when the
+    /// general path must decide (an unknown communicator, `PROC_NULL` or a rank out of range, a
+    /// message above the peer's eager limit, work queued for the peer, a self-send).
     #[inline]
-    fn try_send_eager_now(
-        &mut self,
-        buf: &mut OutBuf,
+    fn eager_route(
+        &self,
+        len: usize,
         dest: i32,
         tag: i32,
         comm: CommId,
-    ) -> Result<bool> {
-        let len = buf.len();
-        if len > self.paths.eager_max || dest == PROC_NULL {
-            return Ok(false);
+    ) -> Option<(usize, bool, Envelope)> {
+        if len > self.paths.eager_max {
+            return None;
         }
-        let c = self.comms.get(comm)?;
-        c.check_rank(dest, "destination")?;
-        let dest_world = c.world_of(dest as usize);
+        let c = self.comms.find(comm)?;
+        let dest_world = c.peer_world(dest)?;
         let limits = self.paths.of(dest_world);
         if dest_world == self.core.me
             || len > limits.eager
             || !self.core.outbox[dest_world].is_empty()
         {
-            return Ok(false);
+            return None;
         }
         let env = Envelope {
             ctx: c.ctx,
@@ -361,10 +367,20 @@ impl<T: Transport> Engine<T> {
             sreq: 0,
             flags: 0,
         };
-        let index = self.route[dest_world];
+        Some((self.route[dest_world], limits.gather, env))
+    }
+
+    /// The hot path of `MPI_Send`: a message that fits one eager packet, to a peer with nothing
+    /// queued ahead of it, goes straight into the transport with no request. Returns false when
+    /// the general path must be taken (large message, queued work, full ring, self-send; the
+    /// general path reports a bad rank or communicator).
+    #[inline]
+    fn try_send_eager_now(&mut self, buf: &mut OutBuf, dest: i32, tag: i32, comm: CommId) -> bool {
+        let Some((index, gather, env)) = self.eager_route(buf.len(), dest, tag, comm) else {
+            return false;
+        };
         let stats = &mut self.core.stats;
-        let sent = try_send_eager(&mut self.fabric, index, limits.gather, &env, buf, stats);
-        Ok(sent.is_ok())
+        try_send_eager(&mut self.fabric, index, gather, &env, buf, stats).is_ok()
     }
 
     /// Starts a receive of up to `count` elements of `dt` into `buf` (`MPI_Irecv`).
@@ -618,7 +634,7 @@ impl<T: Transport> Engine<T> {
 
     pub(crate) fn insert_persistent(&mut self, template: Persistent) -> RequestId {
         let mut req = Request::completed(Status::empty());
-        req.persistent = Some(template);
+        req.persistent = Some(Box::new(template));
         req.active = false;
         self.core.requests.insert(req)
     }
@@ -626,7 +642,7 @@ impl<T: Transport> Engine<T> {
     /// `MPI_Start`: activates a persistent request.
     pub fn start(&mut self, id: RequestId) -> Result<()> {
         let req = self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
-        let Some(template) = req.persistent.clone() else {
+        let Some(template) = req.persistent.as_deref().cloned() else {
             return Err(MpiError::new(
                 ErrorClass::Request,
                 "MPI_Start needs a persistent request",
@@ -688,6 +704,9 @@ impl<T: Transport> Engine<T> {
     /// Returns the callbacks of a complete generalized request, released now: its `free_fn` is
     /// due (else `MPI_Grequest_complete` hands them back later).
     pub fn request_free(&mut self, id: RequestId) -> Result<Option<Hooks>> {
+        if id == RequestId::SENT {
+            return Ok(None); // complete, and shared: nothing to release
+        }
         let req = self
             .core
             .requests

@@ -125,6 +125,8 @@ pub enum Packet<'a> {
     },
 }
 
+#[cold]
+#[inline(never)]
 fn malformed(what: &str, len: usize) -> MpiError {
     MpiError::new(
         ErrorClass::Intern,
@@ -132,28 +134,33 @@ fn malformed(what: &str, len: usize) -> MpiError {
     )
 }
 
+#[inline(always)]
 fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("four bytes"))
 }
 
+#[inline(always)]
 fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(w)
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("eight bytes"))
 }
 
+/// The envelope of a match header (the caller checked that `b` holds one): one bounds check,
+/// then loads at fixed offsets.
+#[inline(always)]
 fn envelope_at(b: &[u8]) -> Envelope {
+    let h: &[u8; EAGER_HEADER] = b[..EAGER_HEADER].try_into().expect("a match header");
     Envelope {
-        flags: b[1],
-        ctx: u32_at(b, 4),
-        src: u32_at(b, 8),
-        tag: u32_at(b, 12) as i32,
-        len: u64_at(b, 16),
-        sreq: u32_at(b, 24),
+        flags: h[1],
+        ctx: u32_at(h, 4),
+        src: u32_at(h, 8),
+        tag: u32_at(h, 12) as i32,
+        len: u64_at(h, 16),
+        sreq: u32_at(h, 24),
     }
 }
 
 /// Decodes one packet, checking every length.
+#[inline]
 pub fn decode(b: &[u8]) -> Result<Packet<'_>> {
     let Some(&kind) = b.first() else {
         return Err(malformed("empty", 0));
@@ -222,20 +229,36 @@ pub fn decode(b: &[u8]) -> Result<Packet<'_>> {
     }
 }
 
+/// The 32-byte match header of `kind` (see the module doc), built in registers.
+#[inline]
+fn envelope_bytes(kind: u8, env: &Envelope, pid: u32) -> [u8; EAGER_HEADER] {
+    let words = [
+        u64::from(kind) | u64::from(env.flags) << 8 | u64::from(env.ctx) << 32,
+        u64::from(env.src) | u64::from(env.tag as u32) << 32,
+        env.len,
+        u64::from(env.sreq) | u64::from(pid) << 32,
+    ];
+    let mut b = [0u8; EAGER_HEADER];
+    b[..8].copy_from_slice(&words[0].to_le_bytes());
+    b[8..16].copy_from_slice(&words[1].to_le_bytes());
+    b[16..24].copy_from_slice(&words[2].to_le_bytes());
+    b[24..].copy_from_slice(&words[3].to_le_bytes());
+    b
+}
+
+#[inline]
 fn put_envelope(b: &mut [u8], kind: u8, env: &Envelope, pid: u32) {
-    b[0] = kind;
-    b[1] = env.flags;
-    b[2] = 0;
-    b[3] = 0;
-    b[4..8].copy_from_slice(&env.ctx.to_le_bytes());
-    b[8..12].copy_from_slice(&env.src.to_le_bytes());
-    b[12..16].copy_from_slice(&env.tag.to_le_bytes());
-    b[16..24].copy_from_slice(&env.len.to_le_bytes());
-    b[24..28].copy_from_slice(&env.sreq.to_le_bytes());
-    b[28..32].copy_from_slice(&pid.to_le_bytes());
+    b[..EAGER_HEADER].copy_from_slice(&envelope_bytes(kind, env, pid));
+}
+
+/// The header of an eager packet; the payload follows it.
+#[inline]
+pub fn eager_header(env: &Envelope) -> [u8; EAGER_HEADER] {
+    envelope_bytes(KIND_EAGER, env, 0)
 }
 
 /// Writes an eager header into `b[..EAGER_HEADER]`; the caller writes the payload after it.
+#[inline]
 pub fn encode_eager_header(b: &mut [u8], env: &Envelope) {
     put_envelope(b, KIND_EAGER, env, 0);
 }

@@ -17,6 +17,14 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RequestId(pub u32);
 
+impl RequestId {
+    /// The one request that stands for every send complete from its start (an eager `MPI_Isend`
+    /// that went out at once): complete, empty status, never released. Like MPICH's lightweight
+    /// requests, it spares such a send a request of its own; waiting for it, testing, freeing or
+    /// cancelling it behave as for a completed send of its own.
+    pub const SENT: RequestId = RequestId(0);
+}
+
 /// `MPI_ANY_SOURCE` as the engine stores it in a receive pattern.
 pub const ANY_SOURCE: i32 = -2;
 /// `MPI_ANY_TAG` as the engine stores it in a receive pattern.
@@ -201,7 +209,8 @@ pub(crate) struct Request {
     pub(crate) op: Op,
     pub(crate) complete: bool,
     pub(crate) status: Status,
-    pub(crate) persistent: Option<Persistent>,
+    /// Boxed: rare, and a small request is cheaper to create and drop.
+    pub(crate) persistent: Option<Box<Persistent>>,
     /// The application freed the handle; release the slot once the operation completes.
     pub(crate) detached: bool,
     /// A persistent request was started and not yet completed by a wait/test.
@@ -232,11 +241,20 @@ impl Request {
     }
 }
 
-/// The slab of requests.
-#[derive(Debug, Default)]
+/// The slab of requests. Slot 0 holds [`RequestId::SENT`] for good.
+#[derive(Debug)]
 pub(crate) struct Requests {
     slots: Vec<Option<Request>>,
     free: Vec<u32>,
+}
+
+impl Default for Requests {
+    fn default() -> Self {
+        Self {
+            slots: vec![Some(Request::completed(Status::empty()))],
+            free: Vec::new(),
+        }
+    }
 }
 
 impl Requests {
@@ -290,6 +308,9 @@ impl Requests {
 
     /// Drops request `id` where it lies (no move out of the slab) and frees its slot.
     pub(crate) fn discard(&mut self, id: RequestId) {
+        if id == RequestId::SENT {
+            return;
+        }
         if let Some(slot @ Some(_)) = self.slots.get_mut(id.0 as usize) {
             *slot = None;
             self.free.push(id.0);
@@ -297,6 +318,9 @@ impl Requests {
     }
 
     pub(crate) fn remove(&mut self, id: RequestId) -> Option<Request> {
+        if id == RequestId::SENT {
+            return None;
+        }
         let req = self.slots.get_mut(id.0 as usize)?.take()?;
         self.free.push(id.0);
         Some(req)

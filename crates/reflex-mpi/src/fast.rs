@@ -56,7 +56,9 @@ fn dense_args(
     tag_ok: bool,
     comm: MPI_Comm,
 ) -> Option<(usize, CommId)> {
-    if null_buf || !tag_ok {
+    // A NULL buffer is fine for zero elements (common for empty messages); with more, the
+    // ordinary path reports it.
+    if (null_buf && count != 0) || !tag_ok {
         return None;
     }
     Some((dense_len(count, dt)?, handles::comm_id(comm)?))

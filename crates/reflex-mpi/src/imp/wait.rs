@@ -271,6 +271,10 @@ pub fn waitall(
         // SAFETY: MPI requires `array` to hold `count` requests.
         let slot = unsafe { array.add(i) };
         let st = match read_request(slot)? {
+            Some(RequestId::SENT) => {
+                write(slot, handles::REQUEST_NULL); // a send complete from its start
+                Status::empty()
+            }
             Some(id) => {
                 let mut c = w.world.engine.wait_retire(id)?;
                 c.settle();
