@@ -541,6 +541,6 @@ pub(crate) fn send_dense_eager<T: Transport>(
     fabric.try_send(index, packet::EAGER_HEADER + body.len(), |b| {
         let (h, payload) = b.split_at_mut(packet::EAGER_HEADER);
         h.copy_from_slice(&head);
-        crate::msgbuf::copy_bytes(payload, body);
+        reflex_base::copy::copy_bytes(payload, body);
     })
 }

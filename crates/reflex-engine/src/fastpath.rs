@@ -11,7 +11,6 @@
 use crate::core::{pattern_matches, recv_status};
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::msgbuf::copy_bytes;
 use crate::packet::{self, Packet, FLAG_SYNC};
 use crate::request::Status;
 use reflex_base::buf::RecvBuf;

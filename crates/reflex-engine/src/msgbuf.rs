@@ -184,36 +184,6 @@ fn copy_from(src: &[u8], offset: usize, dst: &mut [u8]) -> usize {
     n
 }
 
-/// `dst.copy_from_slice(src)` (equal lengths), with messages of up to 16 bytes copied by at most
-/// two fixed-size moves each way instead of a call to `memcpy`: a small message's copy is a
-/// tenth of its instructions otherwise (callgrind, `bench/msgloop.c`).
-#[inline]
-pub(crate) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
-    let n = src.len();
-    if n > 16 || dst.len() != n {
-        dst.copy_from_slice(src);
-    } else if n >= 8 {
-        copy_ends::<8>(dst, src);
-    } else if n >= 4 {
-        copy_ends::<4>(dst, src);
-    } else {
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d = *s;
-        }
-    }
-}
-
-/// Copies `src` (`W..=2W` bytes) into `dst` of the same length as its first and last `W` bytes
-/// (the two moves overlap when the length is below `2W`).
-#[inline(always)]
-fn copy_ends<const W: usize>(dst: &mut [u8], src: &[u8]) {
-    let n = src.len();
-    let head: [u8; W] = src[..W].try_into().expect("n >= W");
-    let tail: [u8; W] = src[n - W..].try_into().expect("n >= W");
-    dst[..W].copy_from_slice(&head);
-    dst[n - W..].copy_from_slice(&tail);
-}
-
 /// Bytes a receive writes.
 #[derive(Debug)]
 pub(crate) enum InBuf {
