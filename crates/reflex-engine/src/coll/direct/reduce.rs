@@ -26,10 +26,7 @@ impl<T: Transport> Engine<T> {
         let (root, send, basic, count) = (args.root, args.send, args.basic, args.count);
         let mut out = args.out.map(Staged::new).transpose()?;
         let input = send.as_ref().map(Lent::new).transpose()?;
-        let len = input.as_ref().map_or_else(
-            || out.as_ref().map_or(0, |o| o.bytes().len()),
-            |i| i.bytes().len(),
-        );
+        let len = operand(input.as_ref(), out.as_ref()).len();
         let operands = Operands {
             len,
             to_root: root.is_some(),
@@ -45,12 +42,6 @@ impl<T: Transport> Engine<T> {
     }
 }
 
-/// This rank's operand of a reduction: `input`, or the receive buffer in place.
-#[derive(Clone, Copy)]
-struct Own<'a> {
-    input: Option<&'a Lent>,
-}
-
 impl<T: Transport> Engine<T> {
     /// Reduces every rank's operand (`input`, or `out` in place; `o.len` bytes) into `out`
     /// (the root's, or every rank's when `root` is `None`), one piece per rank; then the
@@ -63,10 +54,9 @@ impl<T: Transport> Engine<T> {
         mut out: Option<&mut Staged>,
         root: Option<usize>,
     ) -> Result<()> {
-        let own = Own { input };
         let mine = Exposed {
             pid: std::process::id(),
-            src: own.addr(out.as_deref()),
+            src: addr(operand(input, out.as_deref())),
             dst: out.as_deref().map_or(0, |b| addr(b.bytes())),
             len: o.len,
         };
@@ -80,7 +70,7 @@ impl<T: Transport> Engine<T> {
         };
         let mut outcome = match peers.iter().position(|p| p.len != o.len) {
             Some(r) => Err(mismatch(r, peers[r].len, o.len)),
-            None => reduce_piece(run, o, own, out.as_deref_mut(), &piece),
+            None => reduce_piece(run, o, input, out.as_deref_mut(), &piece),
         };
         if let (None, Some(out)) = (root, out) {
             run.board.post(run.me, run.epoch());
@@ -112,17 +102,12 @@ impl<T: Transport> Engine<T> {
     }
 }
 
-impl Own<'_> {
-    fn bytes<'b>(&'b self, out: Option<&'b Staged>) -> &'b [u8] {
-        match (self.input, out) {
-            (Some(i), _) => i.bytes(),
-            (None, Some(o)) => o.bytes(),
-            (None, None) => &[],
-        }
-    }
-
-    fn addr(&self, out: Option<&Staged>) -> usize {
-        addr(self.bytes(out))
+/// This rank's operand of a reduction: `input`, or the receive buffer `out` in place.
+fn operand<'a>(input: Option<&'a Lent>, out: Option<&'a Staged>) -> &'a [u8] {
+    match (input, out) {
+        (Some(i), _) => i.bytes(),
+        (None, Some(o)) => o.bytes(),
+        (None, None) => &[],
     }
 }
 
@@ -140,7 +125,7 @@ struct Piece<'a> {
 fn reduce_piece(
     run: &mut BoardRun,
     o: &Operands<'_>,
-    own: Own<'_>,
+    input: Option<&Lent>,
     mut out: Option<&mut Staged>,
     piece: &Piece<'_>,
 ) -> Result<()> {
@@ -158,7 +143,7 @@ fn reduce_piece(
         outcome = match (keeps_result, out.as_deref_mut()) {
             (true, Some(out)) => {
                 // In place, this rank's operand is where the result goes: kept aside first.
-                let mine = match own.input {
+                let mine = match input {
                     Some(input) => &input.bytes()[from..from + m],
                     None => {
                         keep.copy_from_slice(&out.bytes()[from..from + m]);
@@ -169,7 +154,7 @@ fn reduce_piece(
                 combine_chunk(run.me, o, mine, piece.peers, from, acc, x)
             }
             _ => {
-                let mine = &own.bytes(None)[from..from + m];
+                let mine = &operand(input, None)[from..from + m];
                 let root = piece.root.map_or(&piece.peers[0], |r| &piece.peers[r]);
                 combine_chunk(run.me, o, mine, piece.peers, from, acc, x)
                     .and_then(|()| root.deliver(root.dst + from, acc))
