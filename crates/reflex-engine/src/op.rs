@@ -41,10 +41,12 @@ fn unsupported(op: ReduceOp, b: &Basic) -> MpiError {
 macro_rules! fold {
     ($t:ty, $inout:expr, $input:expr, |$a:ident, $b:ident| $e:expr) => {{
         const N: usize = std::mem::size_of::<$t>();
-        for (io, i) in $inout.chunks_exact_mut(N).zip($input.chunks_exact(N)) {
-            let $a = <$t>::from_ne_bytes(i.try_into().expect("chunk of N bytes"));
-            let $b = <$t>::from_ne_bytes((&*io).try_into().expect("chunk of N bytes"));
-            io.copy_from_slice(&($e).to_ne_bytes());
+        let (inout, _) = $inout.as_chunks_mut::<N>();
+        let (input, _) = $input.as_chunks::<N>();
+        for (io, i) in inout.iter_mut().zip(input) {
+            let $a = <$t>::from_ne_bytes(*i);
+            let $b = <$t>::from_ne_bytes(*io);
+            *io = ($e).to_ne_bytes();
         }
     }};
 }

@@ -80,6 +80,7 @@ fn size_for(nranks: usize) -> usize {
 }
 
 /// `a` is at or after `b` on the wrapping epoch line.
+#[inline]
 pub fn reached(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) >= 0
 }
@@ -145,11 +146,13 @@ impl Board {
     }
 
     /// Ranks of the board.
+    #[inline]
     pub fn nranks(&self) -> usize {
         self.nranks
     }
 
     /// Slots per rank: a rank may run this many collectives ahead of the slowest reader.
+    #[inline]
     pub fn slots(&self) -> usize {
         self.slots
     }
@@ -168,16 +171,19 @@ impl Board {
         unsafe { &*at.cast::<AtomicU32>() }
     }
 
+    #[inline]
     fn posted_word(&self, rank: usize) -> &AtomicU32 {
         assert!(rank < self.nranks, "rank {rank} is not on this board");
         self.word(1 + rank)
     }
 
+    #[inline]
     fn consumed_word(&self, rank: usize) -> &AtomicU32 {
         assert!(rank < self.nranks, "rank {rank} is not on this board");
         self.word(1 + self.nranks + rank)
     }
 
+    #[inline]
     fn slot(&self, rank: usize, epoch: u32) -> *mut u8 {
         assert!(rank < self.nranks, "rank {rank} is not on this board");
         let index = rank * self.slots + epoch as usize % self.slots;
@@ -187,6 +193,7 @@ impl Board {
     }
 
     /// The epoch (0) and length (1) words of `rank`'s slot of `epoch`.
+    #[inline]
     fn slot_words(&self, rank: usize, epoch: u32) -> &[AtomicU32; 2] {
         // SAFETY: the slot starts line-aligned inside the mapping with its 8-byte header, whose
         // two words are only accessed atomically; the mapping lives as long as `self`.
@@ -195,6 +202,7 @@ impl Board {
 
     /// Lets `f` write the first `len` data bytes of `rank`'s slot of `epoch` in place (the
     /// caller is `rank`, and every other rank has consumed `epoch - slots`).
+    #[inline]
     pub fn fill<R>(
         &self,
         rank: usize,
@@ -212,6 +220,7 @@ impl Board {
     }
 
     /// Publishes `rank`'s slot of `epoch`, whose first `len` data bytes are written.
+    #[inline]
     pub fn publish(&self, rank: usize, epoch: u32, len: usize) {
         assert!(len <= SLOT_DATA, "board slot overflow");
         let words = self.slot_words(rank, epoch);
@@ -220,6 +229,7 @@ impl Board {
     }
 
     /// Whether `rank` has published its slot of `epoch`.
+    #[inline]
     pub fn has_published(&self, rank: usize, epoch: u32) -> bool {
         reached(
             self.slot_words(rank, epoch)[0].load(Ordering::Acquire),
@@ -228,12 +238,14 @@ impl Board {
     }
 
     /// The length `rank` published for `epoch` (after [`Board::has_published`]).
+    #[inline]
     pub fn published_len(&self, rank: usize, epoch: u32) -> usize {
         self.slot_words(rank, epoch)[1].load(Ordering::Relaxed) as usize
     }
 
     /// Lets `f` read the first `len` data bytes of `rank`'s slot of `epoch` in place (after
     /// seeing it published).
+    #[inline]
     pub fn inspect<R>(&self, rank: usize, epoch: u32, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
         assert!(len <= SLOT_DATA, "board slot overflow");
         // SAFETY: in bounds (asserted); the owner does not write the slot again before this rank
@@ -247,6 +259,7 @@ impl Board {
     /// Starts loading the first line of `rank`'s slot of `epoch` into this core's cache, so that
     /// a reader that will wait for that slot next finds it on its way (a hint: no effect on
     /// what any load returns).
+    #[inline]
     pub fn prefetch(&self, rank: usize, epoch: u32) {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch is a hint that never faults and changes no architectural state;
@@ -260,16 +273,19 @@ impl Board {
     }
 
     /// Posts barrier `epoch` of `rank`.
+    #[inline]
     pub fn post(&self, rank: usize, epoch: u32) {
         self.posted_word(rank).store(epoch, Ordering::Release);
     }
 
     /// Whether `rank` has posted barrier `epoch` (or a later one).
+    #[inline]
     pub fn has_posted(&self, rank: usize, epoch: u32) -> bool {
         reached(self.posted_word(rank).load(Ordering::Acquire), epoch)
     }
 
     /// Records that `rank` has read everything it needs of epoch `epoch`.
+    #[inline]
     pub fn consume(&self, rank: usize, epoch: u32) {
         self.consumed_word(rank).store(epoch, Ordering::Release);
     }

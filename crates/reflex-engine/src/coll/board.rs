@@ -33,6 +33,7 @@ use crate::comm::CommId;
 use crate::datatype::{typed, Basic};
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
+use reflex_base::copy::copy_bytes;
 use reflex_base::transport::Transport;
 use reflex_shm::board::{Board, SLOT_DATA};
 use std::sync::Arc;
@@ -367,7 +368,7 @@ impl<T: Transport> Engine<T> {
                 if r < last {
                     return o.combine(acc, x);
                 }
-                acc.copy_from_slice(x);
+                copy_bytes(acc, x);
                 Ok(())
             };
             if let (true, Some(x)) = (r == run.me, own) {
@@ -522,14 +523,20 @@ impl Operands<'_> {
 }
 
 /// `MPI_ERR_TRUNCATE` unless rank `rank`'s operand has this rank's `len` bytes.
+#[inline]
 fn check_len(rank: usize, have: usize, len: usize) -> Result<()> {
     match have == len {
         true => Ok(()),
-        false => Err(MpiError::new(
-            ErrorClass::Truncate,
-            format!("collective arguments differ across ranks: rank {rank} contributed {have} bytes, this rank {len}"),
-        )),
+        false => Err(lengths_differ(rank, have, len)),
     }
+}
+
+#[cold]
+fn lengths_differ(rank: usize, have: usize, len: usize) -> MpiError {
+    MpiError::new(
+        ErrorClass::Truncate,
+        format!("collective arguments differ across ranks: rank {rank} contributed {have} bytes, this rank {len}"),
+    )
 }
 
 /// Whether this process may read the memory of the process whose pid ends `hello` (CMA is
@@ -626,7 +633,7 @@ impl BoardRun {
     /// Like [`BoardRun::read`], for operands that must have exactly `len` bytes.
     fn read_exactly<R>(&self, rank: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
         check_len(rank, self.published_len(rank), len)?;
-        self.read(rank, len, f)
+        Ok(self.board.inspect(rank, self.epoch, len, f))
     }
 
     /// The epoch of this collective.

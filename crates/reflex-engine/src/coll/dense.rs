@@ -22,6 +22,7 @@ use crate::engine::Engine;
 use crate::error::Result;
 use crate::op::ReduceOp;
 use reflex_base::buf::{RecvBuf, SendBuf};
+use reflex_base::copy::copy_bytes;
 use reflex_base::transport::Transport;
 use reflex_shm::board::SLOT_DATA;
 
@@ -178,7 +179,7 @@ impl<T: Transport> Engine<T> {
 /// Packs `from` into a slot: a copy.
 fn copy_in(from: &SendBuf) -> impl FnOnce(&mut [u8]) -> usize + '_ {
     |slot| {
-        slot.copy_from_slice(from.as_slice());
+        copy_bytes(slot, from.as_slice());
         slot.len()
     }
 }
@@ -186,5 +187,5 @@ fn copy_in(from: &SendBuf) -> impl FnOnce(&mut [u8]) -> usize + '_ {
 /// Unpacks a slot's bytes into `to`: a copy of as many bytes as were published (the board
 /// checked they fit).
 fn copy_out(to: &mut RecvBuf) -> impl FnOnce(&[u8]) + '_ {
-    |bytes| to.as_mut_slice()[..bytes.len()].copy_from_slice(bytes)
+    |bytes| copy_bytes(&mut to.as_mut_slice()[..bytes.len()], bytes)
 }
