@@ -135,7 +135,8 @@ fn cpu_list_len(list: &str) -> Option<usize> {
 /// The engine's tuning from the configuration; with more ranks on this node than it has cores,
 /// spinning is cut short.
 fn tuning_of(config: &Config, node_ranks: usize) -> Tuning {
-    let oversubscribed = node_ranks > node_cores();
+    let cores = node_cores();
+    let oversubscribed = node_ranks > cores;
     Tuning {
         eager_limit: config.eager_limit.get(),
         chunk: config.pipeline_chunk.get(),
@@ -155,6 +156,7 @@ fn tuning_of(config: &Config, node_ranks: usize) -> Tuning {
             .then(|| config.coop_chunk.get()),
         coll: crate::coll::select::CollTuning {
             oversubscribed,
+            cores,
             ..crate::coll::select::CollTuning::from_config(config)
         },
     }

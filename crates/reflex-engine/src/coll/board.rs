@@ -235,6 +235,23 @@ impl<T: Transport> Engine<T> {
         Ok(())
     }
 
+    /// Polls `ready` as [`Engine::await_board`] does, but only for the spinning budget;
+    /// whether it came to hold (the caller has something else to do if not).
+    pub(super) fn spin_on_board(&mut self, ready: impl Fn() -> bool) -> Result<bool> {
+        for polls in 1..=self.tuning.spin_polls {
+            if ready() {
+                return Ok(true);
+            }
+            if polls.is_multiple_of(POLLS_PER_PROGRESS) {
+                self.progress();
+                self.check_fatal()?;
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        Ok(ready())
+    }
+
     pub(super) fn board_barrier(&mut self, run: &BoardRun) -> Result<()> {
         run.board.post(run.me, run.epoch);
         self.await_board(|| run.everyone_posted())

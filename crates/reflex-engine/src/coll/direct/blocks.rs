@@ -3,6 +3,7 @@
 
 use super::{addr, mismatch, plain, Exposed, Lent, Staged};
 use crate::coll::board::BoardRun;
+use crate::coll::large::pieces;
 use crate::coll::spec::{check_blocks, check_root, RecvData, SendData};
 use crate::datatype::typed;
 use crate::engine::Engine;
@@ -106,29 +107,72 @@ impl<T: Transport> Engine<T> {
         Ok(())
     }
 
-    /// Broadcast from `root` on 3 ranks or more: every other rank reads the root's buffer.
+    /// Broadcast from `root` on 3 ranks or more: every other rank reads the root's buffer or,
+    /// on many cores ([`crate::coll::select::CollTuning::bcast_in_pieces`]), a scatter and
+    /// an allgather with no intermediate copy: the message is cut into one piece per rank; rank
+    /// r reads piece r from the root's buffer into its own and posts, then takes every other
+    /// piece from the rank that holds it (piece k from rank k once k has posted, the root's
+    /// piece from the root). The root's memory is then read about once instead of once per
+    /// rank, which on 16 cores was the bound (1 MiB: every rank reading the root took 3.5x the
+    /// peers' time, 2.3-2.9x with 32 and 64 ranks there). A piece whose holder has not posted
+    /// within the spinning budget is read from the root instead, so a rank that is not running
+    /// delays nobody.
     pub(super) fn direct_bcast(&mut self, run: &BoardRun, data: RecvData, root: i32) -> Result<()> {
-        let root = check_root(root, run.board.nranks())?;
+        let n = run.board.nranks();
+        let root = check_root(root, n)?;
         let mut buf = Staged::new(data)?;
-        let outcome = if run.me == root {
-            let bytes = buf.bytes();
-            let mine = Exposed {
-                pid: std::process::id(),
-                src: addr(bytes),
-                dst: 0,
-                len: bytes.len(),
-            };
-            self.show(run, mine)
-        } else {
-            self.exposed(run, root).and_then(|p| {
+        let bytes = buf.bytes();
+        let mine = Exposed {
+            pid: std::process::id(),
+            src: addr(bytes),
+            dst: 0,
+            len: bytes.len(),
+        };
+        let outcome = match self.tuning.coll.bcast_in_pieces(n, mine.len) {
+            _ if run.me == root => self.show(run, mine),
+            true => self
+                .expose(run, mine)
+                .and_then(|peers| self.bcast_pieces(run, &peers, root, buf.bytes_mut())),
+            false => self.exposed(run, root).and_then(|p| {
                 let into = buf.bytes_mut();
                 match p.len <= into.len() {
                     true => p.fetch(p.src, &mut into[..p.len]),
                     false => Err(mismatch(root, p.len, into.len())),
                 }
-            })
+            }),
         };
         self.finish_blocks(run, vec![buf], outcome)
+    }
+
+    /// A non-root's part of [`Engine::direct_bcast`]: its own piece from the root, then the
+    /// others' from whoever has them.
+    fn bcast_pieces(
+        &mut self,
+        run: &BoardRun,
+        peers: &[Exposed],
+        root: usize,
+        into: &mut [u8],
+    ) -> Result<()> {
+        let (n, me, len) = (peers.len(), run.me, peers[root].len);
+        if len > into.len() {
+            return Err(mismatch(root, len, into.len()));
+        }
+        let parts = pieces(len, 1, n);
+        let copy = |holder: usize, k: usize, into: &mut [u8]| {
+            let (at, size) = parts[k];
+            peers[holder].fetch(peers[holder].src + at, &mut into[at..at + size])
+        };
+        copy(root, me, into)?;
+        run.board.post(me, run.epoch());
+        let ready = |k: usize| k == root || run.board.has_posted(k, run.epoch());
+        let mut pending: Vec<usize> = (1..n).map(|k| (me + k) % n).collect();
+        while !pending.is_empty() {
+            self.spin_on_board(|| pending.iter().any(|&k| ready(k)))?;
+            let found = pending.iter().position(|&k| ready(k));
+            let k = pending.swap_remove(found.unwrap_or(0));
+            copy(if found.is_some() { k } else { root }, k, into)?;
+        }
+        Ok(())
     }
 
     /// Leaves the collective and unpacks the staged blocks when all went well.

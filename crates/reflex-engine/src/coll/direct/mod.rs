@@ -7,7 +7,9 @@
 //! copy per byte as the paper's broadcast copies straight from the root's buffer:
 //!
 //! - bcast (3 ranks or more; two do better with point-to-point's cooperative copy, where both
-//!   sides copy): every rank reads the root's buffer;
+//!   sides copy): every rank reads the root's buffer, or on nodes of many cores, where readers
+//!   of one buffer slow each other down, one piece from the root and the others from the ranks
+//!   that hold them (a scatter and an allgather with no intermediate copy);
 //! - allgather(v): rank r reads every other rank's block into its own receive buffer, each as
 //!   soon as its owner has shown where it is;
 //! - alltoall: rank r reads block r of every other rank's send buffer;
