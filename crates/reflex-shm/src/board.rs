@@ -210,11 +210,33 @@ impl Board {
         len: usize,
         f: impl FnOnce(&mut [u8]) -> R,
     ) -> R {
-        assert!(len <= SLOT_DATA, "board slot overflow");
-        // SAFETY: in bounds (asserted); by the protocol only `rank` touches this slot between the
-        // others' consumption of its previous use and its next publication, so this is the only
-        // reference; the data do not overlap the header words.
-        let data = unsafe { self.slot(rank, epoch).add(SLOT_HEADER) };
+        self.fill_at(rank, epoch, 0, len, f)
+    }
+
+    /// The first data offset at or after `at` that begins a cache line, where bytes written
+    /// behind published ones share no line with them.
+    pub fn line_from(at: usize) -> usize {
+        (SLOT_HEADER + at).next_multiple_of(CACHE_PAD) - SLOT_HEADER
+    }
+
+    /// Lets `f` write data bytes `at..at + len` of `rank`'s slot of `epoch` in place: before
+    /// the slot's publication, or after it behind the published bytes (a second result of the
+    /// same collective, which the writer then announces with [`Board::post`]).
+    #[inline]
+    pub fn fill_at<R>(
+        &self,
+        rank: usize,
+        epoch: u32,
+        at: usize,
+        len: usize,
+        f: impl FnOnce(&mut [u8]) -> R,
+    ) -> R {
+        assert!(at + len <= SLOT_DATA, "board slot overflow");
+        // SAFETY: in bounds (asserted); by the protocol only `rank` writes this slot between the
+        // others' consumption of its previous use and its next use, and readers of this epoch
+        // read only published bytes, which the caller does not pass here; so this is the only
+        // reference to these bytes; the data do not overlap the header words.
+        let data = unsafe { self.slot(rank, epoch).add(SLOT_HEADER + at) };
         // SAFETY: as above.
         f(unsafe { std::slice::from_raw_parts_mut(data, len) })
     }
@@ -247,11 +269,25 @@ impl Board {
     /// seeing it published).
     #[inline]
     pub fn inspect<R>(&self, rank: usize, epoch: u32, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
-        assert!(len <= SLOT_DATA, "board slot overflow");
-        // SAFETY: in bounds (asserted); the owner does not write the slot again before this rank
-        // consumes `epoch` (whose publication it saw, Acquire), so the bytes are stable while `f`
-        // runs.
-        let data = unsafe { self.slot(rank, epoch).add(SLOT_HEADER) };
+        self.inspect_at(rank, epoch, 0, len, f)
+    }
+
+    /// Lets `f` read data bytes `at..at + len` of `rank`'s slot of `epoch` in place, after
+    /// seeing them published (or posted, for bytes written behind the published ones).
+    #[inline]
+    pub fn inspect_at<R>(
+        &self,
+        rank: usize,
+        epoch: u32,
+        at: usize,
+        len: usize,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> R {
+        assert!(at + len <= SLOT_DATA, "board slot overflow");
+        // SAFETY: in bounds (asserted); the owner does not write these bytes again before this
+        // rank consumes `epoch` (whose publication or post it saw, Acquire), so they are stable
+        // while `f` runs.
+        let data = unsafe { self.slot(rank, epoch).add(SLOT_HEADER + at) };
         // SAFETY: as above.
         f(unsafe { std::slice::from_raw_parts(data, len) })
     }
@@ -347,6 +383,18 @@ mod tests {
         b.consume(0, 1);
         b.consume(2, 1);
         assert!(a.all_consumed(1, 1));
+    }
+
+    #[test]
+    fn bytes_behind_a_publication_are_posted_separately() {
+        let (a, b) = two_mappings("behind", 2);
+        a.fill(1, 1, 4, |s| s.copy_from_slice(b"oper"));
+        a.publish(1, 1, 4);
+        a.fill_at(1, 1, 64, 5, |s| s.copy_from_slice(b"piece"));
+        a.post(1, 1);
+        assert!(b.has_published(1, 1) && b.has_posted(1, 1));
+        assert_eq!(b.inspect(1, 1, 4, |s| s.to_vec()), b"oper");
+        assert_eq!(b.inspect_at(1, 1, 64, 5, |s| s.to_vec()), b"piece");
     }
 
     #[test]

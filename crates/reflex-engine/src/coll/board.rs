@@ -335,6 +335,9 @@ impl<T: Transport> Engine<T> {
         out: Option<impl FnOnce(&[u8])>,
     ) -> Result<()> {
         let len = operands.len;
+        if self.splits(run, &operands) {
+            return self.reduce_split(run, &operands, pack, out);
+        }
         let Some(out) = out else {
             return self.publish(run, len, pack);
         };
@@ -349,7 +352,7 @@ impl<T: Transport> Engine<T> {
             }
             false => self.publish(run, len, pack).map(|()| None)?,
         };
-        let combined = self.combine_slots(run, acc, own, &operands);
+        let combined = self.combine_slots(run, (acc, 0), own, &operands);
         if combined.is_ok() {
             out(acc);
         }
@@ -370,18 +373,20 @@ impl<T: Transport> Engine<T> {
         Ok(())
     }
 
-    /// `acc = x0 op (x1 op (… op x[n-1]))` over every rank's slot (this rank's operand is
-    /// `own` when it did not publish it).
-    fn combine_slots(
+    /// `acc = x0 op (x1 op (… op x[n-1]))` over bytes `at..at + acc.len()` of every rank's
+    /// operand, in its slot (this rank's is `own` when it did not publish it).
+    pub(super) fn combine_slots(
         &mut self,
         run: &BoardRun,
-        acc: &mut [u8],
+        (acc, at): (&mut [u8], usize),
         own: Option<&[u8]>,
         o: &Operands<'_>,
     ) -> Result<()> {
         let last = run.board.nranks() - 1;
+        let span = at..at + acc.len();
         for r in (0..=last).rev() {
             let mut fold = |x: &[u8]| {
+                let x = &x[span.clone()];
                 if r < last {
                     return o.combine(acc, x);
                 }

@@ -45,6 +45,7 @@ pub mod reduce;
 pub mod sched;
 pub mod select;
 pub mod spec;
+mod split;
 pub mod trees;
 
 pub use dense::DenseReduce;

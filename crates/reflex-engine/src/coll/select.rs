@@ -41,6 +41,10 @@ use reflex_base::config::{ByteSize, Config};
 /// cost more (4-8 ranks) than the shared source did.
 const PIECES_MIN_CORES: usize = 4;
 
+/// Bytes per rank from which a board reduction goes in pieces on dedicated cores: on 16 cores
+/// the root combining 16 operands of 16 KiB took 24 µs against Open MPI's tree's 18.
+const SPLIT_PIECE_MIN: usize = 512;
+
 /// Allgather blocks up to this many bytes go to every rank in one round (or by Bruck).
 const ALLGATHER_SMALL: usize = 2048;
 
@@ -120,6 +124,20 @@ impl CollTuning {
             BcastAlgo::ScatterAllgather => true,
             BcastAlgo::Auto => n >= 4 && self.cores >= PIECES_MIN_CORES && bytes >= self.large,
             _ => false,
+        }
+    }
+
+    /// Whether a reduce or allreduce of `bytes` on `n` ranks' shared-memory board goes in
+    /// pieces (every rank reduces one piece of all operands, the readers gather the pieces)
+    /// rather than the readers combining every operand whole.
+    pub(crate) fn reduce_in_pieces(&self, n: usize, bytes: usize) -> bool {
+        match self.allreduce {
+            AllreduceAlgo::Rabenseifner | AllreduceAlgo::Ring => true,
+            AllreduceAlgo::Auto => {
+                let spread = !self.oversubscribed && self.cores >= PIECES_MIN_CORES;
+                spread && n >= 4 && bytes >= SPLIT_PIECE_MIN * n
+            }
+            AllreduceAlgo::RecursiveDoubling => false,
         }
     }
 
@@ -294,5 +312,29 @@ mod tests {
             ..many
         };
         assert!(!binomial.bcast_in_pieces(16, big));
+    }
+
+    #[test]
+    fn board_reductions_go_in_pieces_on_dedicated_cores() {
+        let two = CollTuning::default();
+        let many = CollTuning { cores: 16, ..two };
+        assert!(!two.reduce_in_pieces(8, 1 << 14));
+        assert!(many.reduce_in_pieces(16, 1 << 14) && many.reduce_in_pieces(4, 2048));
+        assert!(!many.reduce_in_pieces(16, 256) && !many.reduce_in_pieces(3, 1 << 14));
+        let crowded = CollTuning {
+            oversubscribed: true,
+            ..many
+        };
+        assert!(!crowded.reduce_in_pieces(32, 1 << 14));
+        let ring = CollTuning {
+            allreduce: AllreduceAlgo::Ring,
+            ..two
+        };
+        assert!(ring.reduce_in_pieces(2, 4));
+        let doubling = CollTuning {
+            allreduce: AllreduceAlgo::RecursiveDoubling,
+            ..many
+        };
+        assert!(!doubling.reduce_in_pieces(16, 1 << 14));
     }
 }
