@@ -1,5 +1,6 @@
 //! The hot path of a blocking receive: an eager message taken straight from the transport into the
-//! user's buffer, with no request, no posted-queue entry and no unexpected copy.
+//! user's buffer, with no request, no posted-queue entry and no unexpected copy; or, when it is
+//! already in the unexpected queue, copied from there, again with no request.
 //!
 //! It applies only when nothing else could match first: no receive is posted and no matching
 //! message waits in the unexpected queue. While polling, any packet that is not the awaited eager
@@ -8,7 +9,7 @@
 //! taken directly, or it would overtake it: the receive then falls back to the general path, which
 //! finds that message first in the unexpected queue.
 
-use crate::core::{pattern_matches, recv_status};
+use crate::core::{pattern_matches, recv_status, Body};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::packet::{self, Packet, FLAG_SYNC};
@@ -88,5 +89,93 @@ impl<T: Transport> Engine<T> {
             Outcome::Taken(status) => Some(status),
             _ => None,
         })
+    }
+
+    /// Receives unexpected message `i` into `buf` with no request when it is a plain eager
+    /// message; `None`, the message left in place, for a rendezvous or synchronous one.
+    pub(crate) fn take_unexpected_eager(&mut self, i: usize, mut buf: RecvBuf) -> Option<Status> {
+        let msg = &self.core.unexpected[i];
+        let Body::Eager(payload) = &msg.body else {
+            return None;
+        };
+        if msg.env.flags & FLAG_SYNC != 0 {
+            return None; // its SYNC_ACK is the core's to send
+        }
+        let dst = buf.as_mut_slice();
+        let n = dst.len().min(payload.len());
+        copy_bytes(&mut dst[..n], &payload[..n]);
+        self.core.stats.unpacked += n as u64;
+        let status = recv_status(msg.env.src as i32, msg.env.tag, payload.len(), n);
+        self.core.unexpected.remove(i);
+        Some(status)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::ErrorClass;
+    use crate::request::{SendMode, ANY_SOURCE, ANY_TAG};
+    use crate::testing::{run_ranks, small_tuning};
+    use crate::{Basic, Datatype, ValueKind, COMM_WORLD};
+    use reflex_base::buf::{RecvBuf, SendBuf};
+
+    fn byte() -> Datatype {
+        Datatype::Basic(Basic::plain(ValueKind::Byte, 1))
+    }
+
+    fn buffer(n: usize) -> RecvBuf {
+        RecvBuf::from_slice(Box::leak(vec![0u8; n].into_boxed_slice()))
+    }
+
+    #[test]
+    fn a_blocking_receive_takes_unexpected_eager_messages_in_order_without_a_request() {
+        run_ranks(2, 8, 4096, small_tuning(), |e| {
+            if e.world_rank() == 0 {
+                let mut sends = Vec::new();
+                for (tag, mode) in [1, 2, 3, 4].into_iter().zip([
+                    SendMode::Standard,
+                    SendMode::Standard,
+                    SendMode::Standard,
+                    SendMode::Synchronous,
+                ]) {
+                    let out = SendBuf::from_slice(Box::leak(vec![tag as u8; 8].into_boxed_slice()));
+                    sends.push(e.isend(out, 8, byte(), 1, tag, COMM_WORLD, mode).unwrap());
+                }
+                for s in sends {
+                    e.wait(s).unwrap();
+                }
+                return;
+            }
+            while e.core.unexpected.len() < 4 {
+                e.progress();
+            }
+            let slots = e.core.requests.live();
+            let take = |e: &mut crate::Engine<_>, n, source, tag| {
+                let buf = buffer(n);
+                let st = e.recv_bytes_direct(buf, source, tag, COMM_WORLD);
+                (st, buf)
+            };
+            // By tag, past an older message; then the older one by wildcards.
+            let (st, buf) = take(e, 8, 0, 2);
+            let st = st.expect("taken from the unexpected queue");
+            assert_eq!((st.source, st.tag, st.bytes), (0, 2, 8));
+            assert!(st.error.is_none() && buf.as_slice() == [2; 8]);
+            let (st, buf) = take(e, 8, ANY_SOURCE, ANY_TAG);
+            assert_eq!(st.map(|s| s.tag), Some(1), "the oldest match first");
+            assert_eq!(buf.as_slice(), [1; 8]);
+            // Too small a buffer: the status says how much fitted, with MPI_ERR_TRUNCATE.
+            let (st, buf) = take(e, 4, 0, 3);
+            let st = st.expect("taken");
+            assert_eq!(st.bytes, 4);
+            assert_eq!(st.error.map(|e| e.class), Some(ErrorClass::Truncate));
+            assert_eq!(buf.as_slice(), [3; 4]);
+            assert_eq!(e.core.requests.live(), slots, "no request was made");
+            // A synchronous message needs the core's acknowledgement: left for the general path.
+            let (st, _) = take(e, 8, 0, 4);
+            assert!(st.is_none() && e.core.unexpected.len() == 1);
+            let st = e.recv(buffer(8), 8, byte(), 0, 4, COMM_WORLD).unwrap();
+            assert_eq!((st.tag, st.bytes), (4, 8));
+            assert!(e.core.unexpected.is_empty());
+        });
     }
 }
