@@ -291,7 +291,9 @@ impl Requests {
         if let Some(i) = self.free.pop() {
             // A free slot is empty: `get_or_insert` writes it without the drop glue of an
             // assignment.
-            self.slots[i as usize].get_or_insert(req);
+            let slot = &mut self.slots[i as usize];
+            debug_assert!(slot.is_none(), "free slot {i} holds a request");
+            slot.get_or_insert(req);
             RequestId(i)
         } else {
             self.slots.push(Some(req));
