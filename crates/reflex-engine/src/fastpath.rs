@@ -2,17 +2,17 @@
 //! user's buffer, with no request, no posted-queue entry and no unexpected copy; or, when it is
 //! already in the unexpected queue, copied from there, again with no request.
 //!
-//! It applies only when nothing else could match first: no receive is posted and no matching
-//! message waits in the unexpected queue. While polling, any packet that is not the awaited eager
-//! message goes through the normal protocol core. Once a matching message has to go the normal way
-//! (a rendezvous RTS or a synchronous send, which need the core's bookkeeping), nothing later may be
-//! taken directly, or it would overtake it: the receive then falls back to the general path, which
-//! finds that message first in the unexpected queue.
+//! A message that matches a receive posted earlier is that receive's (MPI matches in posting
+//! order): it goes through the normal protocol core, like every packet that is not the awaited
+//! eager message. Once a matching message has to go the normal way (a rendezvous RTS or a
+//! synchronous send, which need the core's bookkeeping), nothing later may be taken directly, or it
+//! would overtake it: the receive then falls back to the general path, which finds that message
+//! first in the unexpected queue.
 
-use crate::core::{pattern_matches, recv_status, Body};
+use crate::core::{pattern_matches, recv_status, Body, Core};
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::packet::{self, Packet, FLAG_SYNC};
+use crate::packet::{self, Envelope, Packet, FLAG_SYNC};
 use crate::request::Status;
 use reflex_base::buf::RecvBuf;
 use reflex_base::copy::copy_bytes;
@@ -24,6 +24,13 @@ enum Outcome {
     Taken(Status),
     /// A matching message went to the core; the caller must use the general path.
     Diverted,
+}
+
+/// Whether a message with envelope `env` is the blocking receive's (`ctx`, `source`, `tag`): it
+/// matches, and no receive posted before it does (those come first, MPI's matching order).
+#[inline]
+fn ours(core: &Core, ctx: u32, source: i32, tag: i32, env: &Envelope) -> bool {
+    pattern_matches(ctx, source, tag, env) && !core.posted.iter().any(|p| p.matches(env))
 }
 
 impl<T: Transport> Engine<T> {
@@ -56,7 +63,7 @@ impl<T: Transport> Engine<T> {
                 if let Outcome::Waiting = outcome {
                     match packet::decode(bytes) {
                         Ok(Packet::Eager { env, payload })
-                            if pattern_matches(ctx, source, tag, &env) =>
+                            if ours(core, ctx, source, tag, &env) =>
                         {
                             if env.flags & FLAG_SYNC == 0 {
                                 let dst = buf.as_mut_slice();
@@ -72,7 +79,7 @@ impl<T: Transport> Engine<T> {
                             }
                             outcome = Outcome::Diverted;
                         }
-                        Ok(Packet::Rts { env, .. }) if pattern_matches(ctx, source, tag, &env) => {
+                        Ok(Packet::Rts { env, .. }) if ours(core, ctx, source, tag, &env) => {
                             outcome = Outcome::Diverted
                         }
                         _ => {}
@@ -144,6 +151,11 @@ mod tests {
                 for s in sends {
                     e.wait(s).unwrap();
                 }
+                for tag in [9, 8] {
+                    let out = SendBuf::from_slice(Box::leak(vec![tag as u8; 8].into_boxed_slice()));
+                    let s = e.isend(out, 8, byte(), 1, tag, COMM_WORLD, SendMode::Standard);
+                    e.wait(s.unwrap()).unwrap();
+                }
                 return;
             }
             while e.core.unexpected.len() < 4 {
@@ -176,6 +188,19 @@ mod tests {
             let st = e.recv(buffer(8), 8, byte(), 0, 4, COMM_WORLD).unwrap();
             assert_eq!((st.tag, st.bytes), (4, 8));
             assert!(e.core.unexpected.is_empty());
+            // With a receive posted before it, a blocking one still takes its own message
+            // directly, and leaves the posted receive the message that matches both.
+            let early = buffer(8);
+            let r = e.irecv(early, 8, byte(), 0, 9, COMM_WORLD).unwrap();
+            let slots = e.core.requests.live();
+            let (st, buf) = take(e, 8, ANY_SOURCE, ANY_TAG);
+            assert_eq!(st.map(|s| s.tag), Some(8), "tag 9 is the posted receive's");
+            assert_eq!(
+                (buf.as_slice(), e.core.requests.live()),
+                (&[8u8; 8][..], slots)
+            );
+            assert_eq!(e.wait(r).unwrap().tag, 9);
+            assert_eq!(early.as_slice(), [9; 8]);
         });
     }
 }

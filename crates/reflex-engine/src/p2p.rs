@@ -447,11 +447,11 @@ impl<T: Transport> Engine<T> {
         self.wait(id)
     }
 
-    /// `MPI_Recv` into a dense buffer, the message taken straight from the transport when it
-    /// arrives eagerly and nothing else could match first (see `fastpath.rs`). `None` when the
-    /// general path must run: an invalid or null source, an unknown communicator, a receive
-    /// posted or a match waiting already, a rendezvous or synchronous message, an error. Packets
-    /// that arrived meanwhile were handed to the protocol core, where the general path finds them.
+    /// `MPI_Recv` into a dense buffer with no request: the message taken from the unexpected
+    /// queue, or straight from the transport when it arrives eagerly (see `fastpath.rs`). `None`
+    /// when the general path must run: an invalid or null source, an unknown communicator, a
+    /// rendezvous or synchronous message, an error. Packets that arrived meanwhile were handed to
+    /// the protocol core, where the general path finds them.
     #[inline]
     pub fn recv_bytes_direct(
         &mut self,
@@ -463,7 +463,7 @@ impl<T: Transport> Engine<T> {
         let c = self.comms.get(comm).ok()?;
         c.check_source(source).ok()?;
         let ctx = c.ctx;
-        if source == PROC_NULL || !self.core.posted.is_empty() {
+        if source == PROC_NULL {
             return None;
         }
         if let Some(i) = self.find_unexpected(ctx, source, tag) {
