@@ -36,7 +36,16 @@ impl Completion {
     /// when both fail, `free_fn`'s wins, "the error code returned by the last callback".
     /// Nothing happens for other requests. Call it with no borrow of the engine held: the
     /// callbacks are application code and may call MPI.
+    #[inline]
     pub fn settle(&mut self) {
+        if self.generalized.is_some() {
+            self.settle_generalized();
+        }
+    }
+
+    /// [`Completion::settle`] of a generalized request.
+    #[inline(never)]
+    fn settle_generalized(&mut self) {
         let Some(hooks) = self.generalized.take() else {
             return;
         };
@@ -96,6 +105,16 @@ impl<T: Transport> Engine<T> {
             .requests
             .get_mut(id)
             .ok_or_else(|| bad_request(id))?;
+        if req.is_plain() {
+            // Nothing to give back: take the status and drop the request where it lies.
+            let status = std::mem::replace(&mut req.status, Status::empty());
+            self.core.requests.discard_plain(id);
+            return Ok(Completion {
+                status,
+                freed: true,
+                generalized: None,
+            });
+        }
         if req.persistent.is_none() && matches!(req.op, Op::Send(_) | Op::Recv(_) | Op::Null) {
             // A plain request: its status is handed out as it is, and the request dropped.
             let status = std::mem::replace(&mut req.status, Status::empty());

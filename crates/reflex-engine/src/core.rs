@@ -190,6 +190,11 @@ impl Core {
     }
 
     fn on_message(&mut self, src_world: usize, env: Envelope, body: MessageBody<'_>) {
+        // Usually the oldest receive matches (messages come in the order they are awaited).
+        if self.posted.front().is_some_and(|p| p.matches(&env)) {
+            let posted = self.posted.pop_front().expect("it has a front");
+            return self.deliver(posted.id, src_world, env, body);
+        }
         let Some(pos) = self.posted.iter().position(|p| p.matches(&env)) else {
             let body = match body {
                 MessageBody::Eager(payload) => {
@@ -205,13 +210,7 @@ impl Core {
             });
             return;
         };
-        // Usually the oldest receive matches (messages come in the order they are awaited).
-        let posted = if pos == 0 {
-            self.posted.pop_front()
-        } else {
-            self.posted.remove(pos)
-        };
-        let posted = posted.expect("position is in range");
+        let posted = self.posted.remove(pos).expect("position is in range");
         self.deliver(posted.id, src_world, env, body);
     }
 
@@ -232,12 +231,17 @@ impl Core {
         }
         match body {
             MessageBody::Eager(payload) => {
-                let Some(recv) = self.requests.recv_mut(id) else {
+                let Some(req) = self.requests.get_mut(id) else {
+                    return;
+                };
+                let Op::Recv(recv) = &mut req.op else {
                     return;
                 };
                 let copied = recv.buf.unpack(0, payload, &mut self.stats);
                 let status = recv_status(env.src as i32, env.tag, payload.len(), copied);
-                self.finish_recv(id, status);
+                if finish_recv_in(req, status, &mut self.stats) {
+                    self.release(id);
+                }
             }
             MessageBody::Rts(offer) => self.start_rendezvous(id, src_world, env, offer),
         }
@@ -338,13 +342,9 @@ pub(crate) enum MessageBody<'a> {
 }
 
 /// The status of a receive that got `copied` bytes of a `len`-byte message.
+#[inline]
 pub(crate) fn recv_status(source: i32, tag: i32, len: usize, copied: usize) -> Status {
-    let error = (copied < len).then(|| {
-        Box::new(MpiError::new(
-            ErrorClass::Truncate,
-            format!("message of {len} bytes from rank {source} (tag {tag}) truncated to a receive buffer of {copied} bytes"),
-        ))
-    });
+    let error = (copied < len).then(|| truncated(source, tag, len, copied));
     Status {
         source,
         tag,
@@ -352,6 +352,27 @@ pub(crate) fn recv_status(source: i32, tag: i32, len: usize, copied: usize) -> S
         cancelled: false,
         error,
     }
+}
+
+/// The error of a message of `len` bytes cut to the `copied` bytes of its receive buffer.
+#[cold]
+#[inline(never)]
+fn truncated(source: i32, tag: i32, len: usize, copied: usize) -> Box<MpiError> {
+    Box::new(MpiError::new(
+        ErrorClass::Truncate,
+        format!("message of {len} bytes from rank {source} (tag {tag}) truncated to a receive buffer of {copied} bytes"),
+    ))
+}
+
+/// Completes receive request `req` with `status` (unpacking a staged buffer); true when the
+/// application freed it already, so that it is to be released now.
+#[inline]
+fn finish_recv_in(req: &mut Request, status: Status, stats: &mut CopyStats) -> bool {
+    if let Op::Recv(recv) = &mut req.op {
+        recv.phase = RecvPhase::Done;
+        recv.buf.finish(status.bytes, stats);
+    }
+    req.mark_complete(status)
 }
 
 impl Core {
@@ -384,8 +405,10 @@ impl Core {
             Some(Request {
                 op: Op::Send(send), ..
             }) if send.phase == SendPhase::AwaitReply => {
-                send.phase = SendPhase::Streaming { next: 0 };
-                send.peer_req = rreq;
+                send.phase = SendPhase::Streaming {
+                    next: 0,
+                    peer_req: rreq,
+                };
                 self.queue_out(src_world, Out::Data(id));
             }
             _ => self.record_fatal(MpiError::new(
@@ -430,11 +453,12 @@ impl Core {
 
     /// Marks receive `id` complete with `status`.
     pub(crate) fn finish_recv(&mut self, id: RequestId, status: Status) {
-        if let Some(recv) = self.requests.recv_mut(id) {
-            recv.phase = RecvPhase::Done;
-            recv.buf.finish(status.bytes, &mut self.stats);
+        let Some(req) = self.requests.get_mut(id) else {
+            return;
+        };
+        if finish_recv_in(req, status, &mut self.stats) {
+            self.release(id);
         }
-        self.complete(id, status);
     }
 
     /// Marks send `id` complete (its buffer is no longer needed).
@@ -458,9 +482,7 @@ impl Core {
         let Some(req) = self.requests.get_mut(id) else {
             return;
         };
-        req.complete = true;
-        req.status = status;
-        if req.detached {
+        if req.mark_complete(status) {
             self.release(id);
         }
     }
@@ -471,6 +493,9 @@ impl Core {
         let Some(req) = self.requests.get_mut(id) else {
             return;
         };
+        if req.is_plain() {
+            return self.requests.discard_plain(id);
+        }
         let spare = match &mut req.op {
             Op::Send(send) => {
                 self.bsend
@@ -499,11 +524,15 @@ impl Core {
     }
 
     /// Posts receive `id` with the given pattern: first against the unexpected queue, else queued.
+    #[inline]
     pub(crate) fn post_recv(&mut self, id: RequestId, ctx: u32, source: i32, tag: i32) {
-        let found = self
-            .unexpected
-            .iter()
-            .position(|u| pattern_matches(ctx, source, tag, &u.env));
+        let found = if self.unexpected.is_empty() {
+            None
+        } else {
+            self.unexpected
+                .iter()
+                .position(|u| pattern_matches(ctx, source, tag, &u.env))
+        };
         match found {
             Some(pos) => {
                 let msg = self.unexpected.remove(pos).expect("position is in range");

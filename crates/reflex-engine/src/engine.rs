@@ -467,11 +467,14 @@ fn emit_chunks<T: Transport>(
     let Some(send) = ctx.requests.send_mut(id) else {
         return Ok(None);
     };
-    let SendPhase::Streaming { mut next } = send.phase else {
+    let SendPhase::Streaming {
+        mut next,
+        peer_req: rreq,
+    } = send.phase
+    else {
         return Ok(None);
     };
     let total = send.buf.len();
-    let rreq = send.peer_req;
     while next < total {
         let n = ctx.limits.chunk.min(total - next);
         let stats = &mut *ctx.stats;
@@ -489,7 +492,10 @@ fn emit_chunks<T: Transport>(
             }),
         };
         if result.is_err() {
-            send.phase = SendPhase::Streaming { next };
+            send.phase = SendPhase::Streaming {
+                next,
+                peer_req: rreq,
+            };
             return Err(WouldBlock);
         }
         next += n;

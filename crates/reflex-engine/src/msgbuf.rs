@@ -244,18 +244,25 @@ impl InBuf {
     #[inline]
     pub(crate) fn finish(&mut self, bytes: usize, stats: &mut CopyStats) {
         if let InBuf::Staged { tmp, to } = self {
-            let n = typed::unpack(
-                &to.dt,
-                to.count,
-                &mut to.buf,
-                0,
-                &tmp[..bytes.min(tmp.len())],
-            );
-            stats.unpacked += n as u64;
+            stats.unpacked += unpack_staged(tmp, to, bytes) as u64;
         }
     }
 }
 
+/// Unpacks the first `bytes` of `tmp` into `to`; returns the bytes unpacked. Out of line: the
+/// eager receive of a dense buffer, which only tests for it, stays small.
+#[inline(never)]
+fn unpack_staged(tmp: &[u8], to: &mut Typed<RecvBuf>, bytes: usize) -> usize {
+    typed::unpack(
+        &to.dt,
+        to.count,
+        &mut to.buf,
+        0,
+        &tmp[..bytes.min(tmp.len())],
+    )
+}
+
+#[inline]
 fn copy_into(dst: &mut [u8], offset: usize, src: &[u8]) -> usize {
     let n = src.len().min(dst.len().saturating_sub(offset));
     if n > 0 {

@@ -12,8 +12,8 @@ use crate::error::{ErrorClass, MpiError, Result};
 use crate::msgbuf::Typed;
 use crate::packet::{self, Envelope};
 use crate::request::{
-    Hooks, InBuf, Op, OutBuf, Persistent, Request, RequestId, SendMode, SendOp, SendPhase, Status,
-    PROC_NULL,
+    Hooks, InBuf, Op, OutBuf, Persistent, RecvOp, RecvPhase, Request, RequestId, SendMode, SendOp,
+    SendPhase, Status, PROC_NULL,
 };
 use reflex_base::buf::{RecvBuf, SendBuf};
 use reflex_base::transport::Transport;
@@ -238,7 +238,6 @@ impl<T: Transport> Engine<T> {
                 env,
                 phase: SendPhase::Queued,
                 bsend_reserved,
-                peer_req: 0,
             };
             let mut internal = Request::new(Op::Send(op));
             internal.detached = true; // released (and its reservation returned) once on the wire
@@ -251,7 +250,6 @@ impl<T: Transport> Engine<T> {
             env,
             phase: SendPhase::Queued,
             bsend_reserved: 0,
-            peer_req: 0,
         };
         let id = self.core.install(into, Op::Send(op));
         self.submit(dest_world, Out::Send(id));
@@ -321,8 +319,9 @@ impl<T: Transport> Engine<T> {
             .then_some(RequestId::SENT)
     }
 
-    /// `MPI_Irecv` into a dense buffer. `None`, nothing done, for an unknown communicator or an
-    /// invalid source: the general path reports them.
+    /// `MPI_Irecv` into a dense buffer: the request built in its slot and queued (or matched
+    /// against the unexpected queue at once). `None`, nothing done, for an unknown communicator,
+    /// an invalid source or `MPI_PROC_NULL`: the general path answers them.
     #[inline]
     pub fn irecv_bytes(
         &mut self,
@@ -331,8 +330,20 @@ impl<T: Transport> Engine<T> {
         tag: i32,
         comm: CommId,
     ) -> Option<RequestId> {
-        self.start_user_recv(InBuf::User(buf), source, tag, comm, None)
-            .ok()
+        let c = self.comms.find(comm)?;
+        if source == PROC_NULL || c.check_source(source).is_err() {
+            return None;
+        }
+        let ctx = c.ctx;
+        let op = RecvOp {
+            buf: InBuf::User(buf),
+            source,
+            tag,
+            phase: RecvPhase::Posted,
+        };
+        let id = self.core.requests.insert(Request::new(Op::Recv(op)));
+        self.core.post_recv(id, ctx, source, tag);
+        Some(id)
     }
 
     /// Where an eager packet of `len` bytes to `dest` of `comm` may go at once, with no request:
@@ -436,11 +447,11 @@ impl<T: Transport> Engine<T> {
         self.wait(id)
     }
 
-    /// `MPI_Recv` into a dense buffer, the message taken straight from the transport when it
-    /// arrives eagerly and nothing else could match first (see `fastpath.rs`). `None` when the
-    /// general path must run: an invalid or null source, an unknown communicator, a receive
-    /// posted or a match waiting already, a rendezvous or synchronous message, an error. Packets
-    /// that arrived meanwhile were handed to the protocol core, where the general path finds them.
+    /// `MPI_Recv` into a dense buffer with no request: the message taken from the unexpected
+    /// queue, or straight from the transport when it arrives eagerly (see `fastpath.rs`). `None`
+    /// when the general path must run: an invalid or null source, an unknown communicator, a
+    /// rendezvous or synchronous message, an error. Packets that arrived meanwhile were handed to
+    /// the protocol core, where the general path finds them.
     #[inline]
     pub fn recv_bytes_direct(
         &mut self,
@@ -452,11 +463,11 @@ impl<T: Transport> Engine<T> {
         let c = self.comms.get(comm).ok()?;
         c.check_source(source).ok()?;
         let ctx = c.ctx;
-        if source == PROC_NULL
-            || !self.core.posted.is_empty()
-            || self.find_unexpected(ctx, source, tag).is_some()
-        {
+        if source == PROC_NULL {
             return None;
+        }
+        if let Some(i) = self.find_unexpected(ctx, source, tag) {
+            return self.take_unexpected_eager(i, buf);
         }
         self.recv_direct(buf, ctx, source, tag).ok().flatten()
     }

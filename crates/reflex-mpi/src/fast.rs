@@ -115,7 +115,8 @@ pub fn send(
 }
 
 /// `MPI_Recv` of a predefined type, taken straight from the transport when the message arrives
-/// eagerly. A message that does not fit is `MPI_ERR_TRUNCATE`, reported by the ordinary frame.
+/// eagerly, or from the unexpected queue when it is there already (no request either way). A
+/// message that does not fit is `MPI_ERR_TRUNCATE`, reported by the ordinary frame.
 #[inline]
 pub fn recv(
     buf: *mut c_void,

@@ -299,6 +299,7 @@ impl ShmSegment {
     }
 
     /// The line of `rank` (`rank < nranks`).
+    #[inline]
     pub(crate) fn slot(&self, rank: usize) -> &RankSlot {
         assert!(
             rank < self.layout.nranks,
