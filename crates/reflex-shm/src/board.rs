@@ -25,7 +25,7 @@
 //! the acknowledgement of the paper's protocol, folded into one counter per rank. The K slots let
 //! a rank run up to K collectives ahead of the slowest reader, and the writer remembers how far
 //! everyone had consumed when it last looked, so it reads the others' counters about once per
-//! K collectives instead of at every one. K is 64 for up to 16 ranks (back-to-back broadcasts
+//! K collectives instead of at every one. K (a power of two) is 64 for up to 16 ranks (back-to-back broadcasts
 //! and reduces from one root, and oversubscribed ranks, run ahead that far), falling to 8 as
 //! ranks grow so that the board takes at most 32 MiB of address space up to 128 ranks (pages are
 //! only touched as slots are used). Barriers use the `posted` words only.
@@ -67,9 +67,12 @@ fn bad(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg)
 }
 
-/// Slots per rank on a board of `nranks` ranks: 1024 slots in all, within `MIN_SLOTS..=MAX_SLOTS`.
+/// Slots per rank on a board of `nranks` ranks: at most 1024 slots in all, within
+/// `MIN_SLOTS..=MAX_SLOTS`, and a power of two, so that finding an epoch's slot is a mask (a
+/// division by a count known only at run time costs 10-20 cycles, several times per collective).
 fn slots_for(nranks: usize) -> usize {
-    (1024 / nranks.max(1)).clamp(MIN_SLOTS, MAX_SLOTS)
+    let slots = (1024 / nranks.max(1)).clamp(MIN_SLOTS, MAX_SLOTS);
+    1 << slots.ilog2()
 }
 
 /// Distance between the starts of two consecutive slots.
@@ -186,7 +189,7 @@ impl Board {
     #[inline]
     fn slot(&self, rank: usize, epoch: u32) -> *mut u8 {
         assert!(rank < self.nranks, "rank {rank} is not on this board");
-        let index = rank * self.slots + epoch as usize % self.slots;
+        let index = rank * self.slots + (epoch as usize & (self.slots - 1));
         let offset = CACHE_PAD * (1 + 2 * self.nranks) + SLOT_STRIDE * index;
         // SAFETY: the slot lies inside the mapping (see `size_for`).
         unsafe { self.seg.as_ptr().add(offset) }
@@ -429,7 +432,10 @@ mod tests {
         assert_eq!(slots_for(2), MAX_SLOTS);
         assert_eq!(slots_for(16), MAX_SLOTS);
         assert_eq!(slots_for(32), 32);
+        assert_eq!(slots_for(24), 32);
+        assert_eq!(slots_for(100), 8);
         assert_eq!(slots_for(1024), MIN_SLOTS);
+        assert!((1..=MAX_BOARD_RANKS).all(|n| slots_for(n).is_power_of_two()));
         assert!(size_for(128) <= 33 << 20);
     }
 

@@ -447,9 +447,7 @@ impl<T: Transport> Engine<T> {
         mut take: impl FnMut(&BoardRun, usize) -> Result<()>,
     ) -> Result<()> {
         self.publish(run, len, pack)?;
-        let n = run.board.nranks();
-        for k in usize::from(!own)..n {
-            let r = (run.me + k) % n;
+        for r in run.ranks_from_me().skip(usize::from(!own)) {
             self.await_board(|| run.board.has_published(r, run.epoch))?;
             take(run, r)?;
         }
@@ -506,8 +504,7 @@ impl<T: Transport> Engine<T> {
                 "alltoall blocks sent and received differ in size",
             ));
         }
-        for k in 0..n {
-            let r = (run.me + k) % n;
+        for r in run.ranks_from_me() {
             self.await_board(|| run.board.has_published(r, run.epoch))?;
             run.read_exactly(r, n * block, |bytes| {
                 take(r, &bytes[run.me * block..(run.me + 1) * block]);
@@ -656,6 +653,12 @@ impl BoardRun {
     fn read_exactly<R>(&self, rank: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
         check_len(rank, self.published_len(rank), len)?;
         Ok(self.board.inspect(rank, self.epoch, len, f))
+    }
+
+    /// Every rank in turn, starting with this one: `me, me + 1, …, n - 1, 0, …, me - 1` (readers
+    /// that start at different slots do not all read one slot at once; no division per step).
+    pub(super) fn ranks_from_me(&self) -> impl Iterator<Item = usize> {
+        (self.me..self.board.nranks()).chain(0..self.me)
     }
 
     /// The epoch of this collective.

@@ -26,9 +26,12 @@ impl<T: Transport> Engine<T> {
     /// Whether the reduction of `o` on `run`'s board goes in pieces.
     pub(super) fn splits(&self, run: &BoardRun, o: &Operands<'_>) -> bool {
         let n = run.board.nranks();
+        // The divisions last: small reductions, the common case, are answered without them.
+        if o.count < n || !self.tuning.coll.reduce_in_pieces(n, o.len) {
+            return false;
+        }
         let piece = (o.count / n + 1) * o.unit();
-        let fits = Board::line_from(o.len) + piece <= SLOT_DATA;
-        fits && o.count >= n && self.tuning.coll.reduce_in_pieces(n, o.len)
+        Board::line_from(o.len) + piece <= SLOT_DATA
     }
 
     /// Publishes this rank's operand (`pack`), reduces and posts its piece, and (with an `out`)
@@ -69,10 +72,9 @@ impl<T: Transport> Engine<T> {
         parts: &[(usize, usize)],
         result: &mut [u8],
     ) -> Result<()> {
-        let (n, epoch) = (parts.len(), run.epoch());
+        let epoch = run.epoch();
         let behind = Board::line_from(result.len());
-        for k in 1..n {
-            let r = (run.me + k) % n;
+        for r in run.ranks_from_me().skip(1) {
             self.await_board(|| run.board.has_posted(r, epoch))?;
             let (at, size) = parts[r];
             let into = &mut result[at..at + size];
