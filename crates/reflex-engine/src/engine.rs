@@ -84,8 +84,13 @@ pub struct Engine<T: Transport> {
     pub(crate) advancing: bool,
     /// Name base of collective boards, when every rank shares this node's memory.
     pub(crate) board_base: Option<String>,
-    /// The last operation and type the collective fast path found defined on each other.
-    pub(crate) op_defined: Option<(crate::op::ReduceOp, crate::datatype::Basic)>,
+    /// The last operation and type the collective fast path found defined on each other, and
+    /// the loop that combines them ([`crate::op::combiner`]).
+    pub(crate) op_defined: Option<(
+        crate::op::ReduceOp,
+        crate::datatype::Basic,
+        Option<crate::op::Combine>,
+    )>,
     /// One-sided communication windows.
     pub(crate) wins: crate::rma::Windows,
     /// Name base of shared segments this process creates (the node segment's, when there is one).

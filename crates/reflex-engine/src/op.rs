@@ -51,32 +51,40 @@ macro_rules! fold {
     }};
 }
 
+/// The element loop of one type and one expression as a [`Combine`] (a closure that captures
+/// nothing, so it is a plain function).
+macro_rules! combine_fn {
+    ($t:ty, |$a:ident, $b:ident| $e:expr) => {
+        (|inout: &mut [u8], input: &[u8]| fold!($t, inout, input, |$a, $b| $e)) as Combine
+    };
+}
+
 macro_rules! integer_ops {
-    ($t:ty, $op:expr, $inout:expr, $input:expr, $basic:expr) => {
+    ($t:ty, $op:expr) => {
         match $op {
-            ReduceOp::Max => fold!($t, $inout, $input, |a, b| a.max(b)),
-            ReduceOp::Min => fold!($t, $inout, $input, |a, b| a.min(b)),
-            ReduceOp::Sum => fold!($t, $inout, $input, |a, b| a.wrapping_add(b)),
-            ReduceOp::Prod => fold!($t, $inout, $input, |a, b| a.wrapping_mul(b)),
-            ReduceOp::Land => fold!($t, $inout, $input, |a, b| <$t>::from(a != 0 && b != 0)),
-            ReduceOp::Lor => fold!($t, $inout, $input, |a, b| <$t>::from(a != 0 || b != 0)),
-            ReduceOp::Lxor => fold!($t, $inout, $input, |a, b| <$t>::from((a != 0) != (b != 0))),
-            ReduceOp::Band => fold!($t, $inout, $input, |a, b| a & b),
-            ReduceOp::Bor => fold!($t, $inout, $input, |a, b| a | b),
-            ReduceOp::Bxor => fold!($t, $inout, $input, |a, b| a ^ b),
-            _ => return Err(unsupported($op, $basic)),
+            ReduceOp::Max => combine_fn!($t, |a, b| a.max(b)),
+            ReduceOp::Min => combine_fn!($t, |a, b| a.min(b)),
+            ReduceOp::Sum => combine_fn!($t, |a, b| a.wrapping_add(b)),
+            ReduceOp::Prod => combine_fn!($t, |a, b| a.wrapping_mul(b)),
+            ReduceOp::Land => combine_fn!($t, |a, b| <$t>::from(a != 0 && b != 0)),
+            ReduceOp::Lor => combine_fn!($t, |a, b| <$t>::from(a != 0 || b != 0)),
+            ReduceOp::Lxor => combine_fn!($t, |a, b| <$t>::from((a != 0) != (b != 0))),
+            ReduceOp::Band => combine_fn!($t, |a, b| a & b),
+            ReduceOp::Bor => combine_fn!($t, |a, b| a | b),
+            ReduceOp::Bxor => combine_fn!($t, |a, b| a ^ b),
+            _ => return None,
         }
     };
 }
 
 macro_rules! float_ops {
-    ($t:ty, $op:expr, $inout:expr, $input:expr, $basic:expr) => {
+    ($t:ty, $op:expr) => {
         match $op {
-            ReduceOp::Max => fold!($t, $inout, $input, |a, b| float_max(a, b)),
-            ReduceOp::Min => fold!($t, $inout, $input, |a, b| float_min(a, b)),
-            ReduceOp::Sum => fold!($t, $inout, $input, |a, b| a + b),
-            ReduceOp::Prod => fold!($t, $inout, $input, |a, b| a * b),
-            _ => return Err(unsupported($op, $basic)),
+            ReduceOp::Max => combine_fn!($t, |a, b| float_max(a, b)),
+            ReduceOp::Min => combine_fn!($t, |a, b| float_min(a, b)),
+            ReduceOp::Sum => combine_fn!($t, |a, b| a + b),
+            ReduceOp::Prod => combine_fn!($t, |a, b| a * b),
+            _ => return None,
         }
     };
 }
@@ -118,6 +126,35 @@ where
     })
 }
 
+/// `inout[i] = input[i] op inout[i]` on the bytes of whole elements of one type: the loop of
+/// one operation on one type, found once by [`combiner`], so that callers combining many small
+/// operands (the board reductions) skip the dispatch on every one.
+pub type Combine = fn(&mut [u8], &[u8]);
+
+/// The loop combining elements of `basic` with `op` when each element takes one machine
+/// operation (integers, floats, logicals, bytes); `None` for the others (no-op, replace, long
+/// double, complex, pairs) and where MPI leaves `op` undefined on the type.
+pub fn combiner(op: ReduceOp, basic: &Basic) -> Option<Combine> {
+    Some(match (basic.kind, basic.size) {
+        (ValueKind::Signed, 1) => integer_ops!(i8, op),
+        (ValueKind::Signed, 2) => integer_ops!(i16, op),
+        (ValueKind::Signed, 4) => integer_ops!(i32, op),
+        (ValueKind::Signed, 8) => integer_ops!(i64, op),
+        (ValueKind::Unsigned, 1) => integer_ops!(u8, op),
+        (ValueKind::Unsigned, 2) => integer_ops!(u16, op),
+        (ValueKind::Unsigned, 4) => integer_ops!(u32, op),
+        (ValueKind::Unsigned, 8) => integer_ops!(u64, op),
+        (ValueKind::Byte, 1) if matches!(op, ReduceOp::Band | ReduceOp::Bor | ReduceOp::Bxor) => {
+            integer_ops!(u8, op)
+        }
+        (ValueKind::Logical, 1) if is_logical(op) => integer_ops!(u8, op),
+        (ValueKind::Logical, 4) if is_logical(op) => integer_ops!(u32, op),
+        (ValueKind::Float, 4) => float_ops!(f32, op),
+        (ValueKind::Float, 8) => float_ops!(f64, op),
+        _ => return None,
+    })
+}
+
 /// `inout = input op inout`, element-wise over whole elements of `basic`.
 pub fn apply(op: ReduceOp, basic: &Basic, inout: &mut [u8], input: &[u8]) -> Result<()> {
     match op {
@@ -128,35 +165,23 @@ pub fn apply(op: ReduceOp, basic: &Basic, inout: &mut [u8], input: &[u8]) -> Res
         }
         _ => {}
     }
+    if let Some(combine) = combiner(op, basic) {
+        combine(inout, input);
+        return Ok(());
+    }
     match (basic.kind, basic.size) {
-        (ValueKind::Signed, 1) => integer_ops!(i8, op, inout, input, basic),
-        (ValueKind::Signed, 2) => integer_ops!(i16, op, inout, input, basic),
-        (ValueKind::Signed, 4) => integer_ops!(i32, op, inout, input, basic),
-        (ValueKind::Signed, 8) => integer_ops!(i64, op, inout, input, basic),
-        (ValueKind::Unsigned, 1) => integer_ops!(u8, op, inout, input, basic),
-        (ValueKind::Unsigned, 2) => integer_ops!(u16, op, inout, input, basic),
-        (ValueKind::Unsigned, 4) => integer_ops!(u32, op, inout, input, basic),
-        (ValueKind::Unsigned, 8) => integer_ops!(u64, op, inout, input, basic),
-        (ValueKind::Byte, 1) if matches!(op, ReduceOp::Band | ReduceOp::Bor | ReduceOp::Bxor) => {
-            integer_ops!(u8, op, inout, input, basic)
-        }
-        (ValueKind::Logical, 1) if is_logical(op) => integer_ops!(u8, op, inout, input, basic),
-        (ValueKind::Logical, 4) if is_logical(op) => integer_ops!(u32, op, inout, input, basic),
-        (ValueKind::Float, 4) => float_ops!(f32, op, inout, input, basic),
-        (ValueKind::Float, 8) => float_ops!(f64, op, inout, input, basic),
-        (ValueKind::Float, 16) => long_double_ops(op, basic, inout, input)?,
-        (ValueKind::Complex, 8) => complex_ops::<4>(op, basic, inout, input)?,
-        (ValueKind::Complex, 16) => complex_ops::<8>(op, basic, inout, input)?,
+        (ValueKind::Float, 16) => long_double_ops(op, basic, inout, input),
+        (ValueKind::Complex, 8) => complex_ops::<4>(op, basic, inout, input),
+        (ValueKind::Complex, 16) => complex_ops::<8>(op, basic, inout, input),
         (ValueKind::Pair { value }, _) if matches!(op, ReduceOp::Minloc | ReduceOp::Maxloc) => {
             let geometry = PairGeometry {
                 stride: basic.extent as usize,
                 index: value.index_offset(),
             };
-            pair_ops(op, value, geometry, inout, input)?
+            pair_ops(op, value, geometry, inout, input)
         }
-        _ => return Err(unsupported(op, basic)),
+        _ => Err(unsupported(op, basic)),
     }
-    Ok(())
 }
 
 /// [`apply`] on packed streams (what the collectives combine): elements follow each other

@@ -306,13 +306,8 @@ impl<T: Transport> Engine<T> {
                 .map(RecvData::as_send)
                 .ok_or_else(no_root_buffer)?,
         };
-        let operands = Operands {
-            len: input.packed_len()?,
-            to_root: args.root.is_some(),
-            count: input.count,
-            op: &op,
-            basic: args.basic,
-        };
+        let shape = (input.packed_len()?, input.count);
+        let operands = Operands::new(shape, args.root.is_some(), &op, args.basic);
         self.reduce_on(
             run,
             operands,
@@ -523,11 +518,50 @@ pub(super) struct Operands<'a> {
     pub(super) count: usize,
     pub(super) op: &'a Reducer,
     pub(super) basic: Option<Basic>,
+    /// The loop of a predefined operation on its type, when it has one ([`crate::op::combiner`]).
+    combine: Option<crate::op::Combine>,
 }
 
-impl Operands<'_> {
+impl<'a> Operands<'a> {
+    pub(super) fn new(
+        (len, count): (usize, usize),
+        to_root: bool,
+        op: &'a Reducer,
+        basic: Option<Basic>,
+    ) -> Self {
+        let combine = match (op, &basic) {
+            (Reducer::Predefined(p), Some(b)) => crate::op::combiner(*p, b),
+            _ => None,
+        };
+        Self::resolved((len, count), to_root, (op, basic), combine)
+    }
+
+    /// [`Operands::new`] with the operation's loop already found (`combine`: what
+    /// [`crate::op::combiner`] gave for it).
+    #[inline]
+    pub(super) fn resolved(
+        (len, count): (usize, usize),
+        to_root: bool,
+        (op, basic): (&'a Reducer, Option<Basic>),
+        combine: Option<crate::op::Combine>,
+    ) -> Self {
+        Operands {
+            len,
+            to_root,
+            count,
+            op,
+            basic,
+            combine,
+        }
+    }
+
     /// `acc = x op acc` on whole elements (a part of the operands, or all of them).
+    #[inline]
     pub(super) fn combine(&self, acc: &mut [u8], x: &[u8]) -> Result<()> {
+        if let Some(combine) = self.combine {
+            combine(acc, x);
+            return Ok(());
+        }
         match (self.op, self.basic) {
             (Reducer::Predefined(p), Some(b)) => crate::op::apply_packed(*p, &b, acc, x),
             (Reducer::User(f), _) => f.reduce(x, acc, acc.len() / self.unit()),

@@ -89,10 +89,15 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Reduce` (with a root) or `MPI_Allreduce` of dense bytes.
     pub fn reduce_dense(&mut self, comm: CommId, r: DenseReduce) -> Option<Result<()>> {
-        if self.op_defined != Some((r.op, r.basic)) {
-            crate::op::check(r.op, &r.basic).ok()?;
-            self.op_defined = Some((r.op, r.basic));
-        }
+        let combine = match self.op_defined {
+            Some((op, basic, combine)) if (op, basic) == (r.op, r.basic) => combine,
+            _ => {
+                crate::op::check(r.op, &r.basic).ok()?;
+                let combine = crate::op::combiner(r.op, &r.basic);
+                self.op_defined = Some((r.op, r.basic, combine));
+                combine
+            }
+        };
         let len = r.count.checked_mul(r.basic.size as usize)?;
         let me = self.comms.get(comm).ok()?.rank as i32;
         let reads = r.root.is_none_or(|root| root == me);
@@ -107,13 +112,8 @@ impl<T: Transport> Engine<T> {
         }
         let run = self.dense_run(comm, len, r.root)?;
         let op = Reducer::Predefined(r.op);
-        let operands = Operands {
-            len,
-            to_root: r.root.is_some(),
-            count: r.count,
-            op: &op,
-            basic: Some(r.basic),
-        };
+        let shape = (len, r.count);
+        let operands = Operands::resolved(shape, r.root.is_some(), (&op, Some(r.basic)), combine);
         self.on_board(comm, run, |e, run| {
             let out = out.as_mut().map(copy_out);
             e.reduce_on(run, operands, copy_in(&input), out)

@@ -27,13 +27,7 @@ impl<T: Transport> Engine<T> {
         let mut out = args.out.map(Staged::new).transpose()?;
         let input = send.as_ref().map(Lent::new).transpose()?;
         let len = operand(input.as_ref(), out.as_ref()).len();
-        let operands = Operands {
-            len,
-            to_root: root.is_some(),
-            count,
-            op: &op,
-            basic,
-        };
+        let operands = Operands::new((len, count), root.is_some(), &op, basic);
         let result = self.direct_reduce(run, &operands, input.as_ref(), out.as_mut(), root);
         if let (Ok(()), Some(o)) = (&result, out) {
             o.finish();
