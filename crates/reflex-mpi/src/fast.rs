@@ -21,7 +21,7 @@ pub use rma::*;
 
 use crate::ffi::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status, SUCCESS};
 use crate::kinds::TAG_UB;
-use crate::{datatypes, handles, state, threads};
+use crate::{datatypes, handles, state};
 use reflex_base::buf::{RecvBuf, SendBuf};
 use reflex_engine::{CommId, Engine, ANY_TAG};
 use std::ffi::{c_int, c_void};
@@ -30,12 +30,10 @@ use std::ffi::{c_int, c_void};
 /// `MPI_THREAD_MULTIPLE`.
 #[inline]
 pub(crate) fn engine() -> Option<&'static mut Engine<reflex_engine::fabric::Fabric>> {
-    if threads::multiple() {
-        return None;
-    }
-    // SAFETY: we are inside an MPI call below MPI_THREAD_MULTIPLE, where no other thread is (the
-    // contract of `state::running`); the reference does not outlive the call.
-    unsafe { state::running() }.map(|mpi| &mut mpi.world.engine)
+    // SAFETY: we are inside an MPI call, below MPI_THREAD_MULTIPLE whenever this is `Some`, where
+    // no other thread is (the contract of `state::running_fast`); the reference does not outlive
+    // the call.
+    unsafe { state::running_fast() }.map(|mpi| &mut mpi.world.engine)
 }
 
 /// Bytes of `count` elements of the predefined datatype `h` when they are one run of bytes.

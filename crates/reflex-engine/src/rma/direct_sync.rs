@@ -52,7 +52,11 @@ impl<T: Transport> Engine<T> {
             return false;
         }
         epoch.locks.push((t, taken));
-        epoch.fence = false;
+        if std::mem::replace(&mut epoch.fence, false) {
+            epoch.changed(); // the end of a fence epoch
+        } else {
+            epoch.grant(t);
+        }
         true
     }
 
@@ -69,7 +73,9 @@ impl<T: Transport> Engine<T> {
         let Some(i) = epoch.locks.iter().position(|&(x, _)| x == t) else {
             return false;
         };
-        match epoch.locks.swap_remove(i).1 {
+        let taken = epoch.locks.swap_remove(i).1;
+        epoch.revoke(t);
+        match taken {
             Some(kind) => lock_release(seg.lock_word(t), kind),
             None => complete_shared(),
         }
@@ -100,6 +106,7 @@ impl<T: Transport> Engine<T> {
         epoch.lock_all = true;
         epoch.lock_all_taken = take;
         epoch.fence = false;
+        epoch.changed();
         true
     }
 
@@ -113,6 +120,7 @@ impl<T: Transport> Engine<T> {
             return false;
         }
         epoch.lock_all = false;
+        epoch.changed();
         if epoch.lock_all_taken {
             (0..n).for_each(|t| lock_release(seg.lock_word(t), LockKind::Shared));
         } else {
@@ -130,7 +138,7 @@ impl<T: Transport> Engine<T> {
             return false;
         };
         let passive = match target {
-            Some(rank) => in_window(rank, n).is_some_and(|t| epoch.passive(t)),
+            Some(rank) => in_window(rank, n).is_some_and(|t| epoch.passive_now(t)),
             None => epoch.lock_all || !epoch.locks.is_empty(),
         };
         if passive {

@@ -108,7 +108,9 @@ impl<T: Transport> Engine<T> {
         let comm = w.comm;
         self.win_quiesce(id)?;
         self.barrier(comm)?;
-        self.wins.get_mut(id)?.epoch.fence = assert & MODE_NOSUCCEED == 0;
+        let epoch = &mut self.wins.get_mut(id)?.epoch;
+        epoch.fence = assert & MODE_NOSUCCEED == 0;
+        epoch.changed();
         Ok(())
     }
 
@@ -233,6 +235,7 @@ impl<T: Transport> Engine<T> {
         }
         w.epoch.post = Some(group.clone());
         w.epoch.fence = false;
+        w.epoch.changed();
         fence(Ordering::SeqCst);
         for g in group {
             let rid = self.win_send(id, g, TAG_POST, OutBuf::Owned(Vec::new()))?;
@@ -259,16 +262,19 @@ impl<T: Transport> Engine<T> {
         let w = self.wins.get_mut(id)?;
         w.epoch.start = Some(group);
         w.epoch.fence = false;
+        w.epoch.changed();
         Ok(())
     }
 
     /// `MPI_Win_complete`: completes the access epoch's operations and tells each target.
     pub fn win_complete(&mut self, id: WinId) -> Result<()> {
-        let Some(group) = self.wins.get_mut(id)?.epoch.start.take() else {
+        let epoch = &mut self.wins.get_mut(id)?.epoch;
+        let Some(group) = epoch.start.take() else {
             return Err(sync_error(
                 "MPI_Win_complete without a matching MPI_Win_start",
             ));
         };
+        epoch.changed();
         let outcome = self.complete_at(id, &group);
         for g in group {
             let rid = self.win_send(id, g, TAG_DONE, OutBuf::Owned(Vec::new()))?;
@@ -350,6 +356,7 @@ impl<T: Transport> Engine<T> {
         let w = self.wins.get_mut(id)?;
         w.epoch.locks.push((target, taken));
         w.epoch.fence = false;
+        w.epoch.changed();
         Ok(())
     }
 
@@ -362,7 +369,9 @@ impl<T: Transport> Engine<T> {
                 "rank {target} is not locked by this process"
             )));
         };
-        let (_, kind) = self.wins.get_mut(id)?.epoch.locks.swap_remove(i);
+        let epoch = &mut self.wins.get_mut(id)?.epoch;
+        let (_, kind) = epoch.locks.swap_remove(i);
+        epoch.changed();
         self.release(id, target, kind)
     }
 
@@ -385,6 +394,7 @@ impl<T: Transport> Engine<T> {
         w.epoch.lock_all = true;
         w.epoch.lock_all_taken = taken;
         w.epoch.fence = false;
+        w.epoch.changed();
         Ok(())
     }
 
@@ -395,6 +405,7 @@ impl<T: Transport> Engine<T> {
             return Err(sync_error("MPI_Win_unlock_all without MPI_Win_lock_all"));
         }
         w.epoch.lock_all = false;
+        w.epoch.changed();
         let kind = w.epoch.lock_all_taken.then_some(LockKind::Shared);
         let mut first = Ok(());
         for t in 0..w.nranks() {

@@ -59,6 +59,8 @@ fn init_with(required: c_int) -> Result<c_int> {
         objects,
     }));
     crate::threads::set_level(provided);
+    // SAFETY: inside MPI_Init, as above.
+    unsafe { state::publish_fast() };
     clock_origin();
     if let Some(pause) = progress {
         crate::progress::start(pause).map_err(|e| {
@@ -138,6 +140,7 @@ pub fn finalize() -> Result<()> {
     // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
     // MPI_THREAD_MULTIPLE); no other reference to the state is alive in an anytime call.
     let phase = unsafe { state::phase() };
+    state::withdraw_fast();
     if let Phase::Running(mpi) = phase {
         // MPI_COMM_SELF is freed first, while MPI still works (attribute delete callbacks).
         super::attr::finalize_attrs(mpi)?;
