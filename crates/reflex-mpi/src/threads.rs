@@ -93,10 +93,13 @@ pub fn multiple() -> bool {
     MULTIPLE.load(Ordering::Relaxed)
 }
 
-/// Records the granted thread level (called by `MPI_Init_thread`, before any other call can run).
+/// Records the granted thread level (called by `MPI_Init_thread`, before any other call can run,
+/// and by the progress thread's start); from `MPI_THREAD_MULTIPLE` on, the unlocked fast paths
+/// close ([`crate::state::running_fast`]), whatever order the two happen in.
 pub(crate) fn set_level(level: i32) {
     if level >= THREAD_MULTIPLE {
         MULTIPLE.store(true, Ordering::Relaxed);
+        crate::state::withdraw_fast();
     }
 }
 

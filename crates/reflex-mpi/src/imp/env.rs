@@ -59,8 +59,6 @@ fn init_with(required: c_int) -> Result<c_int> {
         objects,
     }));
     crate::threads::set_level(provided);
-    // SAFETY: inside MPI_Init, as above.
-    unsafe { state::publish_fast() };
     clock_origin();
     if let Some(pause) = progress {
         crate::progress::start(pause).map_err(|e| {
@@ -70,6 +68,10 @@ fn init_with(required: c_int) -> Result<c_int> {
             )
         })?;
     }
+    // Last: the progress thread raises the level to MPI_THREAD_MULTIPLE (it shares the engine
+    // under the lock), and the unlocked fast paths must then stay closed.
+    // SAFETY: inside MPI_Init, as above.
+    unsafe { state::publish_fast() };
     Ok(provided)
 }
 
