@@ -130,13 +130,20 @@ fn stream_end(t: &TcpTransport, peer: usize, k: usize) -> Option<&str> {
     e.ended.as_deref()
 }
 
+/// Two ranks with `streams` sockets per pair, striped packets exchanged, then rank 1 shuts its
+/// stream `k` down (`how`) until rank 0 sees that stream end.
+fn end_one_stream(streams: usize, k: usize, how: std::net::Shutdown) -> Vec<TcpTransport> {
+    let mut ts = job_with(2, striped(streams));
+    exchange(&mut ts, 0, 1, 12, true, mixed_len);
+    let e = ts[1].stripes[0].extra[k - 1].as_ref().unwrap();
+    e.conn.stream.shutdown(how).unwrap();
+    drive(&mut ts, |t| stream_end(t, 1, k).is_some());
+    ts
+}
+
 #[test]
 fn a_dying_extra_stream_leaves_the_link_on_stream_0() {
-    let mut ts = job_with(2, striped(3));
-    exchange(&mut ts, 0, 1, 30, true, mixed_len);
-    let e = ts[1].stripes[0].extra[1].as_ref().unwrap();
-    e.conn.stream.shutdown(std::net::Shutdown::Both).unwrap();
-    drive(&mut ts, |t| stream_end(t, 1, 2).is_some());
+    let mut ts = end_one_stream(3, 2, std::net::Shutdown::Both);
     assert!(stream_end(&ts[0], 1, 2)
         .unwrap()
         .contains("closed stream 2"));
@@ -190,12 +197,8 @@ fn the_last_packet_of_an_exiting_peer_outlives_its_extra_streams() {
 /// (instead of waiting for bytes that cannot come).
 #[test]
 fn a_split_packet_over_an_ended_stream_breaks_the_link() {
-    let mut ts = job_with(2, striped(2));
-    exchange(&mut ts, 0, 1, 12, true, mixed_len);
-    // Rank 1 still believes stream 1 is up; rank 0 sees it end.
-    let e = ts[1].stripes[0].extra[0].as_ref().unwrap();
-    e.conn.stream.shutdown(std::net::Shutdown::Write).unwrap();
-    drive(&mut ts, |t| stream_end(t, 1, 1).is_some());
+    // Rank 1 still believes stream 1 is up; rank 0 saw it end.
+    let mut ts = end_one_stream(2, 1, std::net::Shutdown::Write);
     let split_before = ts[1].stats().stripes_sent;
     let p = packet(1, 0, DEFAULT_STRIPE_MIN);
     ts[1]
