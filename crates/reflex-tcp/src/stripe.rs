@@ -16,7 +16,15 @@
 //! stalls until every piece has landed, so the engine still sees per-peer FIFO order; a `PART`
 //! that arrives before its `HEAD` waits in its socket's buffer. Any violation (wrong sequence,
 //! wrong offset or length, a frame of another kind on streams 1 and up) is a malformed peer and
-//! breaks the link, with all its sockets, as does the end of any of them.
+//! breaks the link, with all its sockets, as does the end of stream 0.
+//!
+//! The end of stream `k` > 0 (closed, reset, or never connected) does not break the link at once:
+//! a peer that sends its last packet and exits closes all its sockets together, and the receiver
+//! may see stream `k` end before it has read that packet from stream 0 (the sockets are separate
+//! TCP connections: nothing orders one's end after another's data). The stream is taken out of
+//! epoll with what it buffered ([`Extra::ended`]); packets go whole on stream 0 from then on, and
+//! the link breaks when stream 0 ends, or when a split packet needs a piece that an ended stream
+//! no longer has (a clear error rather than a wait for bytes that cannot come).
 
 use std::io::IoSlice;
 use std::ops::Range;
@@ -99,6 +107,8 @@ pub(crate) struct Extra {
     pub connected: bool,
     /// The acceptor took it: pieces may travel.
     pub up: bool,
+    /// Why the socket ended (read nothing more from it, split nothing more over it), once it did.
+    pub ended: Option<String>,
 }
 
 /// A split packet being received.
@@ -127,7 +137,14 @@ impl Streams {
     /// Whether every stream is up, so that a packet may be split.
     fn all_up(&self, streams: usize) -> bool {
         self.extra.len() + 1 == streams
-            && self.extra.iter().flatten().filter(|e| e.up).count() + 1 == streams
+            && self
+                .extra
+                .iter()
+                .flatten()
+                .filter(|e| e.up && e.ended.is_none())
+                .count()
+                + 1
+                == streams
     }
 }
 
@@ -160,6 +177,7 @@ impl TcpTransport {
                     conn,
                     connected: false,
                     up: false,
+                    ended: None,
                 })),
                 Err(e) => {
                     self.break_link(peer, format!("cannot open stream {k}: {e}"));
@@ -185,12 +203,20 @@ impl TcpTransport {
         let Some(Some(e)) = self.stripes[peer].extra.get_mut(k - 1) else {
             return 0;
         };
+        if e.ended.is_some() {
+            return 0;
+        }
         if !e.connected && flags.intersects(EpollFlags::EPOLLOUT | EpollFlags::EPOLLERR) {
-            if let Ok(None) = e.conn.stream.take_error() {
-                e.connected = true;
-            } else {
-                self.break_link(peer, format!("cannot connect stream {k}"));
-                return 0;
+            match e.conn.stream.take_error() {
+                Ok(None) => e.connected = true,
+                Ok(Some(err)) | Err(err) => {
+                    return self.end_extra(
+                        peer,
+                        k,
+                        format!("cannot connect stream {k}: {err}"),
+                        sink,
+                    )
+                }
             }
         }
         let flushed = e
@@ -198,8 +224,7 @@ impl TcpTransport {
             .flush()
             .and_then(|_| Self::watch_out(&self.epoll, &mut e.conn, token(peer, k)));
         if let Err(err) = flushed {
-            self.break_link(peer, format!("stream {k} lost: {err}"));
-            return 0;
+            return self.end_extra(peer, k, format!("stream {k} lost: {err}"), sink);
         }
         let readable =
             flags.intersects(EpollFlags::EPOLLIN | EpollFlags::EPOLLERR | EpollFlags::EPOLLHUP);
@@ -229,14 +254,41 @@ impl TcpTransport {
             },
             Ok(ReadOutcome::Data(_) | ReadOutcome::Empty) => self.process_frames(peer, sink),
             Ok(ReadOutcome::Eof) => {
-                self.break_link(peer, format!("rank {peer} closed stream {k}"));
-                0
+                self.end_extra(peer, k, format!("rank {peer} closed stream {k}"), sink)
             }
-            Err(err) => {
-                self.break_link(peer, format!("stream {k} lost: {err}"));
-                0
-            }
+            Err(err) => self.end_extra(peer, k, format!("stream {k} lost: {err}"), sink),
         }
+    }
+
+    /// Stream `k` > 0 of the link to `peer` ended (`why`): it leaves epoll, keeping what it
+    /// buffered, and the link goes on over stream 0 (see the module documentation); a split in
+    /// progress that needed more of it breaks the link now. Returns the packets delivered.
+    fn end_extra<S: Sink>(&mut self, peer: usize, k: usize, why: String, sink: &mut S) -> usize {
+        let Some(Some(e)) = self.stripes[peer].extra.get_mut(k - 1) else {
+            return 0;
+        };
+        let _ = self.epoll.delete(&e.conn.stream);
+        e.ended = Some(why);
+        self.process_frames(peer, sink)
+    }
+
+    /// Why the split in progress from `peer` cannot complete: an ended stream that has not
+    /// delivered its whole piece (it will get no more bytes).
+    fn piece_cut_off(&self, peer: usize) -> Option<String> {
+        let stripes = &self.stripes[peer];
+        let split = stripes.split.as_ref()?;
+        stripes.extra.iter().enumerate().find_map(|(i, e)| {
+            let e = e.as_ref()?;
+            let why = e.ended.as_ref()?;
+            let missing = e.conn.landing.is_some() || e.conn.next_seq == split.seq;
+            missing.then(|| {
+                format!(
+                    "split packet {} without its piece on stream {} ({why})",
+                    split.seq,
+                    i + 1
+                )
+            })
+        })
     }
 
     /// Whether streams 1.. to `dest` have sent the tails of earlier frames (stream 0 is
@@ -431,6 +483,9 @@ impl TcpTransport {
     ) -> Result<bool, String> {
         for k in 1..self.streams {
             self.take_part(peer, k, sink)?;
+        }
+        if let Some(why) = self.piece_cut_off(peer) {
+            return Err(why);
         }
         let stripes = &mut self.stripes[peer];
         if stripes.split.as_ref().is_some_and(|s| s.left > 0) {

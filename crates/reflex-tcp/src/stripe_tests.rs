@@ -1,6 +1,8 @@
 //! Tests of several sockets per peer (`crate::stripe`): split packets of many sizes in order
-//! both ways, in one thread and across threads, placed in the sink's buffer, a dying stream,
-//! disagreeing stream counts and hostile pieces.
+//! both ways, in one thread and across threads, placed in the sink's buffer, a dying extra
+//! stream (the link goes on over stream 0; a peer's last packet outlives the end of its extra
+//! streams; a split packet that needs an ended stream breaks the link), disagreeing stream
+//! counts and hostile pieces.
 
 use super::*;
 use crate::frame::{Stripe, STRIPE_LEN};
@@ -122,20 +124,95 @@ fn drive(ts: &mut [TcpTransport], done: impl Fn(&TcpTransport) -> bool) {
     panic!("never happened: {:?}", ts[0].stats());
 }
 
+/// Why stream `k` of `t`'s link to `peer` ended, once it did.
+fn stream_end(t: &TcpTransport, peer: usize, k: usize) -> Option<&str> {
+    let e = t.stripes[peer].extra.get(k - 1)?.as_ref()?;
+    e.ended.as_deref()
+}
+
+/// Two ranks with `streams` sockets per pair, striped packets exchanged, then rank 1 shuts its
+/// stream `k` down (`how`) until rank 0 sees that stream end.
+fn end_one_stream(streams: usize, k: usize, how: std::net::Shutdown) -> Vec<TcpTransport> {
+    let mut ts = job_with(2, striped(streams));
+    exchange(&mut ts, 0, 1, 12, true, mixed_len);
+    let e = ts[1].stripes[0].extra[k - 1].as_ref().unwrap();
+    e.conn.stream.shutdown(how).unwrap();
+    drive(&mut ts, |t| stream_end(t, 1, k).is_some());
+    ts
+}
+
 #[test]
-fn a_dying_stream_fails_the_whole_peer() {
+fn a_dying_extra_stream_leaves_the_link_on_stream_0() {
+    let mut ts = end_one_stream(3, 2, std::net::Shutdown::Both);
+    assert!(stream_end(&ts[0], 1, 2)
+        .unwrap()
+        .contains("closed stream 2"));
+    // Packets of every size still arrive in order both ways, whole on stream 0.
+    let split_before: Vec<u64> = ts.iter().map(|t| t.stats().stripes_sent).collect();
+    exchange(&mut ts, 0, 1, 24, true, mixed_len);
+    let split_after: Vec<u64> = ts.iter().map(|t| t.stats().stripes_sent).collect();
+    assert_eq!(
+        split_before, split_after,
+        "a packet was split over an ended stream"
+    );
+    assert_eq!(ts[0].phase(1), LinkPhase::Up);
+}
+
+/// A rank that sends its last packet and exits closes all its sockets at once, and the receiver
+/// may find an extra stream's end before it reads stream 0 (as epoll may report them): the
+/// packet still arrives, and the link breaks at the end of stream 0. (The hang of `mt_pairs`
+/// under `REFLEX_TCP_STREAMS=4`: the last barrier message of `MPI_Finalize` was dropped.)
+#[test]
+fn the_last_packet_of_an_exiting_peer_outlives_its_extra_streams() {
     let mut ts = job_with(2, striped(3));
     exchange(&mut ts, 0, 1, 30, true, mixed_len);
-    let e = ts[1].stripes[0].extra[1].as_ref().unwrap();
-    e.conn.stream.shutdown(std::net::Shutdown::Both).unwrap();
-    drive(&mut ts, |t| t.phase(1) == LinkPhase::Broken);
+    let p = packet(1, 0, 100);
+    ts[1]
+        .try_send(0, p.len(), |b| b.copy_from_slice(&p))
+        .unwrap();
+    drop(ts.pop());
+    let t = &mut ts[0];
+    let mut inbox = Inbox::default();
+    let mut take = |src: usize, b: &[u8]| inbox.take(src, b, |_| 100);
+    for k in [2, 1] {
+        for _ in 0..MAX_ROUNDS {
+            t.service_extra(1, k, EpollFlags::EPOLLIN, &mut take);
+            if stream_end(t, 1, k).is_some() || t.phase(1) == LinkPhase::Broken {
+                break;
+            }
+        }
+    }
+    for _ in 0..MAX_ROUNDS {
+        t.poll(&mut take);
+        if t.phase(1) == LinkPhase::Broken {
+            break;
+        }
+    }
+    assert_eq!(inbox.next.get(1), Some(&1), "the last packet was lost");
+    let broken = t.broken_peers();
+    assert!(broken[0].1.contains("closed its connection"), "{broken:?}");
+}
+
+/// A split packet whose piece's stream has ended breaks the link with a message naming it
+/// (instead of waiting for bytes that cannot come).
+#[test]
+fn a_split_packet_over_an_ended_stream_breaks_the_link() {
+    // Rank 1 still believes stream 1 is up; rank 0 saw it end.
+    let mut ts = end_one_stream(2, 1, std::net::Shutdown::Write);
+    let split_before = ts[1].stats().stripes_sent;
+    let p = packet(1, 0, DEFAULT_STRIPE_MIN);
+    ts[1]
+        .try_send(0, p.len(), |b| b.copy_from_slice(&p))
+        .unwrap();
+    assert_eq!(ts[1].stats().stripes_sent, split_before + 1);
+    for _ in 0..MAX_ROUNDS {
+        ts[0].poll(|_, _| panic!("a packet without its piece was delivered"));
+        if ts[0].phase(1) == LinkPhase::Broken {
+            break;
+        }
+    }
     let broken = ts[0].broken_peers();
-    assert!(broken[0].1.contains("stream 2"), "{broken:?}");
-    assert!(
-        ts[0].stripes[1].extra.is_empty(),
-        "the other streams stay open"
-    );
-    assert_eq!(ts[0].try_send(1, 1, |_| {}), Err(WouldBlock));
+    assert!(broken[0].1.contains("piece on stream 1"), "{broken:?}");
 }
 
 #[test]

@@ -498,9 +498,14 @@ impl TcpTransport {
                             conn,
                             connected: true,
                             up: true,
+                            ended: None,
                         })
                     }
-                    Err(e) => self.break_link(peer, format!("cannot answer hello {stream}: {e}")),
+                    // Not the link's end (`crate::stripe`): stream 0 may still hold the peer's
+                    // last packets; without this stream, packets go whole on stream 0.
+                    Err(_) => {
+                        let _ = self.epoll.delete(&conn.stream);
+                    }
                 }
             }
             Verdict::Reject { .. } => {
