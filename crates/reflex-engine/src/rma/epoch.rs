@@ -151,11 +151,10 @@ impl Epoch {
         self.changed();
     }
 
-    /// The end of the exposure epoch (`MPI_Win_wait`).
+    /// The end of the exposure epoch (`MPI_Win_wait`): the masks stay, as an exposure epoch
+    /// grants this process no access of its own.
     pub(crate) fn unpost(&mut self) -> Option<Vec<usize>> {
-        let group = self.post.take();
-        self.changed();
-        group
+        self.post.take()
     }
 
     /// `MPI_Win_start` to `group` (ends a fence epoch).
