@@ -297,3 +297,103 @@ fn misuse_gets_its_error_class() {
         each_kind(n, misuse);
     }
 }
+
+/// One element at window word `word` of rank 0 in `basic`'s own type.
+fn element(word: usize, basic: Basic) -> Target {
+    Target {
+        rank: 0,
+        disp: word as isize,
+        count: 1,
+        dt: Datatype::Basic(basic),
+    }
+}
+
+/// `rma_accumulate_one_direct` against the general path (`rma_get_accumulate` on the next word,
+/// same old value and operand) for every kind of hardware update it makes: one instruction
+/// (integer SUM and bitwise ops, REPLACE, NO_OP), the float compare-and-swap loop and the packed
+/// one (integer MIN/MAX/PROD, logical ops); then the cases it must decline, leaving memory as it
+/// was: an operation undefined on the type, MPI_NO_OP without a result, no access epoch.
+fn single_element_direct(e: &mut E, _shared: bool) {
+    let (win, _) = window(e, true);
+    let bits = |x: f64| x.to_bits() as i64;
+    let float_bits = |x: f32| i64::from(x.to_bits());
+    use ReduceOp::*;
+    use ValueKind::{Float, Logical, Signed, Unsigned};
+    let cases = [
+        (Signed, 8, Sum, 40, 2, 42),
+        (Signed, 8, Replace, 40, 2, 2),
+        (Signed, 8, NoOp, 40, 2, 40),
+        (Signed, 8, Min, 40, -2, -2),
+        (Signed, 8, Max, 40, -2, 40),
+        (Signed, 8, Prod, 40, 3, 120),
+        (Signed, 4, Sum, 0x7fff_ffff, 1, 0x8000_0000),
+        (Unsigned, 4, Bxor, 0b1100, 0b1010, 0b0110),
+        (Unsigned, 8, Band, 0b1100, 0b1010, 0b1000),
+        (Logical, 4, Lxor, 1, 1, 0),
+        (Float, 8, Sum, bits(1.5), bits(2.25), bits(3.75)),
+        (Float, 8, Max, bits(1.5), bits(-2.0), bits(1.5)),
+        (
+            Float,
+            4,
+            Prod,
+            float_bits(1.5),
+            float_bits(2.0),
+            float_bits(3.0),
+        ),
+    ];
+    e.win_lock_all(win, 0).unwrap();
+    for (i, &(kind, size, op, old, operand, new)) in cases.iter().enumerate() {
+        let basic = Basic::plain(kind, size);
+        let dt = Datatype::Basic(basic);
+        e.rma_put(win, src(&[old, old]), at(0, 0, 2), false)
+            .unwrap();
+        let input = leak(vec![operand]).as_send();
+        let mut fast = leak(vec![-7]);
+        let direct = (op, basic);
+        assert!(
+            e.rma_accumulate_one_direct(win, direct, &input, Some(&mut fast), (0, 0)),
+            "case {i}: the direct path declined"
+        );
+        let slow = Side {
+            buf: leak(vec![-7]),
+            count: 1,
+            dt: dt.clone(),
+        };
+        let origin = Side {
+            buf: input,
+            count: 1,
+            dt,
+        };
+        e.rma_get_accumulate(win, origin, slow.clone(), element(1, basic), op, false)
+            .unwrap();
+        let mem = dst(2);
+        e.rma_get(win, mem.clone(), at(0, 0, 2), false).unwrap();
+        e.win_flush(win, Some(0)).unwrap();
+        let mask = if size == 4 { 0xffff_ffff } else { -1 };
+        assert_eq!(longs(&mem.buf)[0] & mask, new & mask, "case {i}: new value");
+        assert_eq!(longs(&mem.buf)[0], longs(&mem.buf)[1], "case {i}: memory");
+        assert_eq!(longs(&fast), longs(&slow.buf), "case {i}: old value");
+        assert_eq!(longs(&fast)[0] & mask, old & mask, "case {i}: old value");
+    }
+    let float = Basic::plain(Float, 8);
+    let input = leak(vec![3]).as_send();
+    e.rma_put(win, src(&[5]), at(0, 0, 1), false).unwrap();
+    assert!(!e.rma_accumulate_one_direct(win, (Band, float), &input, None, (0, 0)));
+    let long = Basic::plain(Signed, 8);
+    assert!(!e.rma_accumulate_one_direct(win, (NoOp, long), &input, None, (0, 0)));
+    e.win_unlock_all(win).unwrap();
+    assert!(!e.rma_accumulate_one_direct(win, (Sum, long), &input, None, (0, 0)));
+    e.win_lock_all(win, 0).unwrap();
+    let mem = dst(1);
+    e.rma_get(win, mem.clone(), at(0, 0, 1), false).unwrap();
+    e.win_unlock_all(win).unwrap();
+    assert_eq!(longs(&mem.buf), [5], "a declined call changed memory");
+    e.win_free(win).unwrap();
+}
+
+#[test]
+fn single_element_direct_matches_the_general_path() {
+    run_ranks(1, 64, 1 << 12, small_tuning(), |e| {
+        single_element_direct(e, true)
+    });
+}

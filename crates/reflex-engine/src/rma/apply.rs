@@ -160,10 +160,13 @@ pub(crate) fn element_value(b: &[u8], w: AtomicWidth) -> u64 {
 
 /// `target = operand op target` on the element at offset `at` of `span`, for which
 /// [`element_atomic`] chose width `w`, in one hardware atomic step: one instruction where the
-/// operation is one (integer SUM and bitwise ops, REPLACE, NO_OP), else a compare-and-swap loop
-/// around [`op::apply_packed`] (the same arithmetic as every other path). Returns the old value;
-/// `None`, with nothing changed, when `op` is not defined on the type.
-#[inline]
+/// operation is one (integer SUM and bitwise ops, REPLACE, NO_OP), a compare-and-swap loop
+/// around [`op::float_one`] for floats, else a compare-and-swap loop around
+/// [`op::apply_packed`] (the same arithmetic as every other path). Returns the old value; `None`,
+/// with nothing changed, when `op` is not defined on the type. Inlined whole into the direct
+/// path except the last case (each call of a single-element accumulate paid a frame and the
+/// type's comparisons again before).
+#[inline(always)]
 pub(crate) fn atomic_combine(
     span: &RecvBuf,
     at: usize,
@@ -174,20 +177,29 @@ pub(crate) fn atomic_combine(
     use reflex_base::buf::AtomicRmw;
     let integer = matches!(basic.kind, ValueKind::Signed | ValueKind::Unsigned);
     let rmw = match op {
-        ReduceOp::NoOp => Some(AtomicRmw::Load),
-        ReduceOp::Replace => Some(AtomicRmw::Swap),
-        ReduceOp::Sum if integer => Some(AtomicRmw::Add),
-        ReduceOp::Band if integer => Some(AtomicRmw::And),
-        ReduceOp::Bor if integer => Some(AtomicRmw::Or),
-        ReduceOp::Bxor if integer => Some(AtomicRmw::Xor),
-        _ => None,
+        ReduceOp::NoOp => AtomicRmw::Load,
+        ReduceOp::Replace => AtomicRmw::Swap,
+        ReduceOp::Sum if integer => AtomicRmw::Add,
+        ReduceOp::Band if integer => AtomicRmw::And,
+        ReduceOp::Bor if integer => AtomicRmw::Or,
+        ReduceOp::Bxor if integer => AtomicRmw::Xor,
+        _ if matches!(basic.kind, ValueKind::Float) => {
+            return float_combine(span, at, w, op, operand)
+        }
+        _ => return packed_combine(span, (at, w), (op, basic), operand),
     };
-    if let Some(rmw) = rmw {
-        return span.atomic_rmw(at, w, rmw, operand);
-    }
-    if basic.kind == ValueKind::Float {
-        return float_combine(span, at, w, op, operand);
-    }
+    span.atomic_rmw(at, w, rmw, operand)
+}
+
+/// [`atomic_combine`] of an operation that is neither one instruction nor float arithmetic
+/// (integer MIN, MAX and PROD, the logical operations, and those undefined on the type).
+#[inline(never)]
+fn packed_combine(
+    span: &RecvBuf,
+    (at, w): (usize, AtomicWidth),
+    (op, basic): (ReduceOp, &Basic),
+    operand: u64,
+) -> Option<u64> {
     let (n, operand) = (w.bytes(), element_bytes(operand, w));
     let updated = span.atomic_try_update(at, w, |v| {
         let mut bytes = element_bytes(v, w);

@@ -43,20 +43,14 @@ impl<T: Transport> Engine<T> {
         let Some(t) = in_window(rank, n) else {
             return false;
         };
-        let held = epoch.lock_all || epoch.locks.iter().any(|&(x, _)| x == t);
-        if held || (assert != 0 && assert != MODE_NOCHECK) {
+        if epoch.passive(t) || (assert != 0 && assert != MODE_NOCHECK) {
             return false;
         }
         let taken = (assert == 0).then_some(kind);
         if taken.is_some() && !lock_try(seg.lock_word(t), kind) {
             return false;
         }
-        epoch.locks.push((t, taken));
-        if std::mem::replace(&mut epoch.fence, false) {
-            epoch.changed(); // the end of a fence epoch
-        } else {
-            epoch.grant(t);
-        }
+        epoch.lock(t, taken);
         true
     }
 
@@ -70,11 +64,9 @@ impl<T: Transport> Engine<T> {
         let Some(t) = in_window(rank, n) else {
             return false;
         };
-        let Some(i) = epoch.locks.iter().position(|&(x, _)| x == t) else {
+        let Some(taken) = epoch.unlock(t) else {
             return false;
         };
-        let taken = epoch.locks.swap_remove(i).1;
-        epoch.revoke(t);
         match taken {
             Some(kind) => lock_release(seg.lock_word(t), kind),
             None => complete_shared(),
@@ -88,8 +80,7 @@ impl<T: Transport> Engine<T> {
         let Some((epoch, seg, n)) = shared(self.wins.find_mut(id)) else {
             return false;
         };
-        let held = epoch.lock_all || !epoch.locks.is_empty();
-        if held || (assert != 0 && assert != MODE_NOCHECK) {
+        if epoch.holds_locks() || (assert != 0 && assert != MODE_NOCHECK) {
             return false;
         }
         let take = assert == 0;
@@ -103,10 +94,7 @@ impl<T: Transport> Engine<T> {
                 return false;
             }
         }
-        epoch.lock_all = true;
-        epoch.lock_all_taken = take;
-        epoch.fence = false;
-        epoch.changed();
+        epoch.lock_all(take);
         true
     }
 
@@ -116,12 +104,10 @@ impl<T: Transport> Engine<T> {
         let Some((epoch, seg, n)) = shared(self.wins.find_mut(id)) else {
             return false;
         };
-        if !epoch.lock_all {
+        let Some(taken) = epoch.unlock_all() else {
             return false;
-        }
-        epoch.lock_all = false;
-        epoch.changed();
-        if epoch.lock_all_taken {
+        };
+        if taken {
             (0..n).for_each(|t| lock_release(seg.lock_word(t), LockKind::Shared));
         } else {
             complete_shared();
@@ -139,7 +125,7 @@ impl<T: Transport> Engine<T> {
         };
         let passive = match target {
             Some(rank) => in_window(rank, n).is_some_and(|t| epoch.passive_now(t)),
-            None => epoch.lock_all || !epoch.locks.is_empty(),
+            None => epoch.holds_locks(),
         };
         if passive {
             complete_shared();

@@ -14,13 +14,15 @@
 //!   from its progress loop ([`target`]), one origin's requests in the order they were issued,
 //!   and answers flushes, locks and gets.
 //!
-//! [`origin`] issues operations, [`sync`] implements fence, post/start/complete/wait and the
-//! passive-target calls, [`apply`] is what an operation does to target memory.
+//! [`origin`] issues operations, [`epoch`] keeps what this process may do now (the only place
+//! that changes it), [`sync`] implements fence, post/start/complete/wait and the passive-target
+//! calls, [`apply`] is what an operation does to target memory.
 
 mod apply;
 mod direct;
 mod direct_atomic;
 mod direct_sync;
+mod epoch;
 pub mod origin;
 pub mod sync;
 mod target;
@@ -34,6 +36,8 @@ use reflex_base::transport::Transport;
 use reflex_shm::window::WinSegment;
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
+
+pub(crate) use epoch::Epoch;
 
 /// Index of a window in the engine's table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -85,115 +89,6 @@ pub enum LockKind {
     Exclusive,
     /// `MPI_LOCK_SHARED`.
     Shared,
-}
-
-/// This process's epochs on a window (what it may do now).
-#[derive(Debug, Default)]
-pub(crate) struct Epoch {
-    /// Inside a fence epoch (a fence without `MPI_MODE_NOSUCCEED` ran last).
-    pub(crate) fence: bool,
-    /// Targets of the access epoch opened by `MPI_Win_start`.
-    pub(crate) start: Option<Vec<usize>>,
-    /// Origins of the exposure epoch opened by `MPI_Win_post`.
-    pub(crate) post: Option<Vec<usize>>,
-    /// Targets locked by `MPI_Win_lock`, with the lock taken (`None`: `MPI_MODE_NOCHECK`, held
-    /// without taking anything).
-    pub(crate) locks: Vec<(usize, Option<LockKind>)>,
-    /// Inside `MPI_Win_lock_all`.
-    pub(crate) lock_all: bool,
-    /// The shared locks of `MPI_Win_lock_all` were taken (not `MPI_MODE_NOCHECK`).
-    pub(crate) lock_all_taken: bool,
-    /// [`Epoch::allows`] of every target below 64 (bit `t`), kept by [`Epoch::changed`] after
-    /// every change of the fields above (or by [`Epoch::grant`] and [`Epoch::revoke`] after a
-    /// lock or unlock), so that the direct path's test of an epoch is one bit
-    /// ([`Epoch::allows_now`]). The bits never say more than [`Epoch::allows`]; a clear bit sends
-    /// the operation to the general path, which asks that itself (targets from 64 on always go
-    /// there).
-    granted: u64,
-    /// The same for [`Epoch::passive`] ([`Epoch::passive_now`]).
-    granted_passive: u64,
-}
-
-impl Epoch {
-    /// Inside a PSCW or passive-target epoch (where fence and free are erroneous).
-    pub(crate) fn open(&self) -> bool {
-        self.start.is_some() || self.post.is_some() || !self.locks.is_empty() || self.lock_all
-    }
-
-    /// Inside a passive-target epoch of `target` (where a flush of it is allowed).
-    #[inline]
-    pub(crate) fn passive(&self, target: usize) -> bool {
-        self.lock_all || self.locks.iter().any(|(t, _)| *t == target)
-    }
-
-    /// Whether operations on `target` are allowed now.
-    #[inline]
-    pub(crate) fn allows(&self, target: usize) -> bool {
-        self.fence
-            || self.passive(target)
-            || self.start.as_ref().is_some_and(|g| g.contains(&target))
-    }
-
-    /// [`Self::allows`] as the direct path asks it: one bit, `false` for targets from 64 on.
-    #[inline(always)]
-    pub(crate) fn allows_now(&self, target: usize) -> bool {
-        let yes = target < 64 && self.granted >> target & 1 != 0;
-        debug_assert!(!yes || self.allows(target), "stale epoch bits for {target}");
-        yes
-    }
-
-    /// [`Self::passive`] as the direct flush asks it (see [`Self::allows_now`]).
-    #[inline(always)]
-    pub(crate) fn passive_now(&self, target: usize) -> bool {
-        let yes = target < 64 && self.granted_passive >> target & 1 != 0;
-        debug_assert!(
-            !yes || self.passive(target),
-            "stale epoch bits for {target}"
-        );
-        yes
-    }
-
-    /// Recomputes the bits of [`Self::allows_now`] and [`Self::passive_now`]: called after every
-    /// change of an epoch (fence, post, start, complete, lock, unlock, lock_all, unlock_all).
-    #[inline]
-    pub(crate) fn changed(&mut self) {
-        // Plain loops over the (short) lists: this runs in every lock and unlock.
-        let mut passive = 0;
-        for &(t, _) in &self.locks {
-            passive |= target_bit(t);
-        }
-        self.granted_passive = if self.lock_all { u64::MAX } else { passive };
-        let mut granted = self.granted_passive;
-        for &t in self.start.as_deref().unwrap_or_default() {
-            granted |= target_bit(t);
-        }
-        self.granted = if self.fence { u64::MAX } else { granted };
-    }
-
-    /// [`Self::changed`] after `target` was added to `locks` (nothing else changed): one bit.
-    #[inline]
-    pub(crate) fn grant(&mut self, target: usize) {
-        self.granted |= target_bit(target);
-        self.granted_passive |= target_bit(target);
-    }
-
-    /// After `target` was taken out of `locks` (nothing else changed): its bits go, which may
-    /// say less than the truth (a PSCW epoch of `target` too) but never more.
-    #[inline]
-    pub(crate) fn revoke(&mut self, target: usize) {
-        self.granted &= !target_bit(target);
-        self.granted_passive &= !target_bit(target);
-    }
-}
-
-/// Bit `t` of an epoch's bits ([`Epoch::changed`]); none for targets from 64 on.
-#[inline(always)]
-fn target_bit(t: usize) -> u64 {
-    if t < 64 {
-        1 << t
-    } else {
-        0
-    }
 }
 
 /// Operations this process issued that are not known complete (private windows).
@@ -625,70 +520,5 @@ impl<T: Transport> Engine<T> {
             ));
         }
         Ok(rank as usize)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Epoch, LockKind};
-
-    /// What the direct path sees (`allows_now`, `passive_now`) against what the general path
-    /// asks (`allows`, `passive`), for targets on both sides of 64.
-    fn agree(e: &Epoch) -> Vec<(bool, bool)> {
-        [0, 1, 5, 63, 64, 200]
-            .iter()
-            .map(|&t| {
-                let now = (e.allows_now(t), e.passive_now(t));
-                let slow = (e.allows(t), e.passive(t));
-                assert!(
-                    now.0 <= slow.0 && now.1 <= slow.1,
-                    "target {t}: {now:?} {slow:?}"
-                );
-                assert_eq!(now, if t < 64 { slow } else { (false, false) });
-                now
-            })
-            .collect()
-    }
-
-    #[test]
-    fn epoch_bits_follow_every_change() {
-        let mut e = Epoch::default();
-        assert!(agree(&e).iter().all(|&b| b == (false, false)));
-        e.fence = true;
-        e.changed();
-        assert_eq!(agree(&e)[0], (true, false));
-        e.fence = false;
-        e.locks.push((5, Some(LockKind::Shared)));
-        e.locks.push((64, None));
-        e.changed();
-        assert_eq!(
-            agree(&e)[..3],
-            [(false, false), (false, false), (true, true)]
-        );
-        e.locks.swap_remove(0);
-        e.start = Some(vec![1, 63]);
-        e.changed();
-        assert_eq!(
-            agree(&e)[..4],
-            [(false, false), (true, false), (false, false), (true, false)]
-        );
-        e.start = None;
-        e.locks.clear();
-        e.lock_all = true;
-        e.changed();
-        assert_eq!(agree(&e)[3], (true, true));
-        e.lock_all = false;
-        e.changed();
-        assert!(agree(&e).iter().all(|&b| b == (false, false)));
-        // The direct lock and unlock's one-bit updates.
-        e.locks.push((63, None));
-        e.grant(63);
-        assert_eq!(agree(&e)[3], (true, true));
-        e.locks.push((200, None));
-        e.grant(200);
-        e.locks.clear();
-        e.revoke(63);
-        e.revoke(200);
-        assert!(agree(&e).iter().all(|&b| b == (false, false)));
     }
 }

@@ -108,9 +108,10 @@ impl<T: Transport> Engine<T> {
         let comm = w.comm;
         self.win_quiesce(id)?;
         self.barrier(comm)?;
-        let epoch = &mut self.wins.get_mut(id)?.epoch;
-        epoch.fence = assert & MODE_NOSUCCEED == 0;
-        epoch.changed();
+        self.wins
+            .get_mut(id)?
+            .epoch
+            .fence(assert & MODE_NOSUCCEED == 0);
         Ok(())
     }
 
@@ -228,14 +229,12 @@ impl<T: Transport> Engine<T> {
         )?;
         let group = self.win_members(id, group)?;
         let w = self.wins.get_mut(id)?;
-        if w.epoch.post.is_some() {
+        if w.epoch.posted().is_some() {
             return Err(sync_error(
                 "MPI_Win_post while an exposure epoch is already open",
             ));
         }
-        w.epoch.post = Some(group.clone());
-        w.epoch.fence = false;
-        w.epoch.changed();
+        w.epoch.post(group.clone());
         fence(Ordering::SeqCst);
         for g in group {
             let rid = self.win_send(id, g, TAG_POST, OutBuf::Owned(Vec::new()))?;
@@ -249,7 +248,7 @@ impl<T: Transport> Engine<T> {
         check_assert(assert, MODE_NOCHECK, "MPI_Win_start")?;
         let group = self.win_members(id, group)?;
         let w = self.wins.get(id)?;
-        if w.epoch.start.is_some() {
+        if w.epoch.started() {
             return Err(sync_error(
                 "MPI_Win_start while an access epoch is already open",
             ));
@@ -260,21 +259,17 @@ impl<T: Transport> Engine<T> {
             .collect::<Result<_>>()?;
         self.take_notices(&notices)?;
         let w = self.wins.get_mut(id)?;
-        w.epoch.start = Some(group);
-        w.epoch.fence = false;
-        w.epoch.changed();
+        w.epoch.start(group);
         Ok(())
     }
 
     /// `MPI_Win_complete`: completes the access epoch's operations and tells each target.
     pub fn win_complete(&mut self, id: WinId) -> Result<()> {
-        let epoch = &mut self.wins.get_mut(id)?.epoch;
-        let Some(group) = epoch.start.take() else {
+        let Some(group) = self.wins.get_mut(id)?.epoch.complete() else {
             return Err(sync_error(
                 "MPI_Win_complete without a matching MPI_Win_start",
             ));
         };
-        epoch.changed();
         let outcome = self.complete_at(id, &group);
         for g in group {
             let rid = self.win_send(id, g, TAG_DONE, OutBuf::Owned(Vec::new()))?;
@@ -285,7 +280,7 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_wait`: waits until every origin of the exposure epoch completed.
     pub fn win_wait(&mut self, id: WinId) -> Result<()> {
-        let Some(group) = self.wins.get(id)?.epoch.post.clone() else {
+        let Some(group) = self.wins.get(id)?.epoch.posted().map(<[_]>::to_vec) else {
             return Err(sync_error("MPI_Win_wait without a matching MPI_Win_post"));
         };
         let notices: Vec<RequestId> = group
@@ -293,14 +288,14 @@ impl<T: Transport> Engine<T> {
             .map(|&g| self.notice(id, g, TAG_DONE))
             .collect::<Result<_>>()?;
         self.take_notices(&notices)?;
-        self.wins.get_mut(id)?.epoch.post = None;
+        self.wins.get_mut(id)?.epoch.unpost();
         fence(Ordering::SeqCst);
         Ok(())
     }
 
     /// `MPI_Win_test`: whether every origin completed (the epoch ends if so).
     pub fn win_test(&mut self, id: WinId) -> Result<bool> {
-        let Some(group) = self.wins.get(id)?.epoch.post.clone() else {
+        let Some(group) = self.wins.get(id)?.epoch.posted().map(<[_]>::to_vec) else {
             return Err(sync_error("MPI_Win_test without a matching MPI_Win_post"));
         };
         self.progress();
@@ -344,7 +339,7 @@ impl<T: Transport> Engine<T> {
         check_assert(assert, MODE_NOCHECK, "MPI_Win_lock")?;
         let w = self.wins.get(id)?;
         let target = self.win_rank(w, rank)?;
-        if w.epoch.lock_all || w.epoch.locks.iter().any(|(t, _)| *t == target) {
+        if w.epoch.passive(target) {
             return Err(sync_error(format!(
                 "rank {target} is already locked by this process"
             )));
@@ -353,25 +348,18 @@ impl<T: Transport> Engine<T> {
         if taken.is_some() {
             self.acquire(id, target, kind)?;
         }
-        let w = self.wins.get_mut(id)?;
-        w.epoch.locks.push((target, taken));
-        w.epoch.fence = false;
-        w.epoch.changed();
+        self.wins.get_mut(id)?.epoch.lock(target, taken);
         Ok(())
     }
 
     /// `MPI_Win_unlock`.
     pub fn win_unlock(&mut self, id: WinId, rank: i32) -> Result<()> {
-        let w = self.wins.get(id)?;
-        let target = self.win_rank(w, rank)?;
-        let Some(i) = w.epoch.locks.iter().position(|(t, _)| *t == target) else {
+        let target = self.win_rank(self.wins.get(id)?, rank)?;
+        let Some(kind) = self.wins.get_mut(id)?.epoch.unlock(target) else {
             return Err(sync_error(format!(
                 "rank {target} is not locked by this process"
             )));
         };
-        let epoch = &mut self.wins.get_mut(id)?.epoch;
-        let (_, kind) = epoch.locks.swap_remove(i);
-        epoch.changed();
         self.release(id, target, kind)
     }
 
@@ -379,7 +367,7 @@ impl<T: Transport> Engine<T> {
     pub fn win_lock_all(&mut self, id: WinId, assert: i32) -> Result<()> {
         check_assert(assert, MODE_NOCHECK, "MPI_Win_lock_all")?;
         let w = self.wins.get(id)?;
-        if w.epoch.lock_all || !w.epoch.locks.is_empty() {
+        if w.epoch.holds_locks() {
             return Err(sync_error(
                 "MPI_Win_lock_all while this process already holds locks",
             ));
@@ -390,23 +378,17 @@ impl<T: Transport> Engine<T> {
                 self.acquire(id, t, LockKind::Shared)?;
             }
         }
-        let w = self.wins.get_mut(id)?;
-        w.epoch.lock_all = true;
-        w.epoch.lock_all_taken = taken;
-        w.epoch.fence = false;
-        w.epoch.changed();
+        self.wins.get_mut(id)?.epoch.lock_all(taken);
         Ok(())
     }
 
     /// `MPI_Win_unlock_all`.
     pub fn win_unlock_all(&mut self, id: WinId) -> Result<()> {
         let w = self.wins.get_mut(id)?;
-        if !w.epoch.lock_all {
+        let Some(taken) = w.epoch.unlock_all() else {
             return Err(sync_error("MPI_Win_unlock_all without MPI_Win_lock_all"));
-        }
-        w.epoch.lock_all = false;
-        w.epoch.changed();
-        let kind = w.epoch.lock_all_taken.then_some(LockKind::Shared);
+        };
+        let kind = taken.then_some(LockKind::Shared);
         let mut first = Ok(());
         for t in 0..w.nranks() {
             let r = self.release(id, t, kind);
@@ -489,7 +471,7 @@ impl<T: Transport> Engine<T> {
                 let t = self.win_rank(w, r)?;
                 epoch.passive(t)
             }
-            None => epoch.lock_all || !epoch.locks.is_empty(),
+            None => epoch.holds_locks(),
         };
         if !locked {
             return Err(sync_error(

@@ -181,9 +181,13 @@ pub fn accumulate(
     let (basic, n) = elements((tcount, tdt), &[(count, dt)])?;
     let (op, id) = (ops::predefined(op)?, handles::win_id(win)?);
     let origin = input(addr, basic, n)?;
-    engine()?
-        .rma_accumulate_direct(id, (op, basic), (&origin, n), None, (rank, disp))
-        .then_some(SUCCESS)
+    let e = engine()?;
+    let done = if n == 1 {
+        e.rma_accumulate_one_direct(id, (op, basic), &origin, None, (rank, disp))
+    } else {
+        e.rma_accumulate_direct(id, (op, basic), (&origin, n), None, (rank, disp))
+    };
+    done.then_some(SUCCESS)
 }
 
 /// `MPI_Get_accumulate` as hardware atomics on a shared-memory window.
@@ -248,9 +252,13 @@ fn fetch_op(
     let id = handles::win_id(win)?;
     let origin = operands(addr, op, basic, n)?;
     let mut result = output(raddr, basic, n)?;
-    engine()?
-        .rma_accumulate_direct(id, (op, basic), (&origin, n), Some(&mut result), target)
-        .then_some(SUCCESS)
+    let e = engine()?;
+    let done = if n == 1 {
+        e.rma_accumulate_one_direct(id, (op, basic), &origin, Some(&mut result), target)
+    } else {
+        e.rma_accumulate_direct(id, (op, basic), (&origin, n), Some(&mut result), target)
+    };
+    done.then_some(SUCCESS)
 }
 
 /// `MPI_Compare_and_swap` as one hardware compare-and-swap on a shared-memory window.
