@@ -30,9 +30,8 @@ use std::ffi::{c_int, c_void};
 /// `MPI_THREAD_MULTIPLE`.
 #[inline]
 pub(crate) fn engine() -> Option<&'static mut Engine<reflex_engine::fabric::Fabric>> {
-    // SAFETY: we are inside an MPI call, below MPI_THREAD_MULTIPLE whenever this is `Some`, where
-    // no other thread is (the contract of `state::running_fast`); the reference does not outlive
-    // the call.
+    // SAFETY: inside an MPI call, below MPI_THREAD_MULTIPLE whenever this is `Some` (no other
+    // thread: the contract of `state::running_fast`); the reference does not outlive the call.
     unsafe { state::running_fast() }.map(|mpi| &mut mpi.world.engine)
 }
 
