@@ -101,8 +101,7 @@ pub(crate) fn withdraw_fast() {
 /// As for [`phase`].
 #[inline(always)]
 pub unsafe fn running_fast() -> Option<&'static mut Mpi> {
-    // SAFETY: non-null only between `publish_fast` and `withdraw_fast`, while the boxed state
-    // lives and is not moved; exclusive access per the function contract (below
-    // MPI_THREAD_MULTIPLE, the only case in which the pointer is set).
+    // SAFETY: set only between `publish_fast` and `withdraw_fast` (boxed state alive, unmoved),
+    // below MPI_THREAD_MULTIPLE: exclusive access per the function contract.
     unsafe { FAST.load(Ordering::Relaxed).as_mut() }
 }
