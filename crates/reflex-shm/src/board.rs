@@ -46,6 +46,10 @@ pub const SLOT_BYTES: usize = 32 << 10;
 const SLOT_HEADER: usize = 8;
 /// Bytes of data a rank can publish in one collective.
 pub const SLOT_DATA: usize = SLOT_BYTES - SLOT_HEADER;
+/// Bytes of one hardware cache line (what one transfer between cores moves).
+const LINE: usize = 64;
+/// Most lines of a slot that [`Board::prefetch`] loads (small operands: 248 bytes of data).
+const PREFETCH_LINES: usize = 4;
 /// Most slots per rank, used in turn by consecutive epochs (with ≤ 16 ranks).
 pub const MAX_SLOTS: usize = 64;
 /// Fewest slots per rank (from 128 ranks).
@@ -295,20 +299,26 @@ impl Board {
         f(unsafe { std::slice::from_raw_parts(data, len) })
     }
 
-    /// Starts loading the first line of `rank`'s slot of `epoch` into this core's cache, so that
-    /// a reader that will wait for that slot next finds it on its way (a hint: no effect on
-    /// what any load returns).
+    /// Starts loading the lines of `rank`'s slot of `epoch` that hold its header and `len`
+    /// bytes of data (at most [`PREFETCH_LINES`] lines) into this core's cache, so that a reader
+    /// that will wait for that slot next finds them on their way (a hint: no effect on what any
+    /// load returns). Data past the first line would otherwise cost a second transfer after the
+    /// flag was seen.
     #[inline]
-    pub fn prefetch(&self, rank: usize, epoch: u32) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch is a hint that never faults and changes no architectural state;
-        // the address is inside the mapping anyway.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>(self.slot(rank, epoch).cast::<i8>());
+    pub fn prefetch(&self, rank: usize, epoch: u32, len: usize) {
+        let lines = (SLOT_HEADER + len).div_ceil(LINE).clamp(1, PREFETCH_LINES);
+        let slot = self.slot(rank, epoch);
+        for line in 0..lines {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a prefetch is a hint that never faults and changes no architectural state;
+            // the address is inside the slot anyway (PREFETCH_LINES lines < SLOT_BYTES).
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(slot.add(line * LINE).cast::<i8>());
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = (slot, line);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (rank, epoch);
     }
 
     /// Posts barrier `epoch` of `rank`.
