@@ -9,13 +9,19 @@
 //! ```text
 //!  0        header: magic, ranks, data bytes                       1 line
 //!  L        control[0..n]: lock word (u64), accumulate mutex (u32)  1 line each
-//!  L(1+n)   padding to a page, then the data: s_0 | s_1 | ... | s_{n-1}, back to back
+//!  L(1+n)   pscw[0..n]: rank r's counters of posts and of completions  whole lines each
+//!           made to it: posts[t] written by rank t, completions[o] by rank o (u32 each)
+//!  ...      padding to a page, then the data: s_0 | s_1 | ... | s_{n-1}, back to back
 //! ```
 //!
 //! The data of consecutive ranks is contiguous, as `MPI_Win_allocate_shared` promises by
 //! default. The lock word implements `MPI_Win_lock`: [`EXCLUSIVE`] set by one exclusive holder,
 //! or a count of shared holders. The accumulate mutex serialises accumulate operations on element
-//! types that have no hardware atomic. The creator fills the header and stores the magic last;
+//! types that have no hardware atomic. The counters serve general active-target
+//! synchronisation (`MPI_Win_post`/`start`/`complete`/`wait`) with no message: a target's post
+//! adds one to `posts[target]` of each origin, an origin's complete adds one to
+//! `completions[origin]` of each target, and the waiting side compares them with how many it
+//! has already taken (at most one of each is ever outstanding per pair). The creator fills the header and stores the magic last;
 //! [`WinSegment::open`] checks it against the layout the opener computed from the same sizes.
 
 use reflex_base::buf::RecvBuf;
@@ -42,9 +48,15 @@ fn bad(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg)
 }
 
+/// Bytes of one rank's PSCW counters in a window of `n` ranks (two `u32` per rank, whole lines).
+fn pscw_block(n: usize) -> usize {
+    (8 * n).div_ceil(CACHE_PAD) * CACHE_PAD
+}
+
 /// Offsets of each rank's data and the end, for `sizes`.
 fn layout(sizes: &[usize]) -> io::Result<Vec<usize>> {
-    let control = CACHE_PAD * (1 + sizes.len());
+    let n = sizes.len();
+    let control = CACHE_PAD * (1 + n) + n * pscw_block(n);
     let mut at = control.div_ceil(PAGE) * PAGE;
     let mut starts = Vec::with_capacity(sizes.len() + 1);
     for &s in sizes {
@@ -132,6 +144,30 @@ impl WinSegment {
         unsafe { &*self.control(rank).wrapping_add(8).cast::<AtomicU32>() }
     }
 
+    /// The `u32` counter `which` (0 posts, 1 completions) of `rank` that rank `from` writes.
+    fn pscw_word(&self, rank: usize, which: usize, from: usize) -> &AtomicU32 {
+        let n = self.nranks();
+        assert!(
+            rank < n && from < n,
+            "rank {rank} or {from} is not in this window"
+        );
+        let at = CACHE_PAD * (1 + n) + rank * pscw_block(n) + 4 * (which * n + from);
+        // SAFETY: a word of `rank`'s counter block inside the mapping (ranks checked, the block
+        // holds 2n words), 4-aligned, only accessed atomically; the mapping lives as long as
+        // `self`.
+        unsafe { &*self.seg.as_ptr().wrapping_add(at).cast::<AtomicU32>() }
+    }
+
+    /// How many times rank `target` posted (`MPI_Win_post`) an exposure epoch to `origin`.
+    pub fn posts(&self, origin: usize, target: usize) -> &AtomicU32 {
+        self.pscw_word(origin, 0, target)
+    }
+
+    /// How many times rank `origin` completed (`MPI_Win_complete`) an access epoch at `target`.
+    pub fn completions(&self, target: usize, origin: usize) -> &AtomicU32 {
+        self.pscw_word(target, 1, origin)
+    }
+
     /// `rank`'s data, as memory every rank of the window may read and write.
     pub fn region(&self, rank: usize) -> RecvBuf {
         assert!(rank < self.nranks(), "rank {rank} is not in this window");
@@ -186,6 +222,34 @@ mod tests {
         let old = a.region(0).atomic_update(8, AtomicWidth::W8, |v| v);
         assert_eq!(old, Some(15));
         assert_eq!(a.region(0).atomic_update(3, AtomicWidth::W4, |v| v), None);
+    }
+
+    #[test]
+    fn pscw_counters_are_one_word_per_pair_and_direction() {
+        let n = name("d");
+        let a = WinSegment::create(&n, &[8; 20]).unwrap();
+        let b = WinSegment::open(&n, &[8; 20]).unwrap();
+        WinSegment::unlink(&n).unwrap();
+        for r in 0..20 {
+            for t in 0..20 {
+                a.posts(r, t)
+                    .fetch_add((100 * r + t) as u32, Ordering::Release);
+                a.completions(r, t)
+                    .fetch_add((10000 + 100 * r + t) as u32, Ordering::Release);
+            }
+        }
+        for r in 0..20 {
+            for t in 0..20 {
+                assert_eq!(b.posts(r, t).load(Ordering::Acquire), (100 * r + t) as u32);
+                let done = b.completions(r, t).load(Ordering::Acquire);
+                assert_eq!(done, (10000 + 100 * r + t) as u32);
+            }
+        }
+        assert!(
+            b.region(0).as_slice().iter().all(|&x| x == 0),
+            "counters stay off the data"
+        );
+        assert_eq!(a.lock_word(19).load(Ordering::Acquire), 0);
     }
 
     #[test]

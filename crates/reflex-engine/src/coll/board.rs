@@ -219,7 +219,7 @@ impl<T: Transport> Engine<T> {
 
     /// Polls `ready` until it holds, running the engine's progress every few polls and giving
     /// the CPU away after the spinning budget (oversubscribed ranks need the core back).
-    pub(super) fn await_board(&mut self, ready: impl Fn() -> bool) -> Result<()> {
+    pub(crate) fn await_board(&mut self, ready: impl Fn() -> bool) -> Result<()> {
         let mut polls = 0u32;
         while !ready() {
             polls = polls.saturating_add(1);

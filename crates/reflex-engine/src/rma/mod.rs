@@ -24,6 +24,7 @@ mod direct_atomic;
 mod direct_sync;
 mod epoch;
 pub mod origin;
+mod pscw;
 pub mod sync;
 mod target;
 mod wire;
@@ -68,6 +69,8 @@ pub(crate) enum Memory {
     Shared {
         seg: Arc<WinSegment>,
         regions: Vec<Reach>,
+        /// The PSCW notices this rank has taken from each rank.
+        taken: pscw::Taken,
     },
 }
 
@@ -305,7 +308,12 @@ impl<T: Transport> Engine<T> {
             .collect();
         let me = self.comms.get(private)?.rank as usize;
         let base = seg.region_addr(me);
-        let mem = Memory::Shared { seg, regions };
+        let taken = pscw::Taken::new(sizes.len());
+        let mem = Memory::Shared {
+            seg,
+            regions,
+            taken,
+        };
         Ok(Some((
             self.install_window(private, flavor, sizes, units, mem),
             base,

@@ -285,7 +285,7 @@ impl<T: Transport> Engine<T> {
     /// for a private window.
     fn shared_target(&self, id: WinId, p: &Placed) -> Result<Option<(RecvBuf, Arc<WinSegment>)>> {
         Ok(match &self.wins.get(id)?.mem {
-            Memory::Shared { regions, seg } => Some((
+            Memory::Shared { regions, seg, .. } => Some((
                 regions[p.rank].mem.slice(p.start as usize, p.span),
                 seg.clone(),
             )),

@@ -8,11 +8,13 @@
 //! - fence: complete at every target touched, then a barrier;
 //! - PSCW: `post` sends a notice to each origin, `start` waits for the notices of its targets,
 //!   `complete` completes the operations and sends a notice to each target, `wait` (or `test`)
-//!   takes the notices of its origins;
+//!   takes the notices of its origins; on a shared window a notice is a counter in the segment
+//!   instead of a message (`pscw.rs`);
 //! - locks: a private window's target grants lock requests in order; a shared window's lock is a
 //!   word in the segment (exclusive bit or a count of readers), taken with atomics, so the target
 //!   process is never involved.
 
+use super::pscw::{self, Notice};
 use super::target::{next_reply_tag, take_owned, TAG_DONE, TAG_POST};
 use super::wire::{Kind, Request};
 use super::{LockKind, Memory, WinId};
@@ -236,6 +238,10 @@ impl<T: Transport> Engine<T> {
         }
         w.epoch.post(group.clone());
         fence(Ordering::SeqCst);
+        if let Some((seg, me)) = self.pscw_segment(id)? {
+            pscw::notify(&seg, me, &group, Notice::Post);
+            return Ok(());
+        }
         for g in group {
             let rid = self.win_send(id, g, TAG_POST, OutBuf::Owned(Vec::new()))?;
             self.detach(rid);
@@ -253,11 +259,15 @@ impl<T: Transport> Engine<T> {
                 "MPI_Win_start while an access epoch is already open",
             ));
         }
-        let notices: Vec<RequestId> = group
-            .iter()
-            .map(|&g| self.notice(id, g, TAG_POST))
-            .collect::<Result<_>>()?;
-        self.take_notices(&notices)?;
+        if w.is_shared() {
+            self.await_notices(id, &group, Notice::Post)?;
+        } else {
+            let notices: Vec<RequestId> = group
+                .iter()
+                .map(|&g| self.notice(id, g, TAG_POST))
+                .collect::<Result<_>>()?;
+            self.take_notices(&notices)?;
+        }
         let w = self.wins.get_mut(id)?;
         w.epoch.start(group);
         Ok(())
@@ -271,6 +281,10 @@ impl<T: Transport> Engine<T> {
             ));
         };
         let outcome = self.complete_at(id, &group);
+        if let Some((seg, me)) = self.pscw_segment(id)? {
+            pscw::notify(&seg, me, &group, Notice::Completion);
+            return outcome;
+        }
         for g in group {
             let rid = self.win_send(id, g, TAG_DONE, OutBuf::Owned(Vec::new()))?;
             self.detach(rid);
@@ -283,11 +297,15 @@ impl<T: Transport> Engine<T> {
         let Some(group) = self.wins.get(id)?.epoch.posted().map(<[_]>::to_vec) else {
             return Err(sync_error("MPI_Win_wait without a matching MPI_Win_post"));
         };
-        let notices: Vec<RequestId> = group
-            .iter()
-            .map(|&g| self.notice(id, g, TAG_DONE))
-            .collect::<Result<_>>()?;
-        self.take_notices(&notices)?;
+        if self.wins.get(id)?.is_shared() {
+            self.await_notices(id, &group, Notice::Completion)?;
+        } else {
+            let notices: Vec<RequestId> = group
+                .iter()
+                .map(|&g| self.notice(id, g, TAG_DONE))
+                .collect::<Result<_>>()?;
+            self.take_notices(&notices)?;
+        }
         self.wins.get_mut(id)?.epoch.unpost();
         fence(Ordering::SeqCst);
         Ok(())
@@ -299,13 +317,17 @@ impl<T: Transport> Engine<T> {
             return Err(sync_error("MPI_Win_test without a matching MPI_Win_post"));
         };
         self.progress();
-        let ctx = self.wins.get(id)?.ctx;
-        let arrived = group.iter().all(|&g| {
-            self.core
-                .unexpected
-                .iter()
-                .any(|u| crate::core::pattern_matches(ctx, g as i32, TAG_DONE, &u.env))
-        });
+        let arrived = if self.wins.get(id)?.is_shared() {
+            self.notices_arrived(id, &group, Notice::Completion)?
+        } else {
+            let ctx = self.wins.get(id)?.ctx;
+            group.iter().all(|&g| {
+                self.core
+                    .unexpected
+                    .iter()
+                    .any(|u| crate::core::pattern_matches(ctx, g as i32, TAG_DONE, &u.env))
+            })
+        };
         if arrived {
             self.win_wait(id)?;
         }
