@@ -89,27 +89,29 @@ fn ends<T: Copy>(dst: &mut [u8], src: &[u8]) {
 #[inline(always)]
 fn ends_lanes<const L: usize>(dst: &mut [u8], src: &[u8]) {
     let (n, k) = (dst.len(), LANE * L);
-    let (head, tail) = (lanes::<L>(src, 0), lanes::<L>(src, n - k));
+    let (head, tail) = (lanes::<Lane, L>(src, 0), lanes::<Lane, L>(src, n - k));
     store_lanes(dst, 0, head);
     store_lanes(dst, n - k, tail);
 }
 
-/// The `L` lanes at byte `at` of `src`.
+/// The `L` lanes of type `T` (a vector type) at byte `at` of `src`.
 #[inline(always)]
-fn lanes<const L: usize>(src: &[u8], at: usize) -> [Lane; L] {
+fn lanes<T: Copy, const L: usize>(src: &[u8], at: usize) -> [T; L] {
     // (`array::from_fn` is not always inlined, and then the lanes go through the stack.)
-    let mut v = [load::<Lane>(src, at); L];
+    let width = std::mem::size_of::<T>();
+    let mut v = [load::<T>(src, at); L];
     for (i, lane) in v.iter_mut().enumerate().skip(1) {
-        *lane = load(src, at + LANE * i);
+        *lane = load(src, at + width * i);
     }
     v
 }
 
-/// Writes `L` lanes at byte `at` of `dst`.
+/// Writes `L` lanes of type `T` at byte `at` of `dst`.
 #[inline(always)]
-fn store_lanes<const L: usize>(dst: &mut [u8], at: usize, v: [Lane; L]) {
+fn store_lanes<T: Copy, const L: usize>(dst: &mut [u8], at: usize, v: [T; L]) {
+    let width = std::mem::size_of::<T>();
     for (i, lane) in v.into_iter().enumerate() {
-        store(dst, at + LANE * i, lane);
+        store(dst, at + width * i, lane);
     }
 }
 
@@ -154,10 +156,34 @@ pub fn runs_ahead(dst: usize, src: usize) -> bool {
     (1..ALIAS_SPAN).contains(&(dst.wrapping_sub(src) % 4096))
 }
 
-/// Copies `src` into `dst` from the end to the start: the bytes past the last 64-byte boundary
-/// of `dst`, then whole aligned blocks downwards (each block all loads, then all stores), then
-/// the bytes before the first boundary.
+/// Copies `src` into `dst` from the end to the start (see [`copy_backward_in`]), with 32-byte
+/// AVX moves where the CPU has them: on this project's AMD EPYC the 16-byte SSE2 loop takes
+/// 1.6-1.8x as long (16 KiB: 437-445 ns against 271-277, 2026-11-27), its stores being the limit.
 fn copy_backward(dst: &mut [u8], src: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the CPU has AVX (checked just above), all `copy_backward_avx` requires.
+        return unsafe { copy_backward_avx(dst, src) };
+    }
+    copy_backward_in::<Lane, { BLOCK / LANE }>(dst, src);
+}
+
+/// [`copy_backward_in`] with 32-byte AVX lanes.
+///
+/// # Safety
+/// The CPU must have AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn copy_backward_avx(dst: &mut [u8], src: &[u8]) {
+    copy_backward_in::<std::arch::x86_64::__m256i, 2>(dst, src);
+}
+
+/// Copies `src` into `dst` from the end to the start: the bytes past the last 64-byte boundary
+/// of `dst`, then whole aligned blocks downwards (each block `L` lanes of `T`, all loads, then
+/// all stores), then the bytes before the first boundary.
+#[inline(always)]
+fn copy_backward_in<T: Copy, const L: usize>(dst: &mut [u8], src: &[u8]) {
+    debug_assert_eq!(L * std::mem::size_of::<T>(), BLOCK, "a block is L lanes");
     let n = dst.len();
     let tail = ((dst.as_ptr() as usize + n) % BLOCK).min(n);
     let body = n - tail;
@@ -168,7 +194,7 @@ fn copy_backward(dst: &mut [u8], src: &[u8]) {
     let (d_blocks, _) = d_blocks.as_chunks_mut::<BLOCK>();
     let (s_blocks, _) = s_blocks.as_chunks::<BLOCK>();
     for (d, s) in d_blocks.iter_mut().zip(s_blocks).rev() {
-        store_lanes(d, 0, lanes::<{ BLOCK / LANE }>(s, 0)); // all loads, then all stores
+        store_lanes(d, 0, lanes::<T, L>(s, 0)); // all loads, then all stores
     }
     d_head.copy_from_slice(s_head);
 }
@@ -264,6 +290,9 @@ mod tests {
                 want[do_..do_ + len].copy_from_slice(&src[so..]);
                 copy_backward(&mut dst[do_..do_ + len], &src[so..]);
                 assert!(dst == want, "len {len}, src offset {so}, dst offset {do_}");
+                let mut dst = pattern(do_ + len + 5, 200);
+                copy_backward_in::<Lane, { BLOCK / LANE }>(&mut dst[do_..do_ + len], &src[so..]);
+                assert!(dst == want, "16-byte lanes: len {len}, offsets {so}, {do_}");
             }
         }
     }
