@@ -1,0 +1,188 @@
+/*
+ * coll_stream.c - Alltoall and Reduce of messages larger than a shared-memory board slot
+ * (32 KiB). On Reflex these stream through the board in slot-sized pieces, one board epoch
+ * each (on 2 ranks of their own cores by default, on any rank count with
+ * REFLEX_COLL_STREAM=on). The test checks every result against a serial reference:
+ *  - alltoall blocks of one byte short of, exactly, and just over whole pieces (a 2-rank piece
+ *    is 32704 bytes), odd sizes, and 4 MiB + 4 (more pieces than a rank has slots, so slots
+ *    are reused within one collective);
+ *  - MPI_IN_PLACE alltoall (every piece of a block leaves before the same piece arrives);
+ *  - a strided receive type on odd ranks (pieces unpacked at an offset into a vector type);
+ *  - Reduce (SUM of ints, exact in any order) at every root and in place at the root, MAXLOC
+ *    on MPI_DOUBLE_INT (a type with a gap: pieces packed and unpacked), and a non-commutative
+ *    user operation (composition of affine maps), which must be combined in rank order;
+ *  - back-to-back calls alternating large and small (board) sizes, with a Barrier between
+ *    some, so that epochs taken by the pieces line up across ranks.
+ * Runs with any number of ranks.
+ */
+#include "mtest.h"
+
+static int P, me;
+
+static int ival(int from, int to, long i) { return from * 1000003 + to * 1009 + (int)(i % 1000); }
+
+/* Alltoall of n ints per block (MPI_IN_PLACE when inplace; odd ranks receive through a vector
+ * type of stride 2 when strided). */
+static void check_alltoall(long n, int inplace, int strided)
+{
+    int stride = strided && me % 2 ? 2 : 1;
+    int *send = mtest_malloc(sizeof(int) * n * P + 4);
+    int *recv = mtest_malloc(sizeof(int) * n * P * stride + 4);
+    for (long k = 0; k < n * P; k++)
+        send[k] = ival(me, (int)(k / n), k % n);
+    for (long k = 0; k < n * P * stride; k++)
+        recv[k] = inplace ? send[k] : -1;
+    MPI_Datatype rtype = MPI_INT, vec;
+    int rcount = (int)n;
+    if (stride == 2) {
+        MPI_Type_vector((int)n, 1, 2, MPI_INT, &vec);
+        MPI_Type_create_resized(vec, 0, sizeof(int) * n * 2, &rtype);
+        MPI_Type_free(&vec);
+        MPI_Type_commit(&rtype);
+        rcount = 1;
+    }
+    if (inplace)
+        CALL(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, (int)n, MPI_INT, MPI_COMM_WORLD));
+    else
+        CALL(MPI_Alltoall(send, (int)n, MPI_INT, recv, rcount, rtype, MPI_COMM_WORLD));
+    for (long k = 0; k < n * P; k++) {
+        int from = (int)(k / n), want = ival(from, me, k % n);
+        if (recv[k * stride] != want) {
+            FAIL("alltoall n=%ld inplace=%d strided=%d: from %d element %ld = %d, want %d", n, inplace,
+                 stride == 2, from, k % n, recv[k * stride], want);
+            break;
+        }
+        if (stride == 2 && recv[k * 2 + 1] != -1) {
+            FAIL("alltoall n=%ld: the gap after element %ld was written", n, k);
+            break;
+        }
+    }
+    if (stride == 2)
+        MPI_Type_free(&rtype);
+    free(send), free(recv);
+}
+
+/* Composition of affine maps x -> a*x + b, applied right to left: (f o g)(x) = f(g(x)). */
+typedef struct {
+    int a, b;
+} affine;
+
+static void compose(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    affine *x = in, *y = inout;
+    for (int i = 0; i < *len; i++) {
+        affine r = {x[i].a * y[i].a, x[i].a * y[i].b + x[i].b};
+        y[i] = r;
+    }
+}
+
+static affine aval(int r, long i)
+{
+    affine f = {(int)((r + i) % 3) + 1, (int)((r * 5 + i) % 7)};
+    return f;
+}
+
+/* Reduce of n ints (SUM) to root, in place at the root when inplace. */
+static void check_sum(long n, int root, int inplace)
+{
+    int *in = mtest_malloc(sizeof(int) * n + 4), *out = mtest_malloc(sizeof(int) * n + 4);
+    for (long i = 0; i < n; i++)
+        in[i] = ival(me, 0, i) % 65536, out[i] = inplace ? in[i] : -1;
+    const void *send = inplace && me == root ? MPI_IN_PLACE : (const void *)in;
+    CALL(MPI_Reduce(send, me == root ? out : NULL, (int)n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD));
+    for (long i = 0; me == root && i < n; i++) {
+        int want = 0;
+        for (int r = 0; r < P; r++)
+            want += ival(r, 0, i) % 65536;
+        if (out[i] != want) {
+            FAIL("reduce n=%ld root=%d inplace=%d: out[%ld] = %d, want %d", n, root, inplace, i,
+                 out[i], want);
+            break;
+        }
+    }
+    free(in), free(out);
+}
+
+/* Reduce of n MPI_DOUBLE_INT (MAXLOC) to root: a type with a gap, packed in 12-byte units. */
+static void check_maxloc(long n, int root)
+{
+    struct {
+        double v;
+        int i;
+    } *in = mtest_malloc(sizeof(*in) * n + 16), *out = mtest_malloc(sizeof(*in) * n + 16);
+    for (long i = 0; i < n; i++)
+        in[i].v = (double)((me * 7 + i) % P), in[i].i = me;
+    CALL(MPI_Reduce(in, out, (int)n, MPI_DOUBLE_INT, MPI_MAXLOC, root, MPI_COMM_WORLD));
+    for (long i = 0; me == root && i < n; i++) {
+        int best = 0;
+        for (int r = 1; r < P; r++)
+            if ((r * 7 + i) % P > (best * 7 + i) % P)
+                best = r;
+        if (out[i].v != (double)((best * 7 + i) % P) || out[i].i != best) {
+            FAIL("MAXLOC reduce n=%ld root=%d: out[%ld] = (%g, %d), want rank %d", n, root, i,
+                 out[i].v, out[i].i, best);
+            break;
+        }
+    }
+    free(in), free(out);
+}
+
+/* Reduce of n affine maps with a non-commutative operation: rank order matters. */
+static void check_affine(long n, int root, MPI_Op op, MPI_Datatype pair)
+{
+    affine *in = mtest_malloc(sizeof(affine) * n), *out = mtest_malloc(sizeof(affine) * n);
+    for (long i = 0; i < n; i++)
+        in[i] = aval(me, i);
+    CALL(MPI_Reduce(in, out, (int)n, pair, op, root, MPI_COMM_WORLD));
+    for (long i = 0; me == root && i < n; i++) {
+        affine acc = aval(P - 1, i);
+        for (int r = P - 2; r >= 0; r--) {
+            affine x = aval(r, i);
+            affine c = {x.a * acc.a, x.a * acc.b + x.b};
+            acc = c;
+        }
+        if (out[i].a != acc.a || out[i].b != acc.b) {
+            FAIL("affine reduce n=%ld root=%d: out[%ld] = (%d,%d), want (%d,%d)", n, root, i,
+                 out[i].a, out[i].b, acc.a, acc.b);
+            break;
+        }
+    }
+    free(in), free(out);
+}
+
+int main(int argc, char **argv)
+{
+    MTest_Init(&argc, &argv);
+    P = mtest_size;
+    me = mtest_rank;
+    MPI_Op affine_op;
+    MPI_Op_create(compose, 0, &affine_op);
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    /* ints per block/operand: around one and two 2-rank pieces (8176 ints), odd, 4 MiB + 4. */
+    const long sizes[] = {8175, 8176, 8177, 16352, 16353, 25001, 100003, (1L << 20) + 1};
+    for (int s = 0; s < 8; s++) {
+        long n = sizes[s];
+        check_alltoall(n, 0, 0);
+        check_alltoall(n, 1, 0);
+        check_alltoall(n, 0, 1);
+        check_alltoall(3, 0, 0); /* small, on the board, between large ones */
+        for (int root = 0; root < P; root++) {
+            if (s == 7 && root != P / 2)
+                continue; /* the largest: one root */
+            check_sum(n, root, 0);
+            check_sum(n, root, 1);
+            check_sum(3, root, 0);
+        }
+        check_maxloc(n / 3 + 1, P - 1);
+        if (s % 2)
+            MPI_Barrier(MPI_COMM_WORLD);
+        check_affine(n / 2 + 1, 0, affine_op, pair);
+        check_affine(n / 2 + 1, P - 1, affine_op, pair);
+    }
+    MPI_Type_free(&pair);
+    MPI_Op_free(&affine_op);
+    return MTest_Finalize();
+}
