@@ -3,9 +3,9 @@
  * (32 KiB). On Reflex these stream through the board in slot-sized pieces, one board epoch
  * each (on 2 ranks of their own cores by default, on any rank count with
  * REFLEX_COLL_STREAM=on). The test checks every result against a serial reference:
- *  - alltoall blocks of one byte short of, exactly, and just over whole pieces (a 2-rank piece
- *    is 32704 bytes), odd sizes, and 4 MiB + 4 (more pieces than a rank has slots, so slots
- *    are reused within one collective);
+ *  - alltoall blocks of one int short of, exactly, and just over whole pieces (a 2-rank
+ *    piece is 32640 bytes on x86-64: a slot in whole 128-byte lines), odd sizes, and
+ *    4 MiB + 4 (more pieces than a rank has slots, so slots are reused within one call);
  *  - MPI_IN_PLACE alltoall (every piece of a block leaves before the same piece arrives);
  *  - a strided receive type on odd ranks (pieces unpacked at an offset into a vector type);
  *  - Reduce (SUM of ints, exact in any order) at every root and in place at the root, MAXLOC
@@ -161,8 +161,8 @@ int main(int argc, char **argv)
     MPI_Datatype pair;
     MPI_Type_contiguous(2, MPI_INT, &pair);
     MPI_Type_commit(&pair);
-    /* ints per block/operand: around one and two 2-rank pieces (8176 ints), odd, 4 MiB + 4. */
-    const long sizes[] = {8175, 8176, 8177, 16352, 16353, 25001, 100003, (1L << 20) + 1};
+    /* ints per block/operand: around one and two 2-rank pieces (8160 ints), odd, 4 MiB + 4. */
+    const long sizes[] = {8159, 8160, 8161, 16320, 16321, 25001, 100003, (1L << 20) + 1};
     for (int s = 0; s < 8; s++) {
         long n = sizes[s];
         check_alltoall(n, 0, 0);

@@ -15,6 +15,10 @@
 //!
 //! † only when no core runs two ranks.
 //!
+//! Above a board slot, before single-copy: a regular alltoall (blocks up to 512 KiB) or a
+//! reduce on 2 ranks of their own cores streams through the board ([`super::stream`],
+//! `REFLEX_COLL_STREAM`; [`CollTuning::board_stream`]).
+//!
 //! A broadcast that runs single-copy ([`super::direct`]) has every rank read the root's buffer,
 //! or, from `REFLEX_COLL_LARGE` bytes on ≥ 4 ranks of a node with ≥ 4 cores (oversubscribed
 //! or not), or when the scatter + allgather schedule is forced, goes in pieces: rank r reads

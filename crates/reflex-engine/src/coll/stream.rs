@@ -303,12 +303,13 @@ impl Reader {
 #[cfg(test)]
 mod tests {
     use super::alltoall_piece;
+    use reflex_base::cache::CACHE_PAD;
     use reflex_shm::board::SLOT_DATA;
 
     #[test]
     fn alltoall_pieces_share_one_slot_in_whole_lines() {
-        assert_eq!(alltoall_piece(2), SLOT_DATA / 64 * 64);
-        assert_eq!(alltoall_piece(3) % 64, 0);
+        assert_eq!(alltoall_piece(2), SLOT_DATA / CACHE_PAD * CACHE_PAD);
+        assert_eq!(alltoall_piece(3) % CACHE_PAD, 0);
         assert!(alltoall_piece(8) * 7 <= SLOT_DATA);
         assert!(alltoall_piece(1024) * 1023 <= SLOT_DATA && alltoall_piece(1024) > 0);
     }
