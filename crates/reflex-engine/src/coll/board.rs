@@ -97,12 +97,12 @@ impl<T: Transport> Engine<T> {
     /// otherwise hands `coll` back for a schedule.
     pub(crate) fn try_board(&mut self, comm: CommId, coll: Coll) -> Result<Option<Coll>> {
         let c = self.comms.get(comm)?;
-        let (inter, me) = (c.is_inter(), c.rank as usize);
+        let (inter, me, n) = (c.is_inter(), c.rank as usize, c.size());
         if inter || self.board_base.is_none() {
             return Ok(Some(coll));
         }
         if board_bytes(&coll).is_none() {
-            return match self.try_stream(comm, me, coll)? {
+            return match self.try_stream(comm, (me, n), coll)? {
                 Some(coll) => self.try_direct(comm, me, coll),
                 None => Ok(None),
             };

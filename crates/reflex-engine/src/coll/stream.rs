@@ -59,15 +59,14 @@ fn streamed(coll: &Coll) -> Option<(Streamed, usize, usize)> {
 }
 
 impl<T: Transport> Engine<T> {
-    /// Runs `coll` (too large for a board slot) streamed through `comm`'s board when the
-    /// selection table says so; otherwise hands `coll` back.
+    /// Runs `coll` (too large for a board slot) streamed through `comm`'s board (this rank
+    /// `me` of `n`) when the selection table says so; otherwise hands `coll` back.
     pub(super) fn try_stream(
         &mut self,
         comm: CommId,
-        me: usize,
+        (me, n): (usize, usize),
         coll: Coll,
     ) -> Result<Option<Coll>> {
-        let n = self.comms.get(comm)?.size();
         let Some((kind, bytes, _)) = streamed(&coll) else {
             return Ok(Some(coll));
         };
