@@ -1,8 +1,8 @@
 /*
- * coll_stream.c - Alltoall and Reduce of messages larger than a shared-memory board slot
- * (32 KiB). On Reflex these stream through the board in slot-sized pieces, one board epoch
- * each (on 2 ranks of their own cores by default, on any rank count with
- * REFLEX_COLL_STREAM=on). The test checks every result against a serial reference:
+ * coll_stream.c - Alltoall, Reduce and Bcast of messages larger than a shared-memory board
+ * slot (32 KiB). On Reflex these stream through the board in slot-sized pieces, one board
+ * epoch each (by default alltoall and reduce on 2 ranks of their own cores, bcast on 3+ ranks
+ * sharing cores; on any rank count with REFLEX_COLL_STREAM=on). The test checks every result against a serial reference:
  *  - alltoall blocks of one int short of, exactly, and just over whole pieces (a 2-rank
  *    piece is 32640 bytes on x86-64: a slot in whole 128-byte lines), odd sizes, and
  *    4 MiB + 4 (more pieces than a rank has slots, so slots are reused within one call);
@@ -12,6 +12,8 @@
  *    order under a non-commutative operation, and MAXLOC on MPI_DOUBLE_INT, a type with a
  *    gap, are checked by coll_direct, which the test list also runs with
  *    REFLEX_COLL_STREAM=on);
+ *  - Bcast from every root, odd non-root ranks receiving through a strided vector for odd
+ *    roots;
  *  - back-to-back calls alternating large and small (board) sizes, with a Barrier between
  *    some, so that epochs taken by the pieces line up across ranks.
  * Runs with any number of ranks.
@@ -84,6 +86,36 @@ static void check_sum(long n, int root, int inplace)
     free(in), free(out);
 }
 
+/* Bcast of n ints from root; odd ranks receive through a stride-2 vector when strided. */
+static void check_bcast(long n, int root, int strided)
+{
+    int stride = strided && me % 2 && me != root ? 2 : 1;
+    int *buf = mtest_malloc(sizeof(int) * n * stride + 4);
+    for (long k = 0; k < n * stride; k++)
+        buf[k] = me == root ? ival(root, 7, k) : -1;
+    MPI_Datatype type = MPI_INT, vec;
+    int count = (int)n;
+    if (stride == 2) {
+        MPI_Type_vector((int)n, 1, 2, MPI_INT, &vec);
+        MPI_Type_create_resized(vec, 0, sizeof(int) * n * 2, &type);
+        MPI_Type_free(&vec);
+        MPI_Type_commit(&type);
+        count = 1;
+    }
+    CALL(MPI_Bcast(buf, count, type, root, MPI_COMM_WORLD));
+    for (long k = 0; k < n; k++) {
+        int want = ival(root, 7, k);
+        if (buf[k * stride] != want || (stride == 2 && buf[k * 2 + 1] != -1)) {
+            FAIL("bcast n=%ld root=%d strided=%d: element %ld = %d, want %d (or a gap written)", n,
+                 root, stride == 2, k, buf[k * stride], want);
+            break;
+        }
+    }
+    if (stride == 2)
+        MPI_Type_free(&type);
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
@@ -103,6 +135,7 @@ int main(int argc, char **argv)
             check_sum(n, root, 0);
             check_sum(n, root, 1);
             check_sum(3, root, 0);
+            check_bcast(n, root, root % 2);
         }
         if (s % 2)
             MPI_Barrier(MPI_COMM_WORLD);

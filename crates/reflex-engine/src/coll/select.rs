@@ -16,8 +16,8 @@
 //! † only when no core runs two ranks.
 //!
 //! Above a board slot, before single-copy: a regular alltoall (blocks up to 512 KiB) or a
-//! reduce on 2 ranks of their own cores streams through the board ([`super::stream`],
-//! `REFLEX_COLL_STREAM`; [`CollTuning::board_stream`]).
+//! reduce on 2 ranks of their own cores, and a broadcast on 3+ ranks sharing cores, stream
+//! through the board ([`super::stream`], `REFLEX_COLL_STREAM`; [`CollTuning::board_stream`]).
 //!
 //! A broadcast that runs single-copy ([`super::direct`]) has every rank read the root's buffer,
 //! or, from `REFLEX_COLL_LARGE` bytes on ≥ 4 ranks of a node with ≥ 4 cores (oversubscribed
@@ -56,6 +56,12 @@ const SPLIT_PIECE_MIN: usize = 512;
 /// cross-memory read does not.
 const STREAM_ALLTOALL_MAX: usize = 512 << 10;
 
+/// (A broadcast streams under `auto` on 3+ ranks sharing cores, every size above a slot: on the
+/// 2-core VM, 2026-11-27, best of 3 rounds, µs, single-copy -> streamed, 4 ranks: 256 KiB
+/// 61 -> 22, 4 MiB 1285 -> 624; 8 ranks: 256 KiB 128 -> 53, 4 MiB 3391 -> 2237 (Open MPI 58,
+/// 1528, 121, 3228): every reader of the single copy reads the root's memory at the kernel's
+/// 7-8 GB/s. Untried on dedicated cores, where the single copy in pieces was tuned.)
+///
 /// Largest reduce operand streamed through the board under `auto` (2 ranks): every size measured
 /// gained (same runs: 64 KiB 12.1 -> 7.3, 256 KiB 35.4 -> 27.6, 2 MiB 286 -> 165, 4 MiB
 /// 566 -> 375), since the single-copy reduce reads half of the peer's operand and writes half
@@ -168,11 +174,13 @@ impl CollTuning {
         match self.stream {
             CollStream::On => true,
             CollStream::Off => false,
-            // Oversubscribed ranks would hand every piece over through a context switch.
-            CollStream::Auto => {
-                let pair = n == 2 && !self.oversubscribed;
-                pair && bytes <= kind.auto_max()
-            }
+            // Readers of a broadcast wait for the root only, which runs 64 pieces ahead; in
+            // an alltoall or a reduce every piece waits for every rank, and oversubscribed
+            // ranks would hand each over through a context switch.
+            CollStream::Auto => match kind {
+                Streamed::Bcast => n >= 3 && self.oversubscribed,
+                _ => n == 2 && !self.oversubscribed && bytes <= kind.auto_max(),
+            },
         }
     }
 
@@ -228,6 +236,8 @@ pub(crate) enum Streamed {
     Alltoall,
     /// Reduce to a root; `bytes` is the operand.
     Reduce,
+    /// Broadcast; `bytes` is the message.
+    Bcast,
 }
 
 impl Streamed {
@@ -236,6 +246,7 @@ impl Streamed {
         match self {
             Streamed::Alltoall => STREAM_ALLTOALL_MAX,
             Streamed::Reduce => STREAM_REDUCE_MAX,
+            Streamed::Bcast => usize::MAX,
         }
     }
 }
@@ -368,6 +379,9 @@ mod tests {
             ..pair
         };
         assert!(!off.board_stream(Streamed::Reduce, 2, 64 << 10));
+        assert!(crowded.board_stream(Streamed::Bcast, 8, 4 << 20));
+        assert!(!crowded.board_stream(Streamed::Bcast, 2, 4 << 20));
+        assert!(!pair.board_stream(Streamed::Bcast, 2, 4 << 20));
     }
 
     #[test]

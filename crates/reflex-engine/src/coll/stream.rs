@@ -1,7 +1,7 @@
-//! Streamed board collectives: a regular alltoall or a reduce too large for one board slot runs
-//! as a sequence of slot-sized pieces, one board epoch per piece, through the same protocol as
-//! the small board collectives ([`super::board`]): a writer fills its slot of the piece's epoch
-//! and publishes it, readers copy or combine out of it and consume the epoch, and a writer
+//! Streamed board collectives: a regular alltoall, a reduce or a broadcast too large for one
+//! board slot runs as a sequence of slot-sized pieces, one board epoch per piece, through the
+//! same protocol as the small board collectives ([`super::board`]): a writer fills its slot of
+//! the piece's epoch and publishes it, readers copy or combine out of it and consume the epoch, and a writer
 //! reuses a slot only once everyone consumed the epoch that last used it. With 64 slots per
 //! rank a writer runs up to 64 pieces (2 MiB) ahead of its readers, so writers and readers copy
 //! at the same time, on their own cores.
@@ -18,6 +18,8 @@
 //!   rank `me + d` at position d − 1 of the slot. A rank's own block is copied straight from its
 //!   send to its receive buffer (nothing in place). In place works as on the board: a rank packs
 //!   its piece of every outgoing block before it reads the same piece of any incoming one.
+//! - bcast: the root packs piece k into its slot, every other rank unpacks it from there
+//!   (one copy in, n − 1 out, instead of n − 1 cross-memory reads of the root's buffer).
 //! - reduce: piece k carries whole elements `k·c ..` of every operand; the root combines them
 //!   in rank order, `x0 op (x1 op (… op x[n-1]))` as every board reduction does (bit-identical,
 //!   non-commutative operations in order), straight into its receive buffer when that is dense.
@@ -27,7 +29,7 @@
 
 use super::board::{BoardRun, Operands, ReduceArgs};
 use super::select::Streamed;
-use super::spec::{check_blocks, Coll, RecvData, Reducer, SendData};
+use super::spec::{check_blocks, check_root, Coll, RecvData, Reducer, SendData};
 use crate::comm::CommId;
 use crate::datatype::typed;
 use crate::engine::Engine;
@@ -45,6 +47,7 @@ fn streamed(coll: &Coll) -> Option<(Streamed, usize, usize)> {
             regular: true,
             ..
         } => Some((Streamed::Alltoall, recv.first()?.packed_len().ok()?, 1)),
+        Coll::Bcast { data, .. } => Some((Streamed::Bcast, data.packed_len().ok()?, 1)),
         Coll::Reduce { send, recv, .. } => {
             let (count, len) = match (send, recv) {
                 (Some(s), _) => (s.count, s.packed_len().ok()?),
@@ -78,6 +81,7 @@ impl<T: Transport> Engine<T> {
         };
         let outcome = match coll {
             Coll::Alltoall { send, recv, .. } => self.stream_alltoall(&mut run, send, recv),
+            Coll::Bcast { data, root } => self.stream_bcast(&mut run, data, root),
             Coll::Reduce {
                 send,
                 recv,
@@ -140,6 +144,33 @@ impl<T: Transport> Engine<T> {
             }
             from += m;
             if from < block {
+                run.advance();
+            }
+        }
+        Ok(())
+    }
+
+    /// Broadcast from `root` in pieces: the root packs each into its slot, the others unpack it
+    /// from there.
+    fn stream_bcast(&mut self, run: &mut BoardRun, mut data: RecvData, root: i32) -> Result<()> {
+        let root = check_root(root, run.board.nranks())?;
+        let len = data.packed_len()?;
+        let send = data.as_send();
+        let piece = SLOT_DATA / CACHE_PAD * CACHE_PAD;
+        let mut from = 0;
+        while from < len {
+            let m = piece.min(len - from);
+            self.bcast_on(
+                run,
+                root,
+                m,
+                |slot| typed::pack(&send.dt, send.count, &send.buf, from, slot),
+                |bytes| {
+                    typed::unpack(&data.dt, data.count, &mut data.buf, from, bytes);
+                },
+            )?;
+            from += m;
+            if from < len {
                 run.advance();
             }
         }
