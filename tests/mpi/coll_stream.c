@@ -24,6 +24,17 @@ static int P, me;
 
 static int ival(int from, int to, long i) { return from * 1000003 + to * 1009 + (int)(i % 1000); }
 
+/* One element covering n ints at stride 2 (a block of n ints with a gap after each). */
+static MPI_Datatype strided_ints(long n)
+{
+    MPI_Datatype vec, type;
+    MPI_Type_vector((int)n, 1, 2, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, sizeof(int) * n * 2, &type);
+    MPI_Type_free(&vec);
+    MPI_Type_commit(&type);
+    return type;
+}
+
 /* Alltoall of n ints per block (MPI_IN_PLACE when inplace; odd ranks receive through a vector
  * type of stride 2 when strided). */
 static void check_alltoall(long n, int inplace, int strided)
@@ -35,15 +46,8 @@ static void check_alltoall(long n, int inplace, int strided)
         send[k] = ival(me, (int)(k / n), k % n);
     for (long k = 0; k < n * P * stride; k++)
         recv[k] = inplace ? send[k] : -1;
-    MPI_Datatype rtype = MPI_INT, vec;
-    int rcount = (int)n;
-    if (stride == 2) {
-        MPI_Type_vector((int)n, 1, 2, MPI_INT, &vec);
-        MPI_Type_create_resized(vec, 0, sizeof(int) * n * 2, &rtype);
-        MPI_Type_free(&vec);
-        MPI_Type_commit(&rtype);
-        rcount = 1;
-    }
+    MPI_Datatype rtype = stride == 2 ? strided_ints(n) : MPI_INT;
+    int rcount = stride == 2 ? 1 : (int)n;
     if (inplace)
         CALL(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, (int)n, MPI_INT, MPI_COMM_WORLD));
     else
@@ -93,15 +97,8 @@ static void check_bcast(long n, int root, int strided)
     int *buf = mtest_malloc(sizeof(int) * n * stride + 4);
     for (long k = 0; k < n * stride; k++)
         buf[k] = me == root ? ival(root, 7, k) : -1;
-    MPI_Datatype type = MPI_INT, vec;
-    int count = (int)n;
-    if (stride == 2) {
-        MPI_Type_vector((int)n, 1, 2, MPI_INT, &vec);
-        MPI_Type_create_resized(vec, 0, sizeof(int) * n * 2, &type);
-        MPI_Type_free(&vec);
-        MPI_Type_commit(&type);
-        count = 1;
-    }
+    MPI_Datatype type = stride == 2 ? strided_ints(n) : MPI_INT;
+    int count = stride == 2 ? 1 : (int)n;
     CALL(MPI_Bcast(buf, count, type, root, MPI_COMM_WORLD));
     for (long k = 0; k < n; k++) {
         int want = ival(root, 7, k);
