@@ -6,8 +6,8 @@
  *  - sizes just above the slot and of a few MiB, element counts not divisible by the rank
  *    count and smaller than it (empty pieces);
  *  - SUM on int and double (values whose sums are exact, compared with memcmp), MAXLOC on
- *    MPI_DOUBLE_INT (pieces in whole pairs), one element of a large contiguous type (fewer
- *    elements than ranks);
+ *    MPI_DOUBLE_INT to everyone and to one root (pieces in whole pairs), one element of a
+ *    large contiguous type (fewer elements than ranks);
  *  - a user operation that is associative but not commutative (composition of affine maps on
  *    MPI_2INT): the operands must be combined in rank order;
  *  - MPI_IN_PLACE in Allreduce, Allgather and at every root of Reduce;
@@ -90,7 +90,8 @@ static void check_int_sum(long n, int root)
     free(in), free(out);
 }
 
-static void check_maxloc(long n)
+/* MAXLOC of n MPI_DOUBLE_INT (a type with a gap) to root, or to everyone when root < 0. */
+static void check_maxloc(long n, int root)
 {
     struct {
         double v;
@@ -98,8 +99,11 @@ static void check_maxloc(long n)
     } *in = mtest_malloc(sizeof(*in) * n + 16), *out = mtest_malloc(sizeof(*in) * n + 16);
     for (long i = 0; i < n; i++)
         in[i].v = (double)((me * 7 + i) % P), in[i].i = me;
-    CALL(MPI_Allreduce(in, out, (int)n, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD));
-    for (long i = 0; i < n; i++) {
+    if (root < 0)
+        CALL(MPI_Allreduce(in, out, (int)n, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD));
+    else
+        CALL(MPI_Reduce(in, out, (int)n, MPI_DOUBLE_INT, MPI_MAXLOC, root, MPI_COMM_WORLD));
+    for (long i = 0; (root < 0 || root == me) && i < n; i++) {
         int best = 0;
         for (int r = 1; r < P; r++)
             if ((r * 7 + i) % P > (best * 7 + i) % P)
@@ -312,7 +316,8 @@ int main(int argc, char **argv)
             check_int_sum(n, root);
             check_double_sum(3, root, 0); /* small, on the board, between large ones */
         }
-        check_maxloc(n);
+        check_maxloc(n, -1);
+        check_maxloc(n, P - 1);
         check_affine(n, -1, affine_op);
         check_affine(n, P - 1, affine_op);
         check_allgather(n / P + 1, 0);

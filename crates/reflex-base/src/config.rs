@@ -198,6 +198,20 @@ setting_enum! {
 }
 
 setting_enum! {
+    /// Whether collectives too large for one board slot stream through the board in slot-sized
+    /// pieces, one epoch each (both sides copy through shared memory at once).
+    CollStream {
+        /// Chosen by the selection table (alltoall and reduce on 2 ranks with cores of their
+        /// own, bcast on 3+ ranks sharing cores).
+        Auto = "auto",
+        /// Every regular alltoall, reduce and bcast above a slot.
+        On = "on",
+        /// Never: single-copy or point-to-point schedules.
+        Off = "off",
+    }
+}
+
+setting_enum! {
     /// An on/off switch.
     Switch {
         /// Enabled.
@@ -392,6 +406,7 @@ settings! {
     coll_allreduce: AllreduceAlgo = AllreduceAlgo::Auto, "REFLEX_COLL_ALLREDUCE", "allreduce schedule: auto, recursive-doubling, rabenseifner or ring (commutative operations; else recursive doubling)";
     coll_allgather: AllgatherAlgo = AllgatherAlgo::Auto, "REFLEX_COLL_ALLGATHER", "allgather schedule: auto, direct, ring or bruck (blocks of one size; else ring)";
     coll_alltoall: AlltoallAlgo = AlltoallAlgo::Auto, "REFLEX_COLL_ALLTOALL", "alltoall schedule: auto, direct or pairwise";
+    coll_stream: CollStream = CollStream::Auto, "REFLEX_COLL_STREAM", "collectives above a board slot (regular alltoall, reduce, bcast) streamed through the shared-memory board in slot-sized pieces: auto (alltoall up to 512 KiB blocks and reduce on 2 ranks with cores of their own, bcast on 3+ ranks sharing cores), on or off (single-copy or schedules)";
     coll_fanout: u32 = 4, "REFLEX_COLL_FANOUT", "fan-out r of the k-nomial broadcast tree (at least 2)";
     coll_lambda: u32 = 2, "REFLEX_COLL_LAMBDA", "latency of the postal-model broadcast, in send times (at least 1)";
     coll_large: ByteSize = ByteSize::kib(64), "REFLEX_COLL_LARGE", "messages from this size on take the large-message schedules under auto (scatter-allgather bcast, ring allreduce, ring allgather)";

@@ -100,12 +100,15 @@ impl<T: Transport> Engine<T> {
     /// otherwise hands `coll` back for a schedule.
     pub(crate) fn try_board(&mut self, comm: CommId, coll: Coll) -> Result<Option<Coll>> {
         let c = self.comms.get(comm)?;
-        let (inter, me) = (c.is_inter(), c.rank as usize);
+        let (inter, me, n) = (c.is_inter(), c.rank as usize, c.size());
         if inter || self.board_base.is_none() {
             return Ok(Some(coll));
         }
         if board_bytes(&coll).is_none() {
-            return self.try_direct(comm, me, coll);
+            return match self.try_stream(comm, (me, n), coll)? {
+                Some(coll) => self.try_direct(comm, me, coll),
+                None => Ok(None),
+            };
         }
         let Some(mut run) = self.board_of(comm, me)? else {
             return Ok(Some(coll));
@@ -131,11 +134,13 @@ impl<T: Transport> Engine<T> {
     }
 
     /// Ends a collective on `comm`'s board: this rank's reads are acknowledged (even after an
-    /// error: the others must not wait for them) and the accumulator goes back.
+    /// error: the others must not wait for them), the accumulator goes back and the board's
+    /// epoch becomes the run's last (a streamed collective takes several).
     pub(super) fn end_run(&mut self, comm: CommId, run: BoardRun) {
         run.board.consume(run.me, run.epoch);
-        if let Some(CommBoard::On { scratch, .. }) = self.comms.board_mut(comm) {
+        if let Some(CommBoard::On { scratch, epoch, .. }) = self.comms.board_mut(comm) {
             *scratch = run.scratch;
+            *epoch = run.epoch;
         }
     }
 
@@ -151,7 +156,7 @@ impl<T: Transport> Engine<T> {
 
     /// The board of `comm` with the epoch of the collective rank `me` is about to run on it and
     /// the reduction accumulator (lent), setting the board up at the first call.
-    fn board_of(&mut self, comm: CommId, me: usize) -> Result<Option<BoardRun>> {
+    pub(super) fn board_of(&mut self, comm: CommId, me: usize) -> Result<Option<BoardRun>> {
         if self.comms.board_mut(comm).is_none() {
             self.set_up_board(comm)?;
         }
@@ -573,6 +578,16 @@ impl<'a> Operands<'a> {
         }
     }
 
+    /// The same operands restricted to `len` bytes (whole elements): one piece of a streamed
+    /// reduction.
+    pub(super) fn piece(&self, len: usize) -> Operands<'a> {
+        Operands {
+            len,
+            count: len / self.unit(),
+            ..*self
+        }
+    }
+
     /// Packed bytes per element.
     pub(super) fn unit(&self) -> usize {
         (self.len / self.count.max(1)).max(1)
@@ -688,7 +703,12 @@ impl BoardRun {
     }
 
     /// Like [`BoardRun::read`], for operands that must have exactly `len` bytes.
-    fn read_exactly<R>(&self, rank: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+    pub(super) fn read_exactly<R>(
+        &self,
+        rank: usize,
+        len: usize,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R> {
         check_len(rank, self.published_len(rank), len)?;
         Ok(self.board.inspect(rank, self.epoch, len, f))
     }
@@ -699,9 +719,16 @@ impl BoardRun {
         (self.me..self.board.nranks()).chain(0..self.me)
     }
 
-    /// The epoch of this collective.
+    /// The epoch of this collective (of its current piece, when streamed).
     pub(super) fn epoch(&self) -> u32 {
         self.epoch
+    }
+
+    /// Acknowledges this epoch and moves to the next: the next piece of a streamed collective
+    /// (every rank takes the same number of epochs for one collective).
+    pub(super) fn advance(&mut self) {
+        self.board.consume(self.me, self.epoch);
+        self.epoch = self.epoch.wrapping_add(1);
     }
 
     /// Lends the board's scratch buffer (give it back with [`BoardRun::give_scratch`]).

@@ -46,6 +46,7 @@ pub mod sched;
 pub mod select;
 pub mod spec;
 mod split;
+mod stream;
 pub mod trees;
 
 pub use dense::DenseReduce;

@@ -15,6 +15,10 @@
 //!
 //! † only when no core runs two ranks.
 //!
+//! Above a board slot, before single-copy: a regular alltoall (blocks up to 512 KiB) or a
+//! reduce on 2 ranks of their own cores, and a broadcast on 3+ ranks sharing cores, stream
+//! through the board ([`super::stream`], `REFLEX_COLL_STREAM`; [`CollTuning::board_stream`]).
+//!
 //! A broadcast that runs single-copy ([`super::direct`]) has every rank read the root's buffer,
 //! or, from `REFLEX_COLL_LARGE` bytes on ≥ 4 ranks of a node with ≥ 4 cores (oversubscribed
 //! or not), or when the scatter + allgather schedule is forced, goes in pieces: rank r reads
@@ -33,7 +37,7 @@
 //! choice.
 
 use reflex_base::config::{AllgatherAlgo, AllreduceAlgo, AlltoallAlgo, BarrierAlgo, BcastAlgo};
-use reflex_base::config::{ByteSize, Config};
+use reflex_base::config::{ByteSize, CollStream, Config};
 
 /// Cores from which a single-copy broadcast goes in pieces: with every rank reading the root's
 /// buffer, the readers on 16 cores (1 MiB, 16 ranks) took 3.5x the peers' time, 2.3-2.9x
@@ -44,6 +48,25 @@ const PIECES_MIN_CORES: usize = 4;
 /// Bytes per rank from which a board reduction goes in pieces on dedicated cores: on 16 cores
 /// the root combining 16 operands of 16 KiB took 24 µs against Open MPI's tree's 18.
 const SPLIT_PIECE_MIN: usize = 512;
+
+/// Largest alltoall block streamed through the board under `auto` (2 ranks). On the 2-core VM
+/// (2026-11-27, best of 3 interleaved rounds, µs, single-copy -> streamed): 32 KiB 8.8 -> 6.5,
+/// 64 KiB 12.9 -> 10.1, 256 KiB 38.7 -> 33.9, 512 KiB 69.9 -> 60.1, but 1 MiB 118 -> 140 and
+/// 2 MiB 235 -> 345: out of the caches the second copy costs memory bandwidth that the one
+/// cross-memory read does not.
+const STREAM_ALLTOALL_MAX: usize = 512 << 10;
+
+/// (A broadcast streams under `auto` on 3+ ranks sharing cores, every size above a slot: on the
+/// 2-core VM, 2026-11-27, best of 3 rounds, µs, single-copy -> streamed, 4 ranks: 256 KiB
+/// 61 -> 22, 4 MiB 1285 -> 624; 8 ranks: 256 KiB 128 -> 53, 4 MiB 3391 -> 2237 (Open MPI 58,
+/// 1528, 121, 3228): every reader of the single copy reads the root's memory at the kernel's
+/// 7-8 GB/s. Untried on dedicated cores, where the single copy in pieces was tuned.)
+///
+/// Largest reduce operand streamed through the board under `auto` (2 ranks): every size measured
+/// gained (same runs: 64 KiB 12.1 -> 7.3, 256 KiB 35.4 -> 27.6, 2 MiB 286 -> 165, 4 MiB
+/// 566 -> 375), since the single-copy reduce reads half of the peer's operand and writes half
+/// of the result across processes, at the kernel's 7-8 GB/s.
+const STREAM_REDUCE_MAX: usize = usize::MAX;
 
 /// Allgather blocks up to this many bytes go to every rank in one round (or by Bruck).
 const ALLGATHER_SMALL: usize = 2048;
@@ -56,6 +79,8 @@ pub struct CollTuning {
     pub allreduce: AllreduceAlgo,
     pub allgather: AllgatherAlgo,
     pub alltoall: AlltoallAlgo,
+    /// Whether collectives above a board slot stream through the board.
+    pub stream: CollStream,
     /// Fan-out of the k-nomial broadcast.
     pub fanout: usize,
     /// Latency of the postal-model broadcast, in send times.
@@ -83,6 +108,7 @@ impl CollTuning {
             allreduce: config.coll_allreduce,
             allgather: config.coll_allgather,
             alltoall: config.coll_alltoall,
+            stream: config.coll_stream,
             fanout: config.coll_fanout.max(2) as usize,
             lambda: config.coll_lambda.max(1) as usize,
             large: ByteSize::get(config.coll_large),
@@ -141,6 +167,23 @@ impl CollTuning {
         }
     }
 
+    /// Whether a blocking `kind` of `bytes` per rank, too large for one board slot, on `n`
+    /// ranks of one node streams through the board in slot-sized pieces
+    /// ([`super::stream`]) rather than running single-copy or on a schedule.
+    pub(crate) fn board_stream(&self, kind: Streamed, n: usize, bytes: usize) -> bool {
+        match self.stream {
+            CollStream::On => true,
+            CollStream::Off => false,
+            // Readers of a broadcast wait for the root only, which runs 64 pieces ahead; in
+            // an alltoall or a reduce every piece waits for every rank, and oversubscribed
+            // ranks would hand each over through a context switch.
+            CollStream::Auto => match kind {
+                Streamed::Bcast => n >= 3 && self.oversubscribed,
+                _ => n == 2 && !self.oversubscribed && bytes <= kind.auto_max(),
+            },
+        }
+    }
+
     /// The allreduce of `count` elements (`bytes` packed) over `n` ranks.
     pub(crate) fn allreduce(
         &self,
@@ -182,6 +225,28 @@ impl CollTuning {
             AlltoallAlgo::Pairwise => Alltoall::Pairwise,
             AlltoallAlgo::Auto if n > 8 && self.many_rounds(largest) => Alltoall::Pairwise,
             AlltoallAlgo::Auto => Alltoall::Direct,
+        }
+    }
+}
+
+/// A collective that may stream through the board ([`CollTuning::board_stream`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Streamed {
+    /// Regular alltoall; `bytes` is one block.
+    Alltoall,
+    /// Reduce to a root; `bytes` is the operand.
+    Reduce,
+    /// Broadcast; `bytes` is the message.
+    Bcast,
+}
+
+impl Streamed {
+    /// Largest `bytes` that `auto` streams on 2 ranks of dedicated cores.
+    fn auto_max(self) -> usize {
+        match self {
+            Streamed::Alltoall => STREAM_ALLTOALL_MAX,
+            Streamed::Reduce => STREAM_REDUCE_MAX,
+            Streamed::Bcast => usize::MAX,
         }
     }
 }
@@ -287,6 +352,36 @@ mod tests {
             Allreduce::RecursiveDoubling
         );
         assert_eq!(crowded.allgather(16, 64, true), Allgather::Direct);
+    }
+
+    #[test]
+    fn two_ranks_on_their_own_cores_stream_alltoall_up_to_a_limit_and_every_reduce() {
+        let pair = CollTuning {
+            cores: 2,
+            ..CollTuning::default()
+        };
+        assert!(pair.board_stream(Streamed::Alltoall, 2, 64 << 10));
+        assert!(!pair.board_stream(Streamed::Alltoall, 2, 4 << 20));
+        assert!(pair.board_stream(Streamed::Reduce, 2, 4 << 20));
+        assert!(!pair.board_stream(Streamed::Reduce, 4, 64 << 10));
+        let crowded = CollTuning {
+            oversubscribed: true,
+            ..pair
+        };
+        assert!(!crowded.board_stream(Streamed::Reduce, 2, 64 << 10));
+        let on = CollTuning {
+            stream: CollStream::On,
+            ..crowded
+        };
+        assert!(on.board_stream(Streamed::Alltoall, 8, 4 << 20));
+        let off = CollTuning {
+            stream: CollStream::Off,
+            ..pair
+        };
+        assert!(!off.board_stream(Streamed::Reduce, 2, 64 << 10));
+        assert!(crowded.board_stream(Streamed::Bcast, 8, 4 << 20));
+        assert!(!crowded.board_stream(Streamed::Bcast, 2, 4 << 20));
+        assert!(!pair.board_stream(Streamed::Bcast, 2, 4 << 20));
     }
 
     #[test]
