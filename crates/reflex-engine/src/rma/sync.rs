@@ -259,15 +259,7 @@ impl<T: Transport> Engine<T> {
                 "MPI_Win_start while an access epoch is already open",
             ));
         }
-        if w.is_shared() {
-            self.await_notices(id, &group, Notice::Post)?;
-        } else {
-            let notices: Vec<RequestId> = group
-                .iter()
-                .map(|&g| self.notice(id, g, TAG_POST))
-                .collect::<Result<_>>()?;
-            self.take_notices(&notices)?;
-        }
+        self.await_pscw(id, &group, Notice::Post)?;
         let w = self.wins.get_mut(id)?;
         w.epoch.start(group);
         Ok(())
@@ -297,15 +289,7 @@ impl<T: Transport> Engine<T> {
         let Some(group) = self.wins.get(id)?.epoch.posted().map(<[_]>::to_vec) else {
             return Err(sync_error("MPI_Win_wait without a matching MPI_Win_post"));
         };
-        if self.wins.get(id)?.is_shared() {
-            self.await_notices(id, &group, Notice::Completion)?;
-        } else {
-            let notices: Vec<RequestId> = group
-                .iter()
-                .map(|&g| self.notice(id, g, TAG_DONE))
-                .collect::<Result<_>>()?;
-            self.take_notices(&notices)?;
-        }
+        self.await_pscw(id, &group, Notice::Completion)?;
         self.wins.get_mut(id)?.epoch.unpost();
         fence(Ordering::SeqCst);
         Ok(())
@@ -332,6 +316,23 @@ impl<T: Transport> Engine<T> {
             self.win_wait(id)?;
         }
         Ok(arrived)
+    }
+
+    /// Waits for the post (`start`) or completion (`wait`) notice of every rank of `from` and
+    /// takes them: counters on a shared window, messages otherwise.
+    fn await_pscw(&mut self, id: WinId, from: &[usize], kind: Notice) -> Result<()> {
+        if self.wins.get(id)?.is_shared() {
+            return self.await_notices(id, from, kind);
+        }
+        let tag = match kind {
+            Notice::Post => TAG_POST,
+            Notice::Completion => TAG_DONE,
+        };
+        let notices: Vec<RequestId> = from
+            .iter()
+            .map(|&g| self.notice(id, g, tag))
+            .collect::<Result<_>>()?;
+        self.take_notices(&notices)
     }
 
     /// Posts the receive of a notice from window rank `from`.
