@@ -152,9 +152,8 @@ impl WinSegment {
             "rank {rank} or {from} is not in this window"
         );
         let at = CACHE_PAD * (1 + n) + rank * pscw_block(n) + 4 * (which * n + from);
-        // SAFETY: a word of `rank`'s counter block inside the mapping (ranks checked, the block
-        // holds 2n words), 4-aligned, only accessed atomically; the mapping lives as long as
-        // `self`.
+        // SAFETY: a word of `rank`'s counter block (2n words) in the mapping, which outlives
+        // `self`; ranks checked, 4-aligned, only accessed atomically.
         unsafe { &*self.seg.as_ptr().wrapping_add(at).cast::<AtomicU32>() }
     }
 
