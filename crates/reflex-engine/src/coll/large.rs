@@ -63,8 +63,9 @@ fn ring_allgather(b: &mut Builder, whole: TempId, parts: &[(usize, usize)], root
 pub(crate) fn scatter_allgather_bcast(b: &mut Builder, data: RecvData, root: usize) -> Result<()> {
     let (n, me) = (b.size, b.rank);
     let total = data.packed_len()?;
-    let unit = data.dt.size().max(1);
-    let parts = pieces(total, unit, n);
+    // Cut the packed bytes, not elements: ranks may describe the same bytes with different
+    // datatypes (one strided type here, n ints there), and every rank must cut alike.
+    let parts = pieces(total, 1, n);
     let rel = (me + n - root) % n;
     let whole = b.temp(total);
     if me == root {
