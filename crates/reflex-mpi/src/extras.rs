@@ -6,6 +6,7 @@
 
 use crate::ffi::{MPI_Comm, MPI_Fint, MPI_Status};
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// A word whose address stands for "no weights" / "empty weights" / "all pvar handles".
 #[repr(transparent)]
@@ -33,11 +34,25 @@ pub fn is_unweighted(p: *const c_int) -> bool {
     std::ptr::eq(p, &UNWEIGHTED_OBJ)
 }
 
-/// Fortran status sentinels; the pointer values are what matters (the C side never writes them).
+/// A Fortran status sentinel: a pointer variable whose value is the address that stands for
+/// "ignore the status". It is writable data, not a constant: MPICH's Fortran binding
+/// (`libmpichfort.so.12`, which Fortran programs built with `mpif90.mpich` load beside
+/// `libmpi.so.12`) stores the addresses of its own Fortran objects into `MPI_F_STATUS_IGNORE` and
+/// `MPI_F_STATUSES_IGNORE` when it initialises (`mpirinitc_`), so a read-only object would crash
+/// every such program at start-up.
 #[repr(transparent)]
-pub struct StatusSentinel(*const c_void);
-// SAFETY: constant addresses of statics below, never written through by the library.
-unsafe impl Sync for StatusSentinel {}
+pub struct StatusSentinel(AtomicPtr<c_void>);
+
+impl StatusSentinel {
+    const fn new(at: *const c_void) -> Self {
+        Self(AtomicPtr::new(at.cast_mut()))
+    }
+
+    /// The address this sentinel stands for now.
+    pub fn get(&self) -> *const c_void {
+        self.0.load(Ordering::Relaxed)
+    }
+}
 
 /// `MPIR_F08_MPI_STATUS_IGNORE_OBJ`.
 #[no_mangle]
@@ -70,19 +85,19 @@ static F_STATUSES_IGNORE_OBJ: [MPI_Fint; 5] = [0; 5];
 /// `MPI_F_STATUS_IGNORE`.
 #[no_mangle]
 pub static MPI_F_STATUS_IGNORE: StatusSentinel =
-    StatusSentinel(F_STATUS_IGNORE_OBJ.as_ptr().cast());
+    StatusSentinel::new(F_STATUS_IGNORE_OBJ.as_ptr().cast());
 /// `MPI_F_STATUSES_IGNORE`.
 #[no_mangle]
 pub static MPI_F_STATUSES_IGNORE: StatusSentinel =
-    StatusSentinel(F_STATUSES_IGNORE_OBJ.as_ptr().cast());
+    StatusSentinel::new(F_STATUSES_IGNORE_OBJ.as_ptr().cast());
 /// `MPI_F08_STATUS_IGNORE`.
 #[no_mangle]
 pub static MPI_F08_STATUS_IGNORE: StatusSentinel =
-    StatusSentinel((&MPIR_F08_MPI_STATUS_IGNORE_OBJ as *const MPI_Status).cast());
+    StatusSentinel::new((&MPIR_F08_MPI_STATUS_IGNORE_OBJ as *const MPI_Status).cast());
 /// `MPI_F08_STATUSES_IGNORE`.
 #[no_mangle]
 pub static MPI_F08_STATUSES_IGNORE: StatusSentinel =
-    StatusSentinel(MPIR_F08_MPI_STATUSES_IGNORE_OBJ.as_ptr().cast());
+    StatusSentinel::new(MPIR_F08_MPI_STATUSES_IGNORE_OBJ.as_ptr().cast());
 
 /// `MPIR_Dup_fn` (behind `MPI_DUP_FN` and friends): copies the attribute value and keeps it.
 ///

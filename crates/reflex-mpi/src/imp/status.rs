@@ -26,9 +26,7 @@ fn bad(what: &str) -> MpiError {
 
 /// The address a Fortran status sentinel (`MPI_F_STATUS_IGNORE`...) stands for.
 fn sentinel(s: &'static StatusSentinel) -> *const c_void {
-    // SAFETY: StatusSentinel is a `#[repr(transparent)]` wrapper of one `*const c_void`, so a
-    // reference to it is a valid pointer to that field.
-    unsafe { *std::ptr::from_ref(s).cast::<*const c_void>() }
+    s.get()
 }
 
 /// Reads the status at `p` as its five ints (`what` names it in the error).
