@@ -95,6 +95,8 @@ pub struct Engine<T: Transport> {
     pub(crate) wins: crate::rma::Windows,
     /// Name base of shared segments this process creates (the node segment's, when there is one).
     pub(crate) segment_base: Option<String>,
+    /// How long the next wait spins ([`crate::spin`]).
+    pub(crate) spin: crate::spin::SpinBudget,
 }
 
 impl<T: Transport> Engine<T> {
@@ -130,6 +132,7 @@ impl<T: Transport> Engine<T> {
             op_defined: None,
             wins: Default::default(),
             segment_base: None,
+            spin: crate::spin::SpinBudget::new(tuning.spin_polls),
         };
         engine.core.coop.chunk = tuning.coop_chunk.filter(|_| single_copy);
         engine.install_predefined_comms(nranks);
@@ -241,8 +244,10 @@ impl<T: Transport> Engine<T> {
         mut step: impl FnMut(&mut Self) -> Option<usize>,
     ) -> Result<()> {
         let mut idle: u32 = 0;
+        let mut shared = false;
         loop {
             let Some(events) = step(self) else {
+                self.spin.ended(shared);
                 return Ok(());
             };
             self.check_fatal()?;
@@ -251,7 +256,7 @@ impl<T: Transport> Engine<T> {
                 continue;
             }
             idle = idle.saturating_add(1);
-            let spin = self.tuning.spin_polls;
+            let spin = self.spin.polls();
             if idle <= spin / 2 {
                 // Poll again at once: no `spin_loop` hint. On this project's 2-core KVM guest a
                 // PAUSE costs 60-90 ns even in short bursts between other work (measured
@@ -270,7 +275,7 @@ impl<T: Transport> Engine<T> {
             {
                 // Queued work waits for the peer to drain a ring, and a cooperative receive for
                 // the peer's last chunks: neither rings a doorbell of ours.
-                std::thread::yield_now();
+                shared |= crate::spin::SpinBudget::yield_cpu();
             } else {
                 self.fabric.sleep(self.tuning.sleep);
             }

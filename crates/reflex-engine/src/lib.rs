@@ -34,6 +34,7 @@ mod placement;
 pub mod request;
 pub mod rma;
 mod single_copy;
+mod spin;
 pub mod testing;
 pub mod topo;
 pub mod topo_ops;

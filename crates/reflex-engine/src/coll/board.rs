@@ -223,9 +223,11 @@ impl<T: Transport> Engine<T> {
     }
 
     /// Polls `ready` until it holds, running the engine's progress every few polls and giving
-    /// the CPU away after the spinning budget (oversubscribed ranks need the core back).
+    /// the CPU away after the spinning budget (oversubscribed ranks need the core back; the
+    /// budget adapts as [`crate::spin`] says).
     pub(crate) fn await_board(&mut self, ready: impl Fn() -> bool) -> Result<()> {
         let mut polls = 0u32;
+        let mut shared = false;
         while !ready() {
             polls = polls.saturating_add(1);
             if !polls.is_multiple_of(POLLS_PER_PROGRESS) {
@@ -236,17 +238,18 @@ impl<T: Transport> Engine<T> {
                 polls = 0;
             }
             self.check_fatal()?;
-            if polls > self.tuning.spin_polls {
-                std::thread::yield_now();
+            if polls > self.spin.polls() {
+                shared |= crate::spin::SpinBudget::yield_cpu();
             }
         }
+        self.spin.ended(shared);
         Ok(())
     }
 
     /// Polls `ready` as [`Engine::await_board`] does, but only for the spinning budget;
     /// whether it came to hold (the caller has something else to do if not).
     pub(super) fn spin_on_board(&mut self, ready: impl Fn() -> bool) -> Result<bool> {
-        for polls in 1..=self.tuning.spin_polls {
+        for polls in 1..=self.spin.polls() {
             if ready() {
                 return Ok(true);
             }
