@@ -65,5 +65,8 @@ REFLEX_TCP_STREAMS=4 MPI_LIB_DIR=install/lib tests/hosts/suite.sh tcp target/rel
 stage "build systems: CMake find_package(MPI), pkg-config Makefile, Meson against install/"
 tests/buildsys/run.sh install
 
+stage "unmodified programs built for MPICH: a Fortran program (mpif90.mpich, MPICH's libmpichfort on Reflex), Debian's ScaLAPACK/PBLAS/BLACS test suite and NetPIPE"
+tests/apps/run.sh install
+
 stage "mpi4py built against install/, its test suite with 1, 2, 3 ranks (tests/mpi4py/expected-failures.txt)"
 tests/mpi4py/run.sh --budget 2400

@@ -1,0 +1,100 @@
+! fortran.f90 -- an MPI program in Fortran 90 (`use mpi`), built with Debian's mpif90.mpich:
+! MPICH's Fortran binding (libmpichfort.so.12) on top of Reflex's libmpi.so.12. Checks the
+! sentinels and conversions that binding relies on: STATUS_IGNORE, STATUSES_IGNORE, IN_PLACE,
+! statuses and Get_count, derived types, communicators, error handlers and error classes.
+! Prints "apps fortran rank R of N: ok" on every rank that passed; stops with a message otherwise.
+program fortran_on_reflex
+    use mpi
+    implicit none
+    integer :: ierr, rank, size, left, right, i, count, cls, color, sub, subsize
+    integer :: status(MPI_STATUS_SIZE), requests(2), row
+    double precision :: sums(4), pair(2), maxloc_out(2), matrix(3, 4), got(4)
+    integer, allocatable :: ranks(:)
+    character(len=16) :: word
+    integer :: sendval, recvval
+
+    call MPI_Init(ierr)
+    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+    call MPI_Comm_size(MPI_COMM_WORLD, size, ierr)
+    right = mod(rank + 1, size)
+    left = mod(rank + size - 1, size)
+
+    ! A ring with a status, then Get_count on it.
+    sendval = 100 + rank
+    call MPI_Sendrecv(sendval, 1, MPI_INTEGER, right, 7, recvval, 1, MPI_INTEGER, left, 7, &
+                      MPI_COMM_WORLD, status, ierr)
+    call MPI_Get_count(status, MPI_INTEGER, count, ierr)
+    call check(recvval == 100 + left .and. status(MPI_SOURCE) == left .and. &
+               status(MPI_TAG) == 7 .and. count == 1, 'sendrecv ring with a status')
+
+    ! Nonblocking pair with STATUSES_IGNORE, then a receive with STATUS_IGNORE.
+    call MPI_Irecv(recvval, 1, MPI_INTEGER, left, 8, MPI_COMM_WORLD, requests(1), ierr)
+    call MPI_Isend(sendval, 1, MPI_INTEGER, right, 8, MPI_COMM_WORLD, requests(2), ierr)
+    call MPI_Waitall(2, requests, MPI_STATUSES_IGNORE, ierr)
+    call check(ierr == MPI_SUCCESS .and. recvval == 100 + left, 'waitall with STATUSES_IGNORE')
+    call MPI_Sendrecv(sendval, 1, MPI_INTEGER, right, 9, recvval, 1, MPI_INTEGER, left, 9, &
+                      MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+    call check(recvval == 100 + left, 'sendrecv with STATUS_IGNORE')
+
+    ! Allreduce in place.
+    do i = 1, 4
+        sums(i) = dble(rank * i)
+    end do
+    call MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+    call check(sums(3) == dble(3 * size * (size - 1) / 2), 'allreduce with MPI_IN_PLACE')
+
+    ! Broadcast of characters, MAXLOC on a pair of doubles.
+    word = 'unset'
+    if (rank == 0) word = 'reflex'
+    call MPI_Bcast(word, len(word), MPI_CHARACTER, 0, MPI_COMM_WORLD, ierr)
+    call check(word == 'reflex', 'bcast of a character string')
+    pair = (/ dble(mod(rank * 5, 3)), dble(rank) /)
+    call MPI_Allreduce(pair, maxloc_out, 1, MPI_2DOUBLE_PRECISION, MPI_MAXLOC, MPI_COMM_WORLD, ierr)
+    call check(maxloc_out(1) == maxval((/ (dble(mod(i * 5, 3)), i = 0, size - 1) /)), &
+               'allreduce MAXLOC value')
+
+    ! Row 2 of a column-major matrix as a strided vector type, to the right neighbour.
+    do i = 1, 4
+        matrix(:, i) = dble(rank * 10 + i)
+    end do
+    matrix(2, :) = matrix(2, :) + 0.5d0
+    call MPI_Type_vector(4, 1, 3, MPI_DOUBLE_PRECISION, row, ierr)
+    call MPI_Type_commit(row, ierr)
+    call MPI_Sendrecv(matrix(2, 1), 1, row, right, 10, got, 4, MPI_DOUBLE_PRECISION, left, 10, &
+                      MPI_COMM_WORLD, status, ierr)
+    call MPI_Get_count(status, MPI_DOUBLE_PRECISION, count, ierr)
+    call check(count == 4 .and. all(got == (/ (dble(left * 10 + i) + 0.5d0, i = 1, 4) /)), &
+               'strided vector datatype')
+    call MPI_Type_free(row, ierr)
+
+    ! Split into even and odd ranks; gather the world ranks of the half.
+    color = mod(rank, 2)
+    call MPI_Comm_split(MPI_COMM_WORLD, color, rank, sub, ierr)
+    call MPI_Comm_size(sub, subsize, ierr)
+    allocate (ranks(subsize))
+    call MPI_Allgather(rank, 1, MPI_INTEGER, ranks, 1, MPI_INTEGER, sub, ierr)
+    call check(all(mod(ranks, 2) == color) .and. subsize == (size + 1 - color) / 2, 'comm_split')
+    call MPI_Comm_free(sub, ierr)
+
+    ! Errors returned, with their class.
+    call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
+    call MPI_Send(sendval, 1, MPI_INTEGER, size + 5, 0, MPI_COMM_WORLD, ierr)
+    call MPI_Error_class(ierr, cls, ierr)
+    call check(cls == MPI_ERR_RANK, 'MPI_ERR_RANK returned for a bad destination')
+
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    write (*, '(a, i0, a, i0, a)') 'apps fortran rank ', rank, ' of ', size, ': ok'
+    call MPI_Finalize(ierr)
+
+contains
+
+    subroutine check(ok, what)
+        logical, intent(in) :: ok
+        character(len=*), intent(in) :: what
+        integer :: e
+        if (.not. ok) then
+            write (*, '(a, i0, a, a)') 'apps fortran rank ', rank, ': FAILED ', what
+            call MPI_Abort(MPI_COMM_WORLD, 1, e)
+        end if
+    end subroutine check
+end program fortran_on_reflex
