@@ -8,7 +8,7 @@
 use crate::ffi::{MPI_Datatype, MPI_Errhandler};
 use crate::handles;
 use crate::info::Dict;
-use reflex_engine::file::{Amode, View};
+use reflex_engine::file::{Amode, SharedPointer, View};
 use reflex_engine::{CommId, ErrorClass, MpiError, Result};
 use std::path::PathBuf;
 
@@ -39,6 +39,8 @@ pub struct OpenFile {
     pub errhandler: MPI_Errhandler,
     /// Hints given at open or by `MPI_File_set_info` / `MPI_File_set_view`.
     pub hints: Dict,
+    /// The shared file pointer (a sidecar file named by rank 0 at open).
+    pub shared: SharedPointer,
     /// Bytes moved by the split collective begun and not yet ended.
     pub split: Option<usize>,
 }

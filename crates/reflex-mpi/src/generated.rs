@@ -7434,7 +7434,11 @@ pub unsafe extern "C" fn MPI_File_get_position(fh: ffi::MPI_File, offset: *mut f
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_position_shared(fh: ffi::MPI_File, offset: *mut ffi::MPI_Offset) -> c_int {
-    crate::call::unsupported("MPI_File_get_position_shared")
+    crate::call::world("MPI_File_get_position_shared", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::out_ptr(offset, "offset")?;
+            crate::imp::file_get_position_shared(w, fh, offset)
+        })
 }
 
 /// `MPI_File_get_position_shared`: forwards to `PMPI_File_get_position_shared` (profiling tools interpose this symbol).
@@ -7637,7 +7641,14 @@ pub unsafe extern "C" fn MPI_File_iread_at_all(fh: ffi::MPI_File, offset: ffi::M
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_shared(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iread_shared")
+    crate::call::world("MPI_File_iread_shared", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iread_shared(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iread_shared`: forwards to `PMPI_File_iread_shared` (profiling tools interpose this symbol).
@@ -7765,7 +7776,14 @@ pub unsafe extern "C" fn MPI_File_iwrite_at_all(fh: ffi::MPI_File, offset: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_shared(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iwrite_shared")
+    crate::call::world("MPI_File_iwrite_shared", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iwrite_shared(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iwrite_shared`: forwards to `PMPI_File_iwrite_shared` (profiling tools interpose this symbol).
@@ -8035,7 +8053,13 @@ pub unsafe extern "C" fn MPI_File_read_at_all_end(fh: ffi::MPI_File, buf: *mut c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_ordered")
+    crate::call::world("MPI_File_read_ordered", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_ordered(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_ordered`: forwards to `PMPI_File_read_ordered` (profiling tools interpose this symbol).
@@ -8055,7 +8079,13 @@ pub unsafe extern "C" fn MPI_File_read_ordered(fh: ffi::MPI_File, buf: *mut c_vo
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_begin(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_read_ordered_begin")
+    crate::call::world("MPI_File_read_ordered_begin", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_ordered_begin(w, fh, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_read_ordered_begin`: forwards to `PMPI_File_read_ordered_begin` (profiling tools interpose this symbol).
@@ -8075,7 +8105,10 @@ pub unsafe extern "C" fn MPI_File_read_ordered_begin(fh: ffi::MPI_File, buf: *mu
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_end(fh: ffi::MPI_File, buf: *mut c_void, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_ordered_end")
+    crate::call::world("MPI_File_read_ordered_end", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_read_ordered_end(w, fh, buf, status)
+        })
 }
 
 /// `MPI_File_read_ordered_end`: forwards to `PMPI_File_read_ordered_end` (profiling tools interpose this symbol).
@@ -8095,7 +8128,13 @@ pub unsafe extern "C" fn MPI_File_read_ordered_end(fh: ffi::MPI_File, buf: *mut 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_shared(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_shared")
+    crate::call::world("MPI_File_read_shared", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_shared(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_shared`: forwards to `PMPI_File_read_shared` (profiling tools interpose this symbol).
@@ -8138,7 +8177,10 @@ pub unsafe extern "C" fn MPI_File_seek(fh: ffi::MPI_File, offset: ffi::MPI_Offse
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_seek_shared(fh: ffi::MPI_File, offset: ffi::MPI_Offset, whence: c_int) -> c_int {
-    crate::call::unsupported("MPI_File_seek_shared")
+    crate::call::world("MPI_File_seek_shared", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_seek_shared(w, fh, offset, whence)
+        })
 }
 
 /// `MPI_File_seek_shared`: forwards to `PMPI_File_seek_shared` (profiling tools interpose this symbol).
@@ -8502,7 +8544,13 @@ pub unsafe extern "C" fn MPI_File_write_at_all_end(fh: ffi::MPI_File, buf: *cons
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_ordered")
+    crate::call::world("MPI_File_write_ordered", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_ordered(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_ordered`: forwards to `PMPI_File_write_ordered` (profiling tools interpose this symbol).
@@ -8522,7 +8570,13 @@ pub unsafe extern "C" fn MPI_File_write_ordered(fh: ffi::MPI_File, buf: *const c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered_begin(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_write_ordered_begin")
+    crate::call::world("MPI_File_write_ordered_begin", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_ordered_begin(w, fh, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_write_ordered_begin`: forwards to `PMPI_File_write_ordered_begin` (profiling tools interpose this symbol).
@@ -8542,7 +8596,10 @@ pub unsafe extern "C" fn MPI_File_write_ordered_begin(fh: ffi::MPI_File, buf: *c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered_end(fh: ffi::MPI_File, buf: *const c_void, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_ordered_end")
+    crate::call::world("MPI_File_write_ordered_end", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_write_ordered_end(w, fh, buf, status)
+        })
 }
 
 /// `MPI_File_write_ordered_end`: forwards to `PMPI_File_write_ordered_end` (profiling tools interpose this symbol).
@@ -8562,7 +8619,13 @@ pub unsafe extern "C" fn MPI_File_write_ordered_end(fh: ffi::MPI_File, buf: *con
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_shared(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_shared")
+    crate::call::world("MPI_File_write_shared", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_shared(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_shared`: forwards to `PMPI_File_write_shared` (profiling tools interpose this symbol).
@@ -12116,7 +12179,14 @@ pub unsafe extern "C" fn MPI_File_iread_c(fh: ffi::MPI_File, buf: *mut c_void, c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_shared_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iread_shared_c")
+    crate::call::world("MPI_File_iread_shared_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iread_shared_c(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iread_shared_c`: forwards to `PMPI_File_iread_shared_c` (profiling tools interpose this symbol).
@@ -12244,7 +12314,14 @@ pub unsafe extern "C" fn MPI_File_iwrite_c(fh: ffi::MPI_File, buf: *const c_void
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_shared_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iwrite_shared_c")
+    crate::call::world("MPI_File_iwrite_shared_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iwrite_shared_c(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iwrite_shared_c`: forwards to `PMPI_File_iwrite_shared_c` (profiling tools interpose this symbol).
@@ -12420,7 +12497,13 @@ pub unsafe extern "C" fn MPI_File_read_c(fh: ffi::MPI_File, buf: *mut c_void, co
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_begin_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_read_ordered_begin_c")
+    crate::call::world("MPI_File_read_ordered_begin_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_ordered_begin_c(w, fh, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_read_ordered_begin_c`: forwards to `PMPI_File_read_ordered_begin_c` (profiling tools interpose this symbol).
@@ -12440,7 +12523,13 @@ pub unsafe extern "C" fn MPI_File_read_ordered_begin_c(fh: ffi::MPI_File, buf: *
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_ordered_c")
+    crate::call::world("MPI_File_read_ordered_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_ordered_c(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_ordered_c`: forwards to `PMPI_File_read_ordered_c` (profiling tools interpose this symbol).
@@ -12460,7 +12549,13 @@ pub unsafe extern "C" fn MPI_File_read_ordered_c(fh: ffi::MPI_File, buf: *mut c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_shared_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_shared_c")
+    crate::call::world("MPI_File_read_shared_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_shared_c(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_shared_c`: forwards to `PMPI_File_read_shared_c` (profiling tools interpose this symbol).
@@ -12636,7 +12731,13 @@ pub unsafe extern "C" fn MPI_File_write_c(fh: ffi::MPI_File, buf: *const c_void,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered_begin_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_write_ordered_begin_c")
+    crate::call::world("MPI_File_write_ordered_begin_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_ordered_begin_c(w, fh, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_write_ordered_begin_c`: forwards to `PMPI_File_write_ordered_begin_c` (profiling tools interpose this symbol).
@@ -12656,7 +12757,13 @@ pub unsafe extern "C" fn MPI_File_write_ordered_begin_c(fh: ffi::MPI_File, buf: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_ordered_c")
+    crate::call::world("MPI_File_write_ordered_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_ordered_c(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_ordered_c`: forwards to `PMPI_File_write_ordered_c` (profiling tools interpose this symbol).
@@ -12676,7 +12783,13 @@ pub unsafe extern "C" fn MPI_File_write_ordered_c(fh: ffi::MPI_File, buf: *const
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_shared_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_shared_c")
+    crate::call::world("MPI_File_write_shared_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_shared_c(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_shared_c`: forwards to `PMPI_File_write_shared_c` (profiling tools interpose this symbol).

@@ -18,6 +18,22 @@ fn io(what: &str, at: u64, e: &std::io::Error) -> MpiError {
     MpiError::new(class, format!("{what} at file offset {at}: {e}"))
 }
 
+/// Runs `body` holding a lock on the whole file (`exclusive` for writes, shared for reads):
+/// `MPI_File_set_atomicity(fh, 1)`, so that concurrent accesses from other processes see all
+/// of one access or none of it (`flock`, which NFS v4 and Lustre map onto byte-range locks).
+pub fn with_lock<R>(file: &File, exclusive: bool, body: impl FnOnce() -> Result<R>) -> Result<R> {
+    let locked = if exclusive {
+        file.lock()
+    } else {
+        file.lock_shared()
+    };
+    locked.map_err(|e| io("cannot lock the file", 0, &e))?;
+    let out = body();
+    file.unlock()
+        .map_err(|e| io("cannot unlock the file", 0, &e))?;
+    out
+}
+
 /// Reads view data bytes `[offset, offset + buf.len())` into `buf`; returns how many there were
 /// before the end of the file.
 pub fn read_view(file: &File, view: &View, offset: u64, buf: &mut [u8]) -> Result<usize> {

@@ -11,6 +11,7 @@
 
 pub mod access;
 pub mod amode;
+pub mod shared;
 pub mod view;
 
 use crate::comm::CommId;
@@ -20,8 +21,9 @@ use reflex_base::transport::Transport;
 use std::io;
 use std::path::Path;
 
-pub use access::{read_view, write_view};
+pub use access::{read_view, with_lock, write_view};
 pub use amode::Amode;
+pub use shared::SharedPointer;
 pub use view::View;
 
 /// The error class and message of a failed file system call on `path`.
@@ -107,6 +109,12 @@ impl<T: Transport> Engine<T> {
         };
         self.core.complete(id, status);
         id
+    }
+
+    /// Gathers one byte string of any length from every rank of `comm` (the exchanges of the
+    /// ordered and shared-pointer calls).
+    pub fn file_allgather(&mut self, comm: CommId, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        self.allgather_var(comm, mine)
     }
 
     /// Checks that every rank of `comm` passed the same `value` to a collective file call

@@ -15,9 +15,11 @@ use crate::files::{FileId, OpenFile};
 use crate::handles;
 use crate::info::{Dict, InfoId};
 use crate::state::Mpi;
-use reflex_engine::file::{self as io, Amode, View};
+use reflex_engine::file::{self as io, Amode, SharedPointer, View};
 use reflex_engine::{CommId, ErrorClass, MpiError, Result};
+use std::ffi::OsString;
 use std::ffi::{c_char, c_int, c_void};
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
 fn hints_of(w: &Mpi, info: Option<InfoId>) -> Dict {
@@ -67,7 +69,8 @@ pub fn file_open(
     };
     // Every rank learns whether all opened; those that did drop their file when one failed.
     let file = engine.file_agree(comm, opened)?;
-    let dup = engine.comm_dup(comm)?;
+    let shared = shared_pointer(w, comm, &path, first)?;
+    let dup = w.world.engine.comm_dup(comm)?;
     let mut f = OpenFile {
         file,
         path,
@@ -79,6 +82,7 @@ pub fn file_open(
         atomic: false,
         errhandler: w.objects.files.null_errhandler,
         hints: hints_of(w, info),
+        shared,
         split: None,
     };
     if mode.append() {
@@ -87,6 +91,17 @@ pub fn file_open(
     let id = w.objects.files.insert(f);
     write(fh, handles::file_handle(id));
     Ok(())
+}
+
+/// The shared file pointer's sidecar: rank 0 names it, every rank learns the name.
+fn shared_pointer(w: &mut Mpi, comm: CommId, path: &Path, first: bool) -> Result<SharedPointer> {
+    let name = match first {
+        true => SharedPointer::name_for(path).into_os_string().into_vec(),
+        false => Vec::new(),
+    };
+    let all = w.world.engine.file_allgather(comm, &name)?;
+    let name = all.into_iter().next().unwrap_or_default();
+    Ok(SharedPointer::at(PathBuf::from(OsString::from_vec(name))))
 }
 
 /// The size of the file in bytes.
@@ -103,16 +118,17 @@ pub fn file_close(w: &mut Mpi, fh: *mut MPI_File) -> Result<()> {
     // SAFETY: checked non-NULL just above; MPI requires it to point to a file handle.
     let id = crate::kinds::file(w, unsafe { *fh })?;
     let f = w.objects.files.remove(id)?;
-    let (comm, path, amode, view_types) = (f.comm, f.path, f.amode, f.view_types);
+    let (comm, path, amode, view_types, shared) = (f.comm, f.path, f.amode, f.view_types, f.shared);
     drop(f.file);
     write(fh, std::ptr::null_mut());
     super::file_view::free_view_types(w, view_types);
     let engine = &mut w.world.engine;
     engine.file_agree(comm, Ok(()))?;
-    let deleted = if amode.delete_on_close() && engine.comm(comm)?.rank == 0 {
-        io::delete(&path)
-    } else {
-        Ok(())
+    let first = engine.comm(comm)?.rank == 0;
+    let deleted = match first {
+        true if amode.delete_on_close() => shared.remove().and_then(|()| io::delete(&path)),
+        true => shared.remove(),
+        false => Ok(()),
     };
     let outcome = engine.file_agree(comm, deleted);
     engine.comm_free(comm)?;

@@ -15,7 +15,7 @@ use crate::ffi::*;
 use crate::files::FileId;
 use crate::handles;
 use crate::state::Mpi;
-use reflex_engine::file::{read_view, write_view};
+use reflex_engine::file::{read_view, with_lock, write_view};
 use reflex_engine::{Datatype, ErrorClass, MpiError, Result, Status};
 use std::ffi::c_void;
 
@@ -26,6 +26,8 @@ pub(super) enum At {
     Offset(MPI_Offset),
     /// The individual file pointer (which the access advances).
     Pointer,
+    /// A byte of view data (where the shared file pointer was).
+    Data(u64),
 }
 
 /// Which way the data goes, with the application's buffer.
@@ -51,7 +53,7 @@ pub(super) fn access(
         Dir::Read(_) => f.amode.check_read()?,
         Dir::Write(_) => f.amode.check_write()?,
     }
-    if f.amode.sequential() {
+    if f.amode.sequential() && !matches!(at, At::Data(_)) {
         return Err(MpiError::new(
             ErrorClass::UnsupportedOperation,
             "the file was opened with MPI_MODE_SEQUENTIAL: only shared file pointers may be used",
@@ -71,19 +73,24 @@ pub(super) fn access(
             .checked_mul(esize)
             .ok_or_else(|| MpiError::new(ErrorClass::Arg, format!("offset {o} overflows")))?,
         At::Pointer => f.pointer,
+        At::Data(d) => d,
     };
     let mut staging = vec![0u8; len];
-    let moved = match dir {
+    let mut io = || match dir {
         Dir::Read(buf) => {
             let n = read_view(&f.file, &f.view, start, &mut staging)?;
             unpack_native(buf, count, dt, &staging[..n])?;
-            n
+            Ok(n)
         }
         Dir::Write(buf) => {
             pack_native(buf, count, dt, &mut staging)?;
             write_view(&f.file, &f.view, start, &staging)?;
-            len
+            Ok(len)
         }
+    };
+    let moved = match f.atomic {
+        true => with_lock(&f.file, matches!(dir, Dir::Write(_)), io)?,
+        false => io()?,
     };
     if let At::Pointer = at {
         w.objects.files.get_mut(fh)?.pointer = start + moved as u64;
@@ -124,19 +131,28 @@ pub(super) fn request_of(w: &mut Mpi, request: *mut MPI_Request, bytes: usize) {
 
 /// `_begin` of a split collective: the access now, its count kept for `_end`.
 fn begin(w: &mut Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype) -> Result<()> {
+    split_begin(w, fh, |w| collective(w, fh, at, dir, count, dt))
+}
+
+/// `_begin` of a split collective that runs `op`.
+pub(super) fn split_begin(
+    w: &mut Mpi,
+    fh: FileId,
+    op: impl FnOnce(&mut Mpi) -> Result<usize>,
+) -> Result<()> {
     if w.objects.files.get(fh)?.split.is_some() {
         return Err(MpiError::new(
             ErrorClass::Other,
             "a split collective is already active on this file (call its _end first)",
         ));
     }
-    let moved = collective(w, fh, at, dir, count, dt)?;
+    let moved = op(w)?;
     w.objects.files.get_mut(fh)?.split = Some(moved);
     Ok(())
 }
 
 /// `_end` of a split collective.
-fn end(w: &mut Mpi, fh: FileId, status: *mut MPI_Status) -> Result<()> {
+pub(super) fn end(w: &mut Mpi, fh: FileId, status: *mut MPI_Status) -> Result<()> {
     let moved = w.objects.files.get_mut(fh)?.split.take().ok_or_else(|| {
         MpiError::new(
             ErrorClass::Other,

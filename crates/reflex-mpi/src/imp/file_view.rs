@@ -20,9 +20,9 @@ use std::ffi::{c_char, c_int};
 /// `MPI_DISPLACEMENT_CURRENT`.
 const DISPLACEMENT_CURRENT: MPI_Offset = -54_278_278;
 /// `MPI_SEEK_SET`, `MPI_SEEK_CUR`, `MPI_SEEK_END`.
-const SEEK_SET: c_int = 600;
-const SEEK_CUR: c_int = 602;
-const SEEK_END: c_int = 604;
+pub(super) const SEEK_SET: c_int = 600;
+pub(super) const SEEK_CUR: c_int = 602;
+pub(super) const SEEK_END: c_int = 604;
 /// `MPI_MAX_DATAREP_STRING` (MPICH's value).
 const MAX_DATAREP_STRING: usize = 128;
 
@@ -112,6 +112,7 @@ pub fn file_set_view(
     let view = engine.file_agree(comm, view)?;
     let kept = (keep_type(w, &etype)?, keep_type(w, &filetype)?);
     let hints = info.map(|i| w.objects.infos.get(i).clone());
+    reset_shared(w, fh)?;
     let f = w.objects.files.get_mut(fh)?;
     let old = std::mem::replace(&mut f.view_types, kept);
     f.view = view;
@@ -121,6 +122,18 @@ pub fn file_set_view(
     }
     free_view_types(w, old);
     Ok(())
+}
+
+/// Puts the shared file pointer back to 0 (rank 0 removes the sidecar; a missing one is 0),
+/// before any rank can use it again.
+fn reset_shared(w: &mut Mpi, fh: FileId) -> Result<()> {
+    let f = w.objects.files.get(fh)?;
+    let comm = f.comm;
+    let reset = match super::file::rank_in(w, comm)? {
+        0 => f.shared.remove(),
+        _ => Ok(()),
+    };
+    w.world.engine.file_agree(comm, reset)
 }
 
 /// A handle for the application: predefined as is, derived as a new duplicate it frees.
@@ -185,30 +198,35 @@ pub fn file_get_byte_offset(
     Ok(())
 }
 
+/// Checks `whence` and applies `offset` (in etypes) to `base`, the etype it counts from.
+pub(super) fn seek_from(base: u64, offset: MPI_Offset, whence: c_int) -> Result<u64> {
+    if ![SEEK_SET, SEEK_CUR, SEEK_END].contains(&whence) {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            format!("whence is {whence}, not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END"),
+        ));
+    }
+    let to = (base as i64).checked_add(offset).filter(|&p| p >= 0);
+    to.map(|p| p as u64).ok_or_else(|| {
+        MpiError::new(
+            ErrorClass::Arg,
+            format!("seeking by {offset} from etype {base} goes before the start of the view"),
+        )
+    })
+}
+
 /// `MPI_File_seek`: moves the individual file pointer (in etypes; `MPI_SEEK_END` counts from the
 /// view data before the end of the file).
 pub fn file_seek(w: &mut Mpi, fh: FileId, offset: MPI_Offset, whence: c_int) -> Result<()> {
     let f = w.objects.files.get(fh)?;
     let esize = f.view.etype_size();
     let base = match whence {
-        SEEK_SET => 0,
         SEEK_CUR => f.pointer / esize,
         SEEK_END => f.view.data_before(super::file::size_of(f)?) / esize,
-        _ => {
-            return Err(MpiError::new(
-                ErrorClass::Arg,
-                format!("whence is {whence}, not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END"),
-            ))
-        }
+        _ => 0,
     };
-    let to = (base as i64).checked_add(offset).filter(|&p| p >= 0);
-    let to = to.ok_or_else(|| {
-        MpiError::new(
-            ErrorClass::Arg,
-            format!("seeking by {offset} from etype {base} goes before the start of the view"),
-        )
-    })?;
-    w.objects.files.get_mut(fh)?.pointer = to as u64 * esize;
+    let to = seek_from(base, offset, whence)?;
+    w.objects.files.get_mut(fh)?.pointer = to * esize;
     Ok(())
 }
 

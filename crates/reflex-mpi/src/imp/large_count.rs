@@ -82,3 +82,12 @@ pub use super::{
     file_write_all_begin as file_write_all_begin_c, file_write_at as file_write_at_c,
     file_write_at_all as file_write_at_all_c, file_write_at_all_begin as file_write_at_all_begin_c,
 };
+
+/// MPI-IO with the shared file pointer.
+pub use super::{
+    file_iread_shared as file_iread_shared_c, file_iwrite_shared as file_iwrite_shared_c,
+    file_read_ordered as file_read_ordered_c, file_read_ordered_begin as file_read_ordered_begin_c,
+    file_read_shared as file_read_shared_c, file_write_ordered as file_write_ordered_c,
+    file_write_ordered_begin as file_write_ordered_begin_c,
+    file_write_shared as file_write_shared_c,
+};
