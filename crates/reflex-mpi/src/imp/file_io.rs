@@ -1,5 +1,6 @@
-//! Data access (MPI-3.1 §13.4): explicit offsets and the individual file pointer, each blocking,
-//! nonblocking, collective and split collective.
+//! Data access (MPI-3.1 §13.4): explicit offsets, the individual and the shared file pointer,
+//! each blocking, nonblocking, collective and split collective (`form!` writes each C entry
+//! point as a call of the one access path).
 //!
 //! Every access is one [`access`]: the buffer is packed (writes) into a staging buffer of its
 //! packed size, which `reflex_engine::file` moves between the view's file runs; reads unpack
@@ -21,18 +22,22 @@ use std::ffi::c_void;
 
 /// Where an access starts.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum At {
+enum At {
     /// An explicit offset, in etypes of the view.
     Offset(MPI_Offset),
     /// The individual file pointer (which the access advances).
     Pointer,
-    /// A byte of view data (where the shared file pointer was).
+    /// A byte of view data.
     Data(u64),
+    /// The shared file pointer (which the access advances under its lock).
+    Shared,
+    /// The shared file pointer, ranks in order (collective only: see `file_shared::ordered_start`).
+    Ordered,
 }
 
 /// Which way the data goes, with the application's buffer.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Dir {
+enum Dir {
     /// From the file into the buffer.
     Read(*mut c_void),
     /// From the buffer into the file.
@@ -40,20 +45,13 @@ pub(super) enum Dir {
 }
 
 /// One independent access of `count` elements of `dt`; returns the bytes moved.
-pub(super) fn access(
-    w: &mut Mpi,
-    fh: FileId,
-    at: At,
-    dir: Dir,
-    count: usize,
-    dt: &Datatype,
-) -> Result<usize> {
+fn access(w: &mut Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype) -> Result<usize> {
     let f = w.objects.files.get(fh)?;
     match dir {
         Dir::Read(_) => f.amode.check_read()?,
         Dir::Write(_) => f.amode.check_write()?,
     }
-    if f.amode.sequential() && !matches!(at, At::Data(_)) {
+    if f.amode.sequential() && matches!(at, At::Offset(_) | At::Pointer) {
         return Err(MpiError::new(
             ErrorClass::UnsupportedOperation,
             "the file was opened with MPI_MODE_SEQUENTIAL: only shared file pointers may be used",
@@ -74,6 +72,13 @@ pub(super) fn access(
             .ok_or_else(|| MpiError::new(ErrorClass::Arg, format!("offset {o} overflows")))?,
         At::Pointer => f.pointer,
         At::Data(d) => d,
+        At::Shared => f.shared.fetch_add(len as u64)?,
+        At::Ordered => {
+            return Err(MpiError::new(
+                ErrorClass::Intern,
+                "an ordered access reached the independent path",
+            ))
+        }
     };
     let mut staging = vec![0u8; len];
     let mut io = || match dir {
@@ -99,7 +104,7 @@ pub(super) fn access(
 }
 
 /// An access by every rank of the file's group: the independent access, then the agreement.
-pub(super) fn collective(
+fn collective(
     w: &mut Mpi,
     fh: FileId,
     at: At,
@@ -108,12 +113,16 @@ pub(super) fn collective(
     dt: &Datatype,
 ) -> Result<usize> {
     let comm = w.objects.files.get(fh)?.comm;
+    let at = match at {
+        At::Ordered => At::Data(super::file_shared::ordered_start(w, fh, comm, count, dt)?),
+        _ => at,
+    };
     let moved = access(w, fh, at, dir, count, dt);
     w.world.engine.file_agree(comm, moved)
 }
 
 /// The status of an access that moved `bytes`.
-pub(super) fn status_of(status: *mut MPI_Status, bytes: usize) {
+fn status_of(status: *mut MPI_Status, bytes: usize) {
     write_status(
         status,
         &Status {
@@ -124,35 +133,26 @@ pub(super) fn status_of(status: *mut MPI_Status, bytes: usize) {
 }
 
 /// A completed request for an access that moved `bytes`.
-pub(super) fn request_of(w: &mut Mpi, request: *mut MPI_Request, bytes: usize) {
+fn request_of(w: &mut Mpi, request: *mut MPI_Request, bytes: usize) {
     let id = w.world.engine.file_request(bytes);
     write(request, handles::request_handle(id));
 }
 
 /// `_begin` of a split collective: the access now, its count kept for `_end`.
 fn begin(w: &mut Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype) -> Result<()> {
-    split_begin(w, fh, |w| collective(w, fh, at, dir, count, dt))
-}
-
-/// `_begin` of a split collective that runs `op`.
-pub(super) fn split_begin(
-    w: &mut Mpi,
-    fh: FileId,
-    op: impl FnOnce(&mut Mpi) -> Result<usize>,
-) -> Result<()> {
     if w.objects.files.get(fh)?.split.is_some() {
         return Err(MpiError::new(
             ErrorClass::Other,
             "a split collective is already active on this file (call its _end first)",
         ));
     }
-    let moved = op(w)?;
+    let moved = collective(w, fh, at, dir, count, dt)?;
     w.objects.files.get_mut(fh)?.split = Some(moved);
     Ok(())
 }
 
 /// `_end` of a split collective.
-pub(super) fn end(w: &mut Mpi, fh: FileId, status: *mut MPI_Status) -> Result<()> {
+fn end(w: &mut Mpi, fh: FileId, status: *mut MPI_Status) -> Result<()> {
     let moved = w.objects.files.get_mut(fh)?.split.take().ok_or_else(|| {
         MpiError::new(
             ErrorClass::Other,
@@ -163,285 +163,79 @@ pub(super) fn end(w: &mut Mpi, fh: FileId, status: *mut MPI_Status) -> Result<()
     Ok(())
 }
 
-/// `MPI_File_read_at`.
-pub fn file_read_at(
-    w: &mut Mpi,
-    fh: FileId,
-    offset: MPI_Offset,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    let n = access(w, fh, At::Offset(offset), Dir::Read(buf), count, &datatype)?;
-    status_of(status, n);
-    Ok(())
+/// One C entry point: `status` (blocking) and `request` (nonblocking, complete when it returns)
+/// run `$op` (`access` or `collective`); `begin` starts a split collective. `[offset]` adds the
+/// explicit-offset argument that `$at` uses. (`@fn` receives the parameter names from the arm
+/// that uses them: a name a macro writes is another name in the expansion it calls.)
+macro_rules! form {
+    (status $op:ident, $dir:ident($buf:ty), [$($off:ident)?], $at:expr => $name:ident) => {
+        form!(@fn $name(w, fh, [$($off)?], buf: $buf, count, datatype, [status: *mut MPI_Status])
+            status_of(status, $op(w, fh, $at, Dir::$dir(buf), count, &datatype)?));
+    };
+    (request $op:ident, $dir:ident($buf:ty), [$($off:ident)?], $at:expr => $name:ident) => {
+        form!(@fn $name(w, fh, [$($off)?], buf: $buf, count, datatype, [request: *mut MPI_Request])
+            {
+                let n = $op(w, fh, $at, Dir::$dir(buf), count, &datatype)?;
+                request_of(w, request, n)
+            });
+    };
+    (begin $dir:ident($buf:ty), [$($off:ident)?], $at:expr => $name:ident) => {
+        form!(@fn $name(w, fh, [$($off)?], buf: $buf, count, datatype, [])
+            begin(w, fh, $at, Dir::$dir(buf), count, &datatype)?);
+    };
+    (@fn $name:ident($w:ident, $fh:ident, [$($off:ident)?], $buf:ident: $bt:ty, $count:ident,
+        $dt:ident, [$($out:ident: $ot:ty)?]) $body:expr) => {
+        #[doc = concat!("`", stringify!($name), "`: `MPI_File_` + the rest of the name.")]
+        pub fn $name(
+            $w: &mut Mpi,
+            $fh: FileId,
+            $($off: MPI_Offset,)?
+            $buf: $bt,
+            $count: usize,
+            $dt: Datatype,
+            $($out: $ot)?
+        ) -> Result<()> {
+            $body;
+            Ok(())
+        }
+    };
 }
 
-/// `MPI_File_write_at`.
-pub fn file_write_at(
-    w: &mut Mpi,
-    fh: FileId,
-    offset: MPI_Offset,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    let n = access(w, fh, At::Offset(offset), Dir::Write(buf), count, &datatype)?;
-    status_of(status, n);
-    Ok(())
-}
+type Out = *mut c_void;
+type In = *const c_void;
 
-/// `MPI_File_read_at_all`.
-pub fn file_read_at_all(
-    w: &mut Mpi,
-    fh: FileId,
-    offset: MPI_Offset,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    let n = collective(w, fh, At::Offset(offset), Dir::Read(buf), count, &datatype)?;
-    status_of(status, n);
-    Ok(())
-}
+form!(status access, Read(Out), [offset], At::Offset(offset) => file_read_at);
+form!(status access, Write(In), [offset], At::Offset(offset) => file_write_at);
+form!(request access, Read(Out), [offset], At::Offset(offset) => file_iread_at);
+form!(request access, Write(In), [offset], At::Offset(offset) => file_iwrite_at);
+form!(status collective, Read(Out), [offset], At::Offset(offset) => file_read_at_all);
+form!(status collective, Write(In), [offset], At::Offset(offset) => file_write_at_all);
+form!(request collective, Read(Out), [offset], At::Offset(offset) => file_iread_at_all);
+form!(request collective, Write(In), [offset], At::Offset(offset) => file_iwrite_at_all);
+form!(begin Read(Out), [offset], At::Offset(offset) => file_read_at_all_begin);
+form!(begin Write(In), [offset], At::Offset(offset) => file_write_at_all_begin);
 
-/// `MPI_File_write_at_all`.
-pub fn file_write_at_all(
-    w: &mut Mpi,
-    fh: FileId,
-    offset: MPI_Offset,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    let n = collective(w, fh, At::Offset(offset), Dir::Write(buf), count, &datatype)?;
-    status_of(status, n);
-    Ok(())
-}
+form!(status access, Read(Out), [], At::Pointer => file_read);
+form!(status access, Write(In), [], At::Pointer => file_write);
+form!(request access, Read(Out), [], At::Pointer => file_iread);
+form!(request access, Write(In), [], At::Pointer => file_iwrite);
+form!(status collective, Read(Out), [], At::Pointer => file_read_all);
+form!(status collective, Write(In), [], At::Pointer => file_write_all);
+form!(request collective, Read(Out), [], At::Pointer => file_iread_all);
+form!(request collective, Write(In), [], At::Pointer => file_iwrite_all);
+form!(begin Read(Out), [], At::Pointer => file_read_all_begin);
+form!(begin Write(In), [], At::Pointer => file_write_all_begin);
 
-/// `MPI_File_read`.
-pub fn file_read(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    let n = access(w, fh, At::Pointer, Dir::Read(buf), count, &datatype)?;
-    status_of(status, n);
-    Ok(())
-}
+form!(status access, Read(Out), [], At::Shared => file_read_shared);
+form!(status access, Write(In), [], At::Shared => file_write_shared);
+form!(request access, Read(Out), [], At::Shared => file_iread_shared);
+form!(request access, Write(In), [], At::Shared => file_iwrite_shared);
+form!(status collective, Read(Out), [], At::Ordered => file_read_ordered);
+form!(status collective, Write(In), [], At::Ordered => file_write_ordered);
+form!(begin Read(Out), [], At::Ordered => file_read_ordered_begin);
+form!(begin Write(In), [], At::Ordered => file_write_ordered_begin);
 
-/// `MPI_File_write`.
-pub fn file_write(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    let n = access(w, fh, At::Pointer, Dir::Write(buf), count, &datatype)?;
-    status_of(status, n);
-    Ok(())
-}
-
-/// `MPI_File_read_all`.
-pub fn file_read_all(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    let n = collective(w, fh, At::Pointer, Dir::Read(buf), count, &datatype)?;
-    status_of(status, n);
-    Ok(())
-}
-
-/// `MPI_File_write_all`.
-pub fn file_write_all(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    let n = collective(w, fh, At::Pointer, Dir::Write(buf), count, &datatype)?;
-    status_of(status, n);
-    Ok(())
-}
-
-/// `MPI_File_iread_at`.
-pub fn file_iread_at(
-    w: &mut Mpi,
-    fh: FileId,
-    offset: MPI_Offset,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let n = access(w, fh, At::Offset(offset), Dir::Read(buf), count, &datatype)?;
-    request_of(w, request, n);
-    Ok(())
-}
-
-/// `MPI_File_iwrite_at`.
-pub fn file_iwrite_at(
-    w: &mut Mpi,
-    fh: FileId,
-    offset: MPI_Offset,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let n = access(w, fh, At::Offset(offset), Dir::Write(buf), count, &datatype)?;
-    request_of(w, request, n);
-    Ok(())
-}
-
-/// `MPI_File_iread_at_all`.
-pub fn file_iread_at_all(
-    w: &mut Mpi,
-    fh: FileId,
-    offset: MPI_Offset,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let n = collective(w, fh, At::Offset(offset), Dir::Read(buf), count, &datatype)?;
-    request_of(w, request, n);
-    Ok(())
-}
-
-/// `MPI_File_iwrite_at_all`.
-pub fn file_iwrite_at_all(
-    w: &mut Mpi,
-    fh: FileId,
-    offset: MPI_Offset,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let n = collective(w, fh, At::Offset(offset), Dir::Write(buf), count, &datatype)?;
-    request_of(w, request, n);
-    Ok(())
-}
-
-/// `MPI_File_iread`.
-pub fn file_iread(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let n = access(w, fh, At::Pointer, Dir::Read(buf), count, &datatype)?;
-    request_of(w, request, n);
-    Ok(())
-}
-
-/// `MPI_File_iwrite`.
-pub fn file_iwrite(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let n = access(w, fh, At::Pointer, Dir::Write(buf), count, &datatype)?;
-    request_of(w, request, n);
-    Ok(())
-}
-
-/// `MPI_File_iread_all`.
-pub fn file_iread_all(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let n = collective(w, fh, At::Pointer, Dir::Read(buf), count, &datatype)?;
-    request_of(w, request, n);
-    Ok(())
-}
-
-/// `MPI_File_iwrite_all`.
-pub fn file_iwrite_all(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let n = collective(w, fh, At::Pointer, Dir::Write(buf), count, &datatype)?;
-    request_of(w, request, n);
-    Ok(())
-}
-
-/// `MPI_File_read_all_begin`.
-pub fn file_read_all_begin(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-) -> Result<()> {
-    begin(w, fh, At::Pointer, Dir::Read(buf), count, &datatype)
-}
-
-/// `MPI_File_write_all_begin`.
-pub fn file_write_all_begin(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-) -> Result<()> {
-    begin(w, fh, At::Pointer, Dir::Write(buf), count, &datatype)
-}
-
-/// `MPI_File_read_at_all_begin`.
-pub fn file_read_at_all_begin(
-    w: &mut Mpi,
-    fh: FileId,
-    offset: MPI_Offset,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-) -> Result<()> {
-    begin(w, fh, At::Offset(offset), Dir::Read(buf), count, &datatype)
-}
-
-/// `MPI_File_write_at_all_begin`.
-pub fn file_write_at_all_begin(
-    w: &mut Mpi,
-    fh: FileId,
-    offset: MPI_Offset,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-) -> Result<()> {
-    begin(w, fh, At::Offset(offset), Dir::Write(buf), count, &datatype)
-}
-
-/// `MPI_File_read_all_end`, `MPI_File_read_at_all_end`.
+/// `MPI_File_read_all_end`, `MPI_File_read_at_all_end`, `MPI_File_read_ordered_end`.
 pub fn file_read_all_end(
     w: &mut Mpi,
     fh: FileId,
@@ -451,7 +245,7 @@ pub fn file_read_all_end(
     end(w, fh, status)
 }
 
-/// `MPI_File_write_all_end`, `MPI_File_write_at_all_end`.
+/// `MPI_File_write_all_end`, `MPI_File_write_at_all_end`, `MPI_File_write_ordered_end`.
 pub fn file_write_all_end(
     w: &mut Mpi,
     fh: FileId,
@@ -462,4 +256,6 @@ pub fn file_write_all_end(
 }
 
 pub use file_read_all_end as file_read_at_all_end;
+pub use file_read_all_end as file_read_ordered_end;
 pub use file_write_all_end as file_write_at_all_end;
+pub use file_write_all_end as file_write_ordered_end;

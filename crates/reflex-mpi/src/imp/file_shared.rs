@@ -1,24 +1,17 @@
 //! Shared file pointers (MPI-3.1 §13.4.4): independent (`_shared`) and ordered collective
 //! (`_ordered`, in rank order) accesses, `seek_shared`, `get_position_shared`.
 //!
-//! The pointer lives in a sidecar file (`reflex_engine::file::SharedPointer`), advanced under an
+//! The accesses themselves are `file_io`'s (`At::Shared`, `At::Ordered`); this module holds
+//! what is particular to the shared pointer. The pointer lives in a sidecar file (`reflex_engine::file::SharedPointer`), advanced under an
 //! exclusive lock by the amount of data of each access, so concurrent `_shared` accesses get
 //! disjoint ranges in some serial order. An ordered access exchanges every rank's length, rank 0
 //! advances the pointer by the total once, and each rank accesses its prefix of it.
 
-use super::file_io::{access, end, request_of, split_begin, status_of, At, Dir};
 use crate::ffi::*;
 use crate::files::FileId;
 use crate::state::Mpi;
-use reflex_engine::{Datatype, ErrorClass, MpiError, Result};
-use std::ffi::{c_int, c_void};
-
-/// An independent access at the shared file pointer, which it advances by its length.
-fn shared(w: &mut Mpi, fh: FileId, dir: Dir, count: usize, dt: &Datatype) -> Result<usize> {
-    let len = dt.packed_len(count)? as u64;
-    let at = w.objects.files.get(fh)?.shared.fetch_add(len)?;
-    access(w, fh, At::Data(at), dir, count, dt)
-}
+use reflex_engine::{CommId, Datatype, ErrorClass, MpiError, Result};
+use std::ffi::c_int;
 
 fn word(b: &[u8]) -> u64 {
     b.get(..8)
@@ -26,10 +19,16 @@ fn word(b: &[u8]) -> u64 {
         .map_or(0, u64::from_le_bytes)
 }
 
-/// A collective access in rank order from the shared file pointer.
-fn ordered(w: &mut Mpi, fh: FileId, dir: Dir, count: usize, dt: &Datatype) -> Result<usize> {
-    let f = w.objects.files.get(fh)?;
-    let (comm, sp) = (f.comm, f.shared.clone());
+/// Where this rank's part of an ordered access starts (bytes of view data): every rank's length
+/// is exchanged, rank 0 advances the shared pointer by the total, every rank learns where it was.
+pub(super) fn ordered_start(
+    w: &mut Mpi,
+    fh: FileId,
+    comm: CommId,
+    count: usize,
+    dt: &Datatype,
+) -> Result<u64> {
+    let sp = w.objects.files.get(fh)?.shared.clone();
     let len = dt.packed_len(count)? as u64;
     let rank = super::file::rank_in(w, comm)? as usize;
     let engine = &mut w.world.engine;
@@ -38,137 +37,13 @@ fn ordered(w: &mut Mpi, fh: FileId, dir: Dir, count: usize, dt: &Datatype) -> Re
         .iter()
         .map(|b| word(b))
         .collect();
-    let before: u64 = lens[..rank].iter().sum();
     let start = match rank {
         0 => sp.fetch_add(lens.iter().sum()),
         _ => Ok(0),
     };
     let start = engine.file_agree(comm, start)?.to_le_bytes();
     let base = word(&engine.file_allgather(comm, &start)?[0]);
-    let moved = access(w, fh, At::Data(base + before), dir, count, dt);
-    w.world.engine.file_agree(comm, moved)
-}
-
-/// `MPI_File_read_shared`.
-pub fn file_read_shared(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    status_of(status, shared(w, fh, Dir::Read(buf), count, &datatype)?);
-    Ok(())
-}
-
-/// `MPI_File_write_shared`.
-pub fn file_write_shared(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    status_of(status, shared(w, fh, Dir::Write(buf), count, &datatype)?);
-    Ok(())
-}
-
-/// `MPI_File_iread_shared`.
-pub fn file_iread_shared(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let n = shared(w, fh, Dir::Read(buf), count, &datatype)?;
-    request_of(w, request, n);
-    Ok(())
-}
-
-/// `MPI_File_iwrite_shared`.
-pub fn file_iwrite_shared(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-    request: *mut MPI_Request,
-) -> Result<()> {
-    let n = shared(w, fh, Dir::Write(buf), count, &datatype)?;
-    request_of(w, request, n);
-    Ok(())
-}
-
-/// `MPI_File_read_ordered`.
-pub fn file_read_ordered(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    status_of(status, ordered(w, fh, Dir::Read(buf), count, &datatype)?);
-    Ok(())
-}
-
-/// `MPI_File_write_ordered`.
-pub fn file_write_ordered(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    status_of(status, ordered(w, fh, Dir::Write(buf), count, &datatype)?);
-    Ok(())
-}
-
-/// `MPI_File_read_ordered_begin`.
-pub fn file_read_ordered_begin(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *mut c_void,
-    count: usize,
-    datatype: Datatype,
-) -> Result<()> {
-    split_begin(w, fh, |w| ordered(w, fh, Dir::Read(buf), count, &datatype))
-}
-
-/// `MPI_File_write_ordered_begin`.
-pub fn file_write_ordered_begin(
-    w: &mut Mpi,
-    fh: FileId,
-    buf: *const c_void,
-    count: usize,
-    datatype: Datatype,
-) -> Result<()> {
-    split_begin(w, fh, |w| ordered(w, fh, Dir::Write(buf), count, &datatype))
-}
-
-/// `MPI_File_read_ordered_end`.
-pub fn file_read_ordered_end(
-    w: &mut Mpi,
-    fh: FileId,
-    _buf: *mut c_void,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    end(w, fh, status)
-}
-
-/// `MPI_File_write_ordered_end`.
-pub fn file_write_ordered_end(
-    w: &mut Mpi,
-    fh: FileId,
-    _buf: *const c_void,
-    status: *mut MPI_Status,
-) -> Result<()> {
-    end(w, fh, status)
+    Ok(base + lens[..rank].iter().sum::<u64>())
 }
 
 /// `MPI_File_seek_shared` (collective; the same arguments everywhere).

@@ -163,25 +163,21 @@ pub fn file_get_view(
     write_string(datarep, std::ptr::null_mut(), "native", MAX_DATAREP_STRING)
 }
 
-/// `MPI_File_get_type_extent`: the native extent.
-pub fn file_get_type_extent(
+/// `MPI_File_get_type_extent` (`MPI_Aint`) and `_c` (`MPI_Count`): the native extent.
+pub fn file_get_type_extent<T: TryFrom<isize>>(
     _w: &mut Mpi,
     _fh: FileId,
     datatype: Datatype,
-    extent: *mut MPI_Aint,
+    extent: *mut T,
 ) -> Result<()> {
-    write(extent, datatype.extent() as MPI_Aint);
-    Ok(())
-}
-
-/// `MPI_File_get_type_extent_c`.
-pub fn file_get_type_extent_c(
-    _w: &mut Mpi,
-    _fh: FileId,
-    datatype: Datatype,
-    extent: *mut MPI_Count,
-) -> Result<()> {
-    write(extent, datatype.extent() as MPI_Count);
+    let e = datatype.extent();
+    let e = T::try_from(e).map_err(|_| {
+        MpiError::new(
+            ErrorClass::Count,
+            format!("extent {e} does not fit the argument"),
+        )
+    })?;
+    write(extent, e);
     Ok(())
 }
 

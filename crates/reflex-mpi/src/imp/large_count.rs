@@ -71,16 +71,17 @@ pub fn get_count_c(
 
 /// MPI-IO: the counts convert through the same `COUNT` kind.
 pub use super::{
-    file_iread as file_iread_c, file_iread_all as file_iread_all_c,
-    file_iread_at as file_iread_at_c, file_iread_at_all as file_iread_at_all_c,
-    file_iwrite as file_iwrite_c, file_iwrite_all as file_iwrite_all_c,
-    file_iwrite_at as file_iwrite_at_c, file_iwrite_at_all as file_iwrite_at_all_c,
-    file_read as file_read_c, file_read_all as file_read_all_c,
-    file_read_all_begin as file_read_all_begin_c, file_read_at as file_read_at_c,
-    file_read_at_all as file_read_at_all_c, file_read_at_all_begin as file_read_at_all_begin_c,
-    file_write as file_write_c, file_write_all as file_write_all_c,
-    file_write_all_begin as file_write_all_begin_c, file_write_at as file_write_at_c,
-    file_write_at_all as file_write_at_all_c, file_write_at_all_begin as file_write_at_all_begin_c,
+    file_get_type_extent as file_get_type_extent_c, file_iread as file_iread_c,
+    file_iread_all as file_iread_all_c, file_iread_at as file_iread_at_c,
+    file_iread_at_all as file_iread_at_all_c, file_iwrite as file_iwrite_c,
+    file_iwrite_all as file_iwrite_all_c, file_iwrite_at as file_iwrite_at_c,
+    file_iwrite_at_all as file_iwrite_at_all_c, file_read as file_read_c,
+    file_read_all as file_read_all_c, file_read_all_begin as file_read_all_begin_c,
+    file_read_at as file_read_at_c, file_read_at_all as file_read_at_all_c,
+    file_read_at_all_begin as file_read_at_all_begin_c, file_write as file_write_c,
+    file_write_all as file_write_all_c, file_write_all_begin as file_write_all_begin_c,
+    file_write_at as file_write_at_c, file_write_at_all as file_write_at_all_c,
+    file_write_at_all_begin as file_write_at_all_begin_c,
 };
 
 /// MPI-IO with the shared file pointer.
