@@ -125,10 +125,10 @@ static void check_split(MPI_File fh)
     MPI_Status st;
     fill(out, N, mtest_rank + 11);
     CALL(MPI_File_write_at_all_begin(fh, base + mtest_rank * N * sizeof(int), out, N, MPI_INT));
-    CHECK_CLASS(MPI_File_write_at_all_begin(fh, 0, out, N, MPI_INT), MPI_ERR_OTHER);
+    CHECK_CLASS(MPI_File_write_at_all_begin(fh, 0, out, N, MPI_INT), MPI_ERR_IO);
     CALL(MPI_File_write_at_all_end(fh, out, &st));
     check_count(&st, MPI_INT, N);
-    CHECK_CLASS(MPI_File_read_all_end(fh, in, &st), MPI_ERR_OTHER);
+    CHECK_CLASS(MPI_File_read_all_end(fh, in, &st), MPI_ERR_IO);
     CALL(MPI_File_seek(fh, base + peer * N * sizeof(int), MPI_SEEK_SET));
     CALL(MPI_File_read_all_begin(fh, in, N, MPI_INT));
     CALL(MPI_File_read_all_end(fh, in, &st));

@@ -6,6 +6,10 @@
 #include "mtest.h"
 #include <sys/stat.h>
 
+/* Reflex makes stricter promises than the standard (checked only there): every rank of a failed
+ * open gets the failing rank's class, messages name the file, hints are kept as given, and
+ * misuse has the class one would expect. */
+static int on_reflex = 0;
 static int handler_calls = 0;
 static int handler_code = 0;
 
@@ -45,7 +49,7 @@ static void check_open_errors(const char *dir, const char *path)
     MPI_File fh = MPI_FILE_NULL;
     int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
     CHECK_CLASS(rc, MPI_ERR_NO_SUCH_FILE);
-    if (rc != MPI_SUCCESS) {
+    if (rc != MPI_SUCCESS && on_reflex) {
         char text[MPI_MAX_ERROR_STRING];
         int len = 0;
         MPI_Error_string(rc, text, &len);
@@ -61,7 +65,10 @@ static void check_open_errors(const char *dir, const char *path)
     char other[300];
     snprintf(other, sizeof other, "%s/%s", dir, mtest_rank == mtest_size - 1 ? "nothere" : "missing");
     rc = MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
-    CHECK_CLASS(rc, MPI_ERR_NO_SUCH_FILE);
+    if (on_reflex || mtest_rank == mtest_size - 1)
+        CHECK_CLASS(rc, MPI_ERR_NO_SUCH_FILE);
+    else
+        CHECK(rc != MPI_SUCCESS, "open succeeded although another rank failed");
     CHECK(fh == MPI_FILE_NULL, "a failed open left a handle");
     MPI_Barrier(MPI_COMM_WORLD);
     if (mtest_rank == 0)
@@ -98,7 +105,8 @@ static void check_queries(const char *path)
     CALL(MPI_File_get_info(fh, &info));
     char value[64] = "";
     MPI_Info_get(info, "access_style", sizeof value - 1, value, &flag);
-    CHECK(flag && strcmp(value, "write_once") == 0, "hint lost: %s", value);
+    if (on_reflex)
+        CHECK(flag && strcmp(value, "write_once") == 0, "hint lost: %s", value);
     MPI_Info_free(&info);
     MPI_Offset size = -1;
     CALL(MPI_File_set_size(fh, 1000));
@@ -130,8 +138,13 @@ static void check_access_errors(const char *path)
     CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY | MPI_MODE_DELETE_ON_CLOSE,
                        MPI_INFO_NULL, &fh));
     CHECK_CLASS(MPI_File_write_at(fh, 0, buf, 8, MPI_CHAR, &st), MPI_ERR_READ_ONLY);
-    CHECK_CLASS(MPI_File_set_size(fh, 5), MPI_ERR_READ_ONLY);
-    CHECK_CLASS(MPI_File_seek(fh, -1, MPI_SEEK_SET), MPI_ERR_ARG);
+    int rc = MPI_File_set_size(fh, 5), rc2 = MPI_File_seek(fh, -1, MPI_SEEK_SET);
+    if (on_reflex) { /* the standard names no class for these */
+        CHECK_CLASS(rc, MPI_ERR_READ_ONLY);
+        CHECK_CLASS(rc2, MPI_ERR_ARG);
+    } else {
+        CHECK(rc != MPI_SUCCESS && rc2 != MPI_SUCCESS, "set_size on RDONLY or seek to -1 succeeded");
+    }
     CALL(MPI_File_close(&fh));
     CHECK(!exists(path), "MPI_MODE_DELETE_ON_CLOSE left %s", path);
 }
@@ -175,6 +188,10 @@ static void check_errhandlers(const char *path)
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    on_reflex = strstr(lib, "Reflex") != NULL;
     char dir[256], path[300];
     mtest_tmpdir(MPI_COMM_WORLD, dir);
     snprintf(path, sizeof path, "%s/missing", dir);

@@ -111,7 +111,7 @@ static void check_tile(const char *path, Tile *t)
     CHECK_EQ(ftsize, t->nbytes);
     MPI_Type_free(&ft);
     /* the whole file through the default view: data where the views are, FILL elsewhere */
-    CALL(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "internal", MPI_INFO_NULL));
+    CALL(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
     MPI_Barrier(MPI_COMM_WORLD);
     unsigned char want[FILE_BYTES], got[FILE_BYTES];
     memset(want, FILL, sizeof want);
@@ -141,10 +141,16 @@ static void check_representations(const char *path)
     MPI_File fh;
     CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
                        MPI_INFO_NULL, &fh));
-    CHECK_CLASS(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL),
-                MPI_ERR_UNSUPPORTED_DATAREP);
+    /* Reflex has no external32 files yet: refused with the right class (MPICH accepts it) */
+    int rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL);
+    if (rc != MPI_SUCCESS)
+        CHECK_CLASS(rc, MPI_ERR_UNSUPPORTED_DATAREP);
     CHECK_CLASS(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "no-such-rep", MPI_INFO_NULL),
                 MPI_ERR_UNSUPPORTED_DATAREP);
+    /* "internal" is optional (Open MPI refuses it); Reflex takes it as native */
+    rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "internal", MPI_INFO_NULL);
+    if (rc != MPI_SUCCESS)
+        CHECK_CLASS(rc, MPI_ERR_UNSUPPORTED_DATAREP);
     /* a filetype that is not made of etypes */
     CHECK_CLASS(MPI_File_set_view(fh, 0, MPI_INT, MPI_CHAR, "native", MPI_INFO_NULL), MPI_ERR_ARG);
     CALL(MPI_File_close(&fh));

@@ -138,11 +138,12 @@ fn request_of(w: &mut Mpi, request: *mut MPI_Request, bytes: usize) {
     write(request, handles::request_handle(id));
 }
 
-/// `_begin` of a split collective: the access now, its count kept for `_end`.
+/// `_begin` of a split collective: the access now, its count kept for `_end`. Misuse (two
+/// `_begin`s, an `_end` without one) is `MPI_ERR_IO`, as in MPICH.
 fn begin(w: &mut Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype) -> Result<()> {
     if w.objects.files.get(fh)?.split.is_some() {
         return Err(MpiError::new(
-            ErrorClass::Other,
+            ErrorClass::Io,
             "a split collective is already active on this file (call its _end first)",
         ));
     }
@@ -155,7 +156,7 @@ fn begin(w: &mut Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype)
 fn end(w: &mut Mpi, fh: FileId, status: *mut MPI_Status) -> Result<()> {
     let moved = w.objects.files.get_mut(fh)?.split.take().ok_or_else(|| {
         MpiError::new(
-            ErrorClass::Other,
+            ErrorClass::Io,
             "no split collective is active on this file (call its _begin first)",
         )
     })?;
