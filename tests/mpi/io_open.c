@@ -193,8 +193,7 @@ int main(int argc, char **argv)
     MPI_Get_library_version(lib, &len);
     on_reflex = strstr(lib, "Reflex") != NULL;
     char dir[256], path[300];
-    mtest_tmpdir(MPI_COMM_WORLD, dir);
-    snprintf(path, sizeof path, "%s/missing", dir);
+    mtest_tmpdir(MPI_COMM_WORLD, dir, path, "missing");
     check_amodes(path);
     check_open_errors(dir, path);
     snprintf(path, sizeof path, "%s/queries", dir);

@@ -108,11 +108,9 @@ int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
     char dir[256], path[300];
-    mtest_tmpdir(MPI_COMM_WORLD, dir);
-    snprintf(path, sizeof path, "%s/shared", dir);
+    mtest_tmpdir(MPI_COMM_WORLD, dir, path, "shared");
     MPI_File fh;
-    CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
-                       MPI_INFO_NULL, &fh));
+    MTEST_OPEN_SCRATCH(MPI_COMM_WORLD, path, &fh);
     CALL(MPI_File_set_atomicity(fh, 1));
     check_shared(fh);
     CALL(MPI_File_close(&fh));

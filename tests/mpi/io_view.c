@@ -139,8 +139,7 @@ static void check_tile(const char *path, Tile *t)
 static void check_representations(const char *path)
 {
     MPI_File fh;
-    CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
-                       MPI_INFO_NULL, &fh));
+    MTEST_OPEN_SCRATCH(MPI_COMM_WORLD, path, &fh);
     /* Reflex has no external32 files yet: refused with the right class (MPICH accepts it) */
     int rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL);
     if (rc != MPI_SUCCESS)
@@ -160,8 +159,7 @@ int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
     char dir[256], path[300];
-    mtest_tmpdir(MPI_COMM_WORLD, dir);
-    snprintf(path, sizeof path, "%s/view", dir);
+    mtest_tmpdir(MPI_COMM_WORLD, dir, path, "view");
     Tile tiles[3] = {vector_tile(), indexed_tile(), struct_tile()};
     for (int i = 0; i < 3; i++)
         check_tile(path, &tiles[i]);

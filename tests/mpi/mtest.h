@@ -189,8 +189,9 @@ static inline void *mtest_malloc(size_t n)
     } while (0)
 
 /* A scratch directory for the files of one test: rank 0 of `comm` creates it (mkdtemp under
- * $TMPDIR or /tmp) and every rank gets its name in `dir` (at least 256 bytes). */
-static inline void mtest_tmpdir(MPI_Comm comm, char *dir)
+ * $TMPDIR or /tmp) and every rank gets its name in `dir` (256 bytes) and DIR/NAME in `path`
+ * (300 bytes). */
+static inline void mtest_tmpdir(MPI_Comm comm, char *dir, char *path, const char *name)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
@@ -203,6 +204,7 @@ static inline void mtest_tmpdir(MPI_Comm comm, char *dir)
         }
     }
     MPI_Bcast(dir, 256, MPI_CHAR, 0, comm);
+    snprintf(path, 300, "%s/%s", dir, name);
 }
 
 /* Removes the (by then empty) scratch directory; a leftover file is a failed check. */
@@ -214,5 +216,10 @@ static inline void mtest_rmtmpdir(MPI_Comm comm, const char *dir)
     if (rank == 0 && rmdir(dir) != 0)
         mtest_report(__FILE__, __LINE__, "rmdir(scratch dir)", "%s: a test file was left behind", dir);
 }
+
+/* Opens `path` on `comm` for reading and writing, created if missing and deleted at close. */
+#define MTEST_OPEN_SCRATCH(comm, path, fh) \
+    CALL(MPI_File_open((comm), (path), MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE, \
+                       MPI_INFO_NULL, (fh)))
 
 #endif /* MTEST_H */
