@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Stop printing after this many failed checks per rank; later failures are only counted. */
 #define MTEST_MAX_REPORTS 25
@@ -186,5 +187,39 @@ static inline void *mtest_malloc(size_t n)
     do { int cnt_ = -1; MPI_Get_count(&(st), (dtype), &cnt_); \
          CHECK_EQ((st).MPI_SOURCE, MPI_ANY_SOURCE); CHECK_EQ((st).MPI_TAG, MPI_ANY_TAG); CHECK_EQ(cnt_, 0); \
     } while (0)
+
+/* A scratch directory for the files of one test: rank 0 of `comm` creates it (mkdtemp under
+ * $TMPDIR or /tmp) and every rank gets its name in `dir` (256 bytes) and DIR/NAME in `path`
+ * (300 bytes). */
+static inline void mtest_tmpdir(MPI_Comm comm, char *dir, char *path, const char *name)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) {
+        const char *base = getenv("TMPDIR");
+        snprintf(dir, 256, "%s/mtest-io-XXXXXX", base && *base ? base : "/tmp");
+        if (!mkdtemp(dir)) {
+            fprintf(stderr, "cannot create a scratch directory under %s\n", dir);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    MPI_Bcast(dir, 256, MPI_CHAR, 0, comm);
+    snprintf(path, 300, "%s/%s", dir, name);
+}
+
+/* Removes the (by then empty) scratch directory; a leftover file is a failed check. */
+static inline void mtest_rmtmpdir(MPI_Comm comm, const char *dir)
+{
+    int rank;
+    MPI_Barrier(comm);
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0 && rmdir(dir) != 0)
+        mtest_report(__FILE__, __LINE__, "rmdir(scratch dir)", "%s: a test file was left behind", dir);
+}
+
+/* Opens `path` on `comm` for reading and writing, created if missing and deleted at close. */
+#define MTEST_OPEN_SCRATCH(comm, path, fh) \
+    CALL(MPI_File_open((comm), (path), MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE, \
+                       MPI_INFO_NULL, (fh)))
 
 #endif /* MTEST_H */

@@ -68,6 +68,8 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
     Some(match p.kind.as_str() {
         "COMM" => format!("let {n} = crate::kinds::comm(w, {n})?;"),
         "WIN" => format!("let {n} = crate::kinds::win(w, {n})?;"),
+        "FILE" => format!("let {n} = crate::kinds::file(w, {n})?;"),
+        "FILE_OPT" => format!("let {n} = crate::kinds::file_opt(w, {n})?;"),
         // Communication needs a committed type; constructors and queries take any valid one.
         "DATATYPE" => format!("let {n} = crate::kinds::datatype(w, {n})?;"),
         "DATATYPE_ANY" => format!("let {n} = crate::kinds::datatype_any(w, {n})?;"),
@@ -155,13 +157,19 @@ fn shim_body(f: &Function, style: Option<CallStyle>) -> String {
     let name = &f.name;
     let args = arg_names(f);
     let imp = imp_name(f);
-    // Errors go to the handler of the communicator or window the call names.
+    // Errors go to the handler of the communicator or window the call names; those of the file
+    // calls to the file's (MPI_FILE_NULL's when there is none yet, as for MPI_File_open).
     let errh = f
         .params
         .iter()
         .find(|p| p.kind == "COMM")
         .or_else(|| f.params.iter().find(|p| p.kind == "WIN"))
         .map_or("None".to_string(), |p| format!("Some({})", p.name));
+    let errh = if name.starts_with("MPI_File_") {
+        file_target(f)
+    } else {
+        errh
+    };
     match style {
         None if f.ret == "int" => format!("crate::call::unsupported(\"{name}\")"),
         None => format!("crate::call::unsupported_value(\"{name}\")"),
@@ -195,6 +203,20 @@ fn shim_body(f: &Function, style: Option<CallStyle>) -> String {
             };
             format!("crate::call::world(\"{name}\", {errh}, |w| {{{body}\n            crate::imp::{imp}({w})\n        }})")
         }
+    }
+}
+
+/// The error-dispatch target of an `MPI_File_*` call.
+fn file_target(f: &Function) -> String {
+    let file = f.params.iter().find(|p| p.kind.starts_with("FILE"));
+    match file {
+        Some(p) if p.kind == "FILE" || p.kind == "FILE_OPT" => {
+            format!("Some(crate::handles::file_target({}))", p.name)
+        }
+        Some(p) if p.kind == "FILE_INOUT" => {
+            format!("Some(crate::handles::file_target_at({}))", p.name)
+        }
+        _ => "Some(crate::handles::FILE_NULL_TARGET)".into(),
     }
 }
 

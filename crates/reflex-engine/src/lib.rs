@@ -24,6 +24,7 @@ pub mod engine;
 pub mod error;
 pub mod fabric;
 mod fastpath;
+pub mod file;
 pub mod group_ops;
 pub mod msgbuf;
 pub mod op;

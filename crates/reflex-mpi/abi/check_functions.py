@@ -61,6 +61,7 @@ KINDS.update({
     "DATATYPE_ANY": {"MPI_Datatype"},
     "DATATYPE_OPT": {"MPI_Datatype"},
     "COMM_OPT": {"MPI_Comm"},
+    "FILE_OPT": {"MPI_File"},
     "DATATYPE_ARRAY": {"const MPI_Datatype *", "MPI_Datatype *"},
     "DATATYPE_ARRAY_OUT": {"MPI_Datatype *"},
     "REQUEST_ARRAY": {"MPI_Request *"},

@@ -149,6 +149,11 @@ fn not_running(name: &str) -> c_int {
 #[cold]
 pub fn dispatch(mpi: &mut Mpi, name: &str, comm: Option<MPI_Comm>, error: &MpiError) -> c_int {
     let code = crate::errors::register(name, error);
+    if let Some(file) = comm.and_then(handles::file_of_target) {
+        let handler = mpi.objects.files.errhandler(file);
+        let fh = file.map_or(std::ptr::null_mut(), handles::file_handle);
+        return object_handler(mpi, name, handler, code, fh);
+    }
     if let Some(win) = comm.and_then(handles::win_id) {
         if let Some(handler) = mpi.objects.wins.get(&win).map(|x| x.errhandler) {
             return crate::imp::win_dispatch(mpi, name, win, handler, code);
@@ -183,6 +188,33 @@ pub fn dispatch(mpi: &mut Mpi, name: &str, comm: Option<MPI_Comm>, error: &MpiEr
             None => fatal(mpi, name, code),
         },
     }
+}
+
+/// Runs the error handler of a window or file (`obj` is its C handle): returns the code for
+/// `MPI_ERRORS_RETURN` and after a user handler, ends the job for the fatal ones.
+pub fn object_handler<H>(
+    mpi: &mut Mpi,
+    name: &str,
+    handler: crate::ffi::MPI_Errhandler,
+    code: c_int,
+    mut obj: H,
+) -> c_int {
+    if handler == handles::ERRORS_RETURN {
+        return code;
+    }
+    let function = handles::errhandler_index(handler)
+        .and_then(|i| mpi.errhandlers.get(i as usize).copied().flatten());
+    let Some(function) = function else {
+        fatal(mpi, name, code)
+    };
+    let mut c_code = code;
+    // SAFETY: the pointer was registered by MPI_Win_create_errhandler or
+    // MPI_File_create_errhandler, whose C signature is (H *, int *, ...) for the object's handle
+    // type H (the caller passes the handle of the object kind the handler was set on).
+    let f: unsafe extern "C" fn(*mut H, *mut c_int) = unsafe { std::mem::transmute(function) };
+    // SAFETY: both pointers are valid locals for the duration of the call.
+    unsafe { f(&mut obj, &mut c_code) };
+    code
 }
 
 /// The fatal error handler: one line on stderr, then the whole job ends through the launcher.

@@ -7175,7 +7175,10 @@ pub unsafe extern "C" fn MPI_Status_set_elements_x(status: *mut ffi::MPI_Status,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_call_errhandler(fh: ffi::MPI_File, errorcode: c_int) -> c_int {
-    crate::call::unsupported("MPI_File_call_errhandler")
+    crate::call::world("MPI_File_call_errhandler", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file_opt(w, fh)?;
+            crate::imp::file_call_errhandler(w, fh, errorcode)
+        })
 }
 
 /// `MPI_File_call_errhandler`: forwards to `PMPI_File_call_errhandler` (profiling tools interpose this symbol).
@@ -7195,7 +7198,9 @@ pub unsafe extern "C" fn MPI_File_call_errhandler(fh: ffi::MPI_File, errorcode: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_close(fh: *mut ffi::MPI_File) -> c_int {
-    crate::call::unsupported("MPI_File_close")
+    crate::call::world("MPI_File_close", Some(crate::handles::file_target_at(fh)), |w| {
+            crate::imp::file_close(w, fh)
+        })
 }
 
 /// `MPI_File_close`: forwards to `PMPI_File_close` (profiling tools interpose this symbol).
@@ -7215,7 +7220,10 @@ pub unsafe extern "C" fn MPI_File_close(fh: *mut ffi::MPI_File) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_create_errhandler(file_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_File_create_errhandler")
+    crate::call::world("MPI_File_create_errhandler", Some(crate::handles::FILE_NULL_TARGET), |w| {
+            crate::kinds::out_ptr(errhandler, "errhandler")?;
+            crate::imp::file_create_errhandler(w, file_errhandler_fn, errhandler)
+        })
 }
 
 /// `MPI_File_create_errhandler`: forwards to `PMPI_File_create_errhandler` (profiling tools interpose this symbol).
@@ -7235,7 +7243,10 @@ pub unsafe extern "C" fn MPI_File_create_errhandler(file_errhandler_fn: *const c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_delete(filename: *const c_char, info: ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_File_delete")
+    crate::call::world("MPI_File_delete", Some(crate::handles::FILE_NULL_TARGET), |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::file_delete(w, filename, info)
+        })
 }
 
 /// `MPI_File_delete`: forwards to `PMPI_File_delete` (profiling tools interpose this symbol).
@@ -7255,7 +7266,11 @@ pub unsafe extern "C" fn MPI_File_delete(filename: *const c_char, info: ffi::MPI
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_amode(fh: ffi::MPI_File, amode: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_File_get_amode")
+    crate::call::world("MPI_File_get_amode", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::out_ptr(amode, "amode")?;
+            crate::imp::file_get_amode(w, fh, amode)
+        })
 }
 
 /// `MPI_File_get_amode`: forwards to `PMPI_File_get_amode` (profiling tools interpose this symbol).
@@ -7275,7 +7290,11 @@ pub unsafe extern "C" fn MPI_File_get_amode(fh: ffi::MPI_File, amode: *mut c_int
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_atomicity(fh: ffi::MPI_File, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_File_get_atomicity")
+    crate::call::world("MPI_File_get_atomicity", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::file_get_atomicity(w, fh, flag)
+        })
 }
 
 /// `MPI_File_get_atomicity`: forwards to `PMPI_File_get_atomicity` (profiling tools interpose this symbol).
@@ -7295,7 +7314,11 @@ pub unsafe extern "C" fn MPI_File_get_atomicity(fh: ffi::MPI_File, flag: *mut c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_byte_offset(fh: ffi::MPI_File, offset: ffi::MPI_Offset, disp: *mut ffi::MPI_Offset) -> c_int {
-    crate::call::unsupported("MPI_File_get_byte_offset")
+    crate::call::world("MPI_File_get_byte_offset", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::out_ptr(disp, "disp")?;
+            crate::imp::file_get_byte_offset(w, fh, offset, disp)
+        })
 }
 
 /// `MPI_File_get_byte_offset`: forwards to `PMPI_File_get_byte_offset` (profiling tools interpose this symbol).
@@ -7315,7 +7338,11 @@ pub unsafe extern "C" fn MPI_File_get_byte_offset(fh: ffi::MPI_File, offset: ffi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_errhandler(file: ffi::MPI_File, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_File_get_errhandler")
+    crate::call::world("MPI_File_get_errhandler", Some(crate::handles::file_target(file)), |w| {
+            let file = crate::kinds::file_opt(w, file)?;
+            crate::kinds::out_ptr(errhandler, "errhandler")?;
+            crate::imp::file_get_errhandler(w, file, errhandler)
+        })
 }
 
 /// `MPI_File_get_errhandler`: forwards to `PMPI_File_get_errhandler` (profiling tools interpose this symbol).
@@ -7335,7 +7362,11 @@ pub unsafe extern "C" fn MPI_File_get_errhandler(file: ffi::MPI_File, errhandler
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_group(fh: ffi::MPI_File, group: *mut ffi::MPI_Group) -> c_int {
-    crate::call::unsupported("MPI_File_get_group")
+    crate::call::world("MPI_File_get_group", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::out_ptr(group, "group")?;
+            crate::imp::file_get_group(w, fh, group)
+        })
 }
 
 /// `MPI_File_get_group`: forwards to `PMPI_File_get_group` (profiling tools interpose this symbol).
@@ -7355,7 +7386,11 @@ pub unsafe extern "C" fn MPI_File_get_group(fh: ffi::MPI_File, group: *mut ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_info(fh: ffi::MPI_File, info_used: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_File_get_info")
+    crate::call::world("MPI_File_get_info", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::out_ptr(info_used, "info_used")?;
+            crate::imp::file_get_info(w, fh, info_used)
+        })
 }
 
 /// `MPI_File_get_info`: forwards to `PMPI_File_get_info` (profiling tools interpose this symbol).
@@ -7375,7 +7410,11 @@ pub unsafe extern "C" fn MPI_File_get_info(fh: ffi::MPI_File, info_used: *mut ff
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_position(fh: ffi::MPI_File, offset: *mut ffi::MPI_Offset) -> c_int {
-    crate::call::unsupported("MPI_File_get_position")
+    crate::call::world("MPI_File_get_position", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::out_ptr(offset, "offset")?;
+            crate::imp::file_get_position(w, fh, offset)
+        })
 }
 
 /// `MPI_File_get_position`: forwards to `PMPI_File_get_position` (profiling tools interpose this symbol).
@@ -7395,7 +7434,11 @@ pub unsafe extern "C" fn MPI_File_get_position(fh: ffi::MPI_File, offset: *mut f
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_position_shared(fh: ffi::MPI_File, offset: *mut ffi::MPI_Offset) -> c_int {
-    crate::call::unsupported("MPI_File_get_position_shared")
+    crate::call::world("MPI_File_get_position_shared", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::out_ptr(offset, "offset")?;
+            crate::imp::file_get_position_shared(w, fh, offset)
+        })
 }
 
 /// `MPI_File_get_position_shared`: forwards to `PMPI_File_get_position_shared` (profiling tools interpose this symbol).
@@ -7415,7 +7458,11 @@ pub unsafe extern "C" fn MPI_File_get_position_shared(fh: ffi::MPI_File, offset:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_size(fh: ffi::MPI_File, size: *mut ffi::MPI_Offset) -> c_int {
-    crate::call::unsupported("MPI_File_get_size")
+    crate::call::world("MPI_File_get_size", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::out_ptr(size, "size")?;
+            crate::imp::file_get_size(w, fh, size)
+        })
 }
 
 /// `MPI_File_get_size`: forwards to `PMPI_File_get_size` (profiling tools interpose this symbol).
@@ -7435,7 +7482,12 @@ pub unsafe extern "C" fn MPI_File_get_size(fh: ffi::MPI_File, size: *mut ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_type_extent(fh: ffi::MPI_File, datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Aint) -> c_int {
-    crate::call::unsupported("MPI_File_get_type_extent")
+    crate::call::world("MPI_File_get_type_extent", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(extent, "extent")?;
+            crate::imp::file_get_type_extent(w, fh, datatype, extent)
+        })
 }
 
 /// `MPI_File_get_type_extent`: forwards to `PMPI_File_get_type_extent` (profiling tools interpose this symbol).
@@ -7455,7 +7507,13 @@ pub unsafe extern "C" fn MPI_File_get_type_extent(fh: ffi::MPI_File, datatype: f
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_view(fh: ffi::MPI_File, disp: *mut ffi::MPI_Offset, etype: *mut ffi::MPI_Datatype, filetype: *mut ffi::MPI_Datatype, datarep: *mut c_char) -> c_int {
-    crate::call::unsupported("MPI_File_get_view")
+    crate::call::world("MPI_File_get_view", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::out_ptr(disp, "disp")?;
+            crate::kinds::out_ptr(etype, "etype")?;
+            crate::kinds::out_ptr(filetype, "filetype")?;
+            crate::imp::file_get_view(w, fh, disp, etype, filetype, datarep)
+        })
 }
 
 /// `MPI_File_get_view`: forwards to `PMPI_File_get_view` (profiling tools interpose this symbol).
@@ -7475,7 +7533,14 @@ pub unsafe extern "C" fn MPI_File_get_view(fh: ffi::MPI_File, disp: *mut ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iread")
+    crate::call::world("MPI_File_iread", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iread(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iread`: forwards to `PMPI_File_iread` (profiling tools interpose this symbol).
@@ -7495,7 +7560,14 @@ pub unsafe extern "C" fn MPI_File_iread(fh: ffi::MPI_File, buf: *mut c_void, cou
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_all(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iread_all")
+    crate::call::world("MPI_File_iread_all", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iread_all(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iread_all`: forwards to `PMPI_File_iread_all` (profiling tools interpose this symbol).
@@ -7515,7 +7587,14 @@ pub unsafe extern "C" fn MPI_File_iread_all(fh: ffi::MPI_File, buf: *mut c_void,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_at(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iread_at")
+    crate::call::world("MPI_File_iread_at", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iread_at(w, fh, offset, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iread_at`: forwards to `PMPI_File_iread_at` (profiling tools interpose this symbol).
@@ -7535,7 +7614,14 @@ pub unsafe extern "C" fn MPI_File_iread_at(fh: ffi::MPI_File, offset: ffi::MPI_O
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_at_all(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iread_at_all")
+    crate::call::world("MPI_File_iread_at_all", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iread_at_all(w, fh, offset, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iread_at_all`: forwards to `PMPI_File_iread_at_all` (profiling tools interpose this symbol).
@@ -7555,7 +7641,14 @@ pub unsafe extern "C" fn MPI_File_iread_at_all(fh: ffi::MPI_File, offset: ffi::M
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_shared(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iread_shared")
+    crate::call::world("MPI_File_iread_shared", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iread_shared(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iread_shared`: forwards to `PMPI_File_iread_shared` (profiling tools interpose this symbol).
@@ -7575,7 +7668,14 @@ pub unsafe extern "C" fn MPI_File_iread_shared(fh: ffi::MPI_File, buf: *mut c_vo
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iwrite")
+    crate::call::world("MPI_File_iwrite", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iwrite(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iwrite`: forwards to `PMPI_File_iwrite` (profiling tools interpose this symbol).
@@ -7595,7 +7695,14 @@ pub unsafe extern "C" fn MPI_File_iwrite(fh: ffi::MPI_File, buf: *const c_void, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_all(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iwrite_all")
+    crate::call::world("MPI_File_iwrite_all", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iwrite_all(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iwrite_all`: forwards to `PMPI_File_iwrite_all` (profiling tools interpose this symbol).
@@ -7615,7 +7722,14 @@ pub unsafe extern "C" fn MPI_File_iwrite_all(fh: ffi::MPI_File, buf: *const c_vo
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_at(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iwrite_at")
+    crate::call::world("MPI_File_iwrite_at", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iwrite_at(w, fh, offset, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iwrite_at`: forwards to `PMPI_File_iwrite_at` (profiling tools interpose this symbol).
@@ -7635,7 +7749,14 @@ pub unsafe extern "C" fn MPI_File_iwrite_at(fh: ffi::MPI_File, offset: ffi::MPI_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_at_all(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iwrite_at_all")
+    crate::call::world("MPI_File_iwrite_at_all", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iwrite_at_all(w, fh, offset, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iwrite_at_all`: forwards to `PMPI_File_iwrite_at_all` (profiling tools interpose this symbol).
@@ -7655,7 +7776,14 @@ pub unsafe extern "C" fn MPI_File_iwrite_at_all(fh: ffi::MPI_File, offset: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_shared(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iwrite_shared")
+    crate::call::world("MPI_File_iwrite_shared", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iwrite_shared(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iwrite_shared`: forwards to `PMPI_File_iwrite_shared` (profiling tools interpose this symbol).
@@ -7675,7 +7803,12 @@ pub unsafe extern "C" fn MPI_File_iwrite_shared(fh: ffi::MPI_File, buf: *const c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_open(comm: ffi::MPI_Comm, filename: *const c_char, amode: c_int, info: ffi::MPI_Info, fh: *mut ffi::MPI_File) -> c_int {
-    crate::call::unsupported("MPI_File_open")
+    crate::call::world("MPI_File_open", Some(crate::handles::FILE_NULL_TARGET), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(fh, "fh")?;
+            crate::imp::file_open(w, comm, filename, amode, info, fh)
+        })
 }
 
 /// `MPI_File_open`: forwards to `PMPI_File_open` (profiling tools interpose this symbol).
@@ -7695,7 +7828,10 @@ pub unsafe extern "C" fn MPI_File_open(comm: ffi::MPI_Comm, filename: *const c_c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_preallocate(fh: ffi::MPI_File, size: ffi::MPI_Offset) -> c_int {
-    crate::call::unsupported("MPI_File_preallocate")
+    crate::call::world("MPI_File_preallocate", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_preallocate(w, fh, size)
+        })
 }
 
 /// `MPI_File_preallocate`: forwards to `PMPI_File_preallocate` (profiling tools interpose this symbol).
@@ -7715,7 +7851,13 @@ pub unsafe extern "C" fn MPI_File_preallocate(fh: ffi::MPI_File, size: ffi::MPI_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read")
+    crate::call::world("MPI_File_read", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read`: forwards to `PMPI_File_read` (profiling tools interpose this symbol).
@@ -7735,7 +7877,13 @@ pub unsafe extern "C" fn MPI_File_read(fh: ffi::MPI_File, buf: *mut c_void, coun
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_all(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_all")
+    crate::call::world("MPI_File_read_all", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_all(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_all`: forwards to `PMPI_File_read_all` (profiling tools interpose this symbol).
@@ -7755,7 +7903,13 @@ pub unsafe extern "C" fn MPI_File_read_all(fh: ffi::MPI_File, buf: *mut c_void, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_all_begin(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_read_all_begin")
+    crate::call::world("MPI_File_read_all_begin", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_all_begin(w, fh, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_read_all_begin`: forwards to `PMPI_File_read_all_begin` (profiling tools interpose this symbol).
@@ -7775,7 +7929,10 @@ pub unsafe extern "C" fn MPI_File_read_all_begin(fh: ffi::MPI_File, buf: *mut c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_all_end(fh: ffi::MPI_File, buf: *mut c_void, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_all_end")
+    crate::call::world("MPI_File_read_all_end", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_read_all_end(w, fh, buf, status)
+        })
 }
 
 /// `MPI_File_read_all_end`: forwards to `PMPI_File_read_all_end` (profiling tools interpose this symbol).
@@ -7795,7 +7952,13 @@ pub unsafe extern "C" fn MPI_File_read_all_end(fh: ffi::MPI_File, buf: *mut c_vo
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_at")
+    crate::call::world("MPI_File_read_at", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_at(w, fh, offset, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_at`: forwards to `PMPI_File_read_at` (profiling tools interpose this symbol).
@@ -7815,7 +7978,13 @@ pub unsafe extern "C" fn MPI_File_read_at(fh: ffi::MPI_File, offset: ffi::MPI_Of
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at_all(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_at_all")
+    crate::call::world("MPI_File_read_at_all", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_at_all(w, fh, offset, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_at_all`: forwards to `PMPI_File_read_at_all` (profiling tools interpose this symbol).
@@ -7835,7 +8004,13 @@ pub unsafe extern "C" fn MPI_File_read_at_all(fh: ffi::MPI_File, offset: ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at_all_begin(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_read_at_all_begin")
+    crate::call::world("MPI_File_read_at_all_begin", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_at_all_begin(w, fh, offset, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_read_at_all_begin`: forwards to `PMPI_File_read_at_all_begin` (profiling tools interpose this symbol).
@@ -7855,7 +8030,10 @@ pub unsafe extern "C" fn MPI_File_read_at_all_begin(fh: ffi::MPI_File, offset: f
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at_all_end(fh: ffi::MPI_File, buf: *mut c_void, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_at_all_end")
+    crate::call::world("MPI_File_read_at_all_end", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_read_at_all_end(w, fh, buf, status)
+        })
 }
 
 /// `MPI_File_read_at_all_end`: forwards to `PMPI_File_read_at_all_end` (profiling tools interpose this symbol).
@@ -7875,7 +8053,13 @@ pub unsafe extern "C" fn MPI_File_read_at_all_end(fh: ffi::MPI_File, buf: *mut c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_ordered")
+    crate::call::world("MPI_File_read_ordered", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_ordered(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_ordered`: forwards to `PMPI_File_read_ordered` (profiling tools interpose this symbol).
@@ -7895,7 +8079,13 @@ pub unsafe extern "C" fn MPI_File_read_ordered(fh: ffi::MPI_File, buf: *mut c_vo
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_begin(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_read_ordered_begin")
+    crate::call::world("MPI_File_read_ordered_begin", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_ordered_begin(w, fh, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_read_ordered_begin`: forwards to `PMPI_File_read_ordered_begin` (profiling tools interpose this symbol).
@@ -7915,7 +8105,10 @@ pub unsafe extern "C" fn MPI_File_read_ordered_begin(fh: ffi::MPI_File, buf: *mu
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_end(fh: ffi::MPI_File, buf: *mut c_void, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_ordered_end")
+    crate::call::world("MPI_File_read_ordered_end", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_read_ordered_end(w, fh, buf, status)
+        })
 }
 
 /// `MPI_File_read_ordered_end`: forwards to `PMPI_File_read_ordered_end` (profiling tools interpose this symbol).
@@ -7935,7 +8128,13 @@ pub unsafe extern "C" fn MPI_File_read_ordered_end(fh: ffi::MPI_File, buf: *mut 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_shared(fh: ffi::MPI_File, buf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_shared")
+    crate::call::world("MPI_File_read_shared", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_shared(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_shared`: forwards to `PMPI_File_read_shared` (profiling tools interpose this symbol).
@@ -7955,7 +8154,10 @@ pub unsafe extern "C" fn MPI_File_read_shared(fh: ffi::MPI_File, buf: *mut c_voi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_seek(fh: ffi::MPI_File, offset: ffi::MPI_Offset, whence: c_int) -> c_int {
-    crate::call::unsupported("MPI_File_seek")
+    crate::call::world("MPI_File_seek", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_seek(w, fh, offset, whence)
+        })
 }
 
 /// `MPI_File_seek`: forwards to `PMPI_File_seek` (profiling tools interpose this symbol).
@@ -7975,7 +8177,10 @@ pub unsafe extern "C" fn MPI_File_seek(fh: ffi::MPI_File, offset: ffi::MPI_Offse
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_seek_shared(fh: ffi::MPI_File, offset: ffi::MPI_Offset, whence: c_int) -> c_int {
-    crate::call::unsupported("MPI_File_seek_shared")
+    crate::call::world("MPI_File_seek_shared", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_seek_shared(w, fh, offset, whence)
+        })
 }
 
 /// `MPI_File_seek_shared`: forwards to `PMPI_File_seek_shared` (profiling tools interpose this symbol).
@@ -7995,7 +8200,10 @@ pub unsafe extern "C" fn MPI_File_seek_shared(fh: ffi::MPI_File, offset: ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_set_atomicity(fh: ffi::MPI_File, flag: c_int) -> c_int {
-    crate::call::unsupported("MPI_File_set_atomicity")
+    crate::call::world("MPI_File_set_atomicity", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_set_atomicity(w, fh, flag)
+        })
 }
 
 /// `MPI_File_set_atomicity`: forwards to `PMPI_File_set_atomicity` (profiling tools interpose this symbol).
@@ -8015,7 +8223,10 @@ pub unsafe extern "C" fn MPI_File_set_atomicity(fh: ffi::MPI_File, flag: c_int) 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_set_errhandler(file: ffi::MPI_File, errhandler: ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_File_set_errhandler")
+    crate::call::world("MPI_File_set_errhandler", Some(crate::handles::file_target(file)), |w| {
+            let file = crate::kinds::file_opt(w, file)?;
+            crate::imp::file_set_errhandler(w, file, errhandler)
+        })
 }
 
 /// `MPI_File_set_errhandler`: forwards to `PMPI_File_set_errhandler` (profiling tools interpose this symbol).
@@ -8035,7 +8246,11 @@ pub unsafe extern "C" fn MPI_File_set_errhandler(file: ffi::MPI_File, errhandler
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_set_info(fh: ffi::MPI_File, info: ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_File_set_info")
+    crate::call::world("MPI_File_set_info", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::file_set_info(w, fh, info)
+        })
 }
 
 /// `MPI_File_set_info`: forwards to `PMPI_File_set_info` (profiling tools interpose this symbol).
@@ -8055,7 +8270,10 @@ pub unsafe extern "C" fn MPI_File_set_info(fh: ffi::MPI_File, info: ffi::MPI_Inf
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_set_size(fh: ffi::MPI_File, size: ffi::MPI_Offset) -> c_int {
-    crate::call::unsupported("MPI_File_set_size")
+    crate::call::world("MPI_File_set_size", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_set_size(w, fh, size)
+        })
 }
 
 /// `MPI_File_set_size`: forwards to `PMPI_File_set_size` (profiling tools interpose this symbol).
@@ -8075,7 +8293,13 @@ pub unsafe extern "C" fn MPI_File_set_size(fh: ffi::MPI_File, size: ffi::MPI_Off
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_set_view(fh: ffi::MPI_File, disp: ffi::MPI_Offset, etype: ffi::MPI_Datatype, filetype: ffi::MPI_Datatype, datarep: *const c_char, info: ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_File_set_view")
+    crate::call::world("MPI_File_set_view", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            let etype = crate::kinds::datatype_any(w, etype)?;
+            let filetype = crate::kinds::datatype_any(w, filetype)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::file_set_view(w, fh, disp, etype, filetype, datarep, info)
+        })
 }
 
 /// `MPI_File_set_view`: forwards to `PMPI_File_set_view` (profiling tools interpose this symbol).
@@ -8095,7 +8319,10 @@ pub unsafe extern "C" fn MPI_File_set_view(fh: ffi::MPI_File, disp: ffi::MPI_Off
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_sync(fh: ffi::MPI_File) -> c_int {
-    crate::call::unsupported("MPI_File_sync")
+    crate::call::world("MPI_File_sync", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_sync(w, fh)
+        })
 }
 
 /// `MPI_File_sync`: forwards to `PMPI_File_sync` (profiling tools interpose this symbol).
@@ -8115,7 +8342,13 @@ pub unsafe extern "C" fn MPI_File_sync(fh: ffi::MPI_File) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write")
+    crate::call::world("MPI_File_write", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write`: forwards to `PMPI_File_write` (profiling tools interpose this symbol).
@@ -8135,7 +8368,13 @@ pub unsafe extern "C" fn MPI_File_write(fh: ffi::MPI_File, buf: *const c_void, c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_all(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_all")
+    crate::call::world("MPI_File_write_all", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_all(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_all`: forwards to `PMPI_File_write_all` (profiling tools interpose this symbol).
@@ -8155,7 +8394,13 @@ pub unsafe extern "C" fn MPI_File_write_all(fh: ffi::MPI_File, buf: *const c_voi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_all_begin(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_write_all_begin")
+    crate::call::world("MPI_File_write_all_begin", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_all_begin(w, fh, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_write_all_begin`: forwards to `PMPI_File_write_all_begin` (profiling tools interpose this symbol).
@@ -8175,7 +8420,10 @@ pub unsafe extern "C" fn MPI_File_write_all_begin(fh: ffi::MPI_File, buf: *const
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_all_end(fh: ffi::MPI_File, buf: *const c_void, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_all_end")
+    crate::call::world("MPI_File_write_all_end", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_write_all_end(w, fh, buf, status)
+        })
 }
 
 /// `MPI_File_write_all_end`: forwards to `PMPI_File_write_all_end` (profiling tools interpose this symbol).
@@ -8195,7 +8443,13 @@ pub unsafe extern "C" fn MPI_File_write_all_end(fh: ffi::MPI_File, buf: *const c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_at(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_at")
+    crate::call::world("MPI_File_write_at", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_at(w, fh, offset, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_at`: forwards to `PMPI_File_write_at` (profiling tools interpose this symbol).
@@ -8215,7 +8469,13 @@ pub unsafe extern "C" fn MPI_File_write_at(fh: ffi::MPI_File, offset: ffi::MPI_O
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_at_all(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_at_all")
+    crate::call::world("MPI_File_write_at_all", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_at_all(w, fh, offset, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_at_all`: forwards to `PMPI_File_write_at_all` (profiling tools interpose this symbol).
@@ -8235,7 +8495,13 @@ pub unsafe extern "C" fn MPI_File_write_at_all(fh: ffi::MPI_File, offset: ffi::M
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_at_all_begin(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_write_at_all_begin")
+    crate::call::world("MPI_File_write_at_all_begin", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_at_all_begin(w, fh, offset, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_write_at_all_begin`: forwards to `PMPI_File_write_at_all_begin` (profiling tools interpose this symbol).
@@ -8255,7 +8521,10 @@ pub unsafe extern "C" fn MPI_File_write_at_all_begin(fh: ffi::MPI_File, offset: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_at_all_end(fh: ffi::MPI_File, buf: *const c_void, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_at_all_end")
+    crate::call::world("MPI_File_write_at_all_end", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_write_at_all_end(w, fh, buf, status)
+        })
 }
 
 /// `MPI_File_write_at_all_end`: forwards to `PMPI_File_write_at_all_end` (profiling tools interpose this symbol).
@@ -8275,7 +8544,13 @@ pub unsafe extern "C" fn MPI_File_write_at_all_end(fh: ffi::MPI_File, buf: *cons
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_ordered")
+    crate::call::world("MPI_File_write_ordered", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_ordered(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_ordered`: forwards to `PMPI_File_write_ordered` (profiling tools interpose this symbol).
@@ -8295,7 +8570,13 @@ pub unsafe extern "C" fn MPI_File_write_ordered(fh: ffi::MPI_File, buf: *const c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered_begin(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_write_ordered_begin")
+    crate::call::world("MPI_File_write_ordered_begin", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_ordered_begin(w, fh, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_write_ordered_begin`: forwards to `PMPI_File_write_ordered_begin` (profiling tools interpose this symbol).
@@ -8315,7 +8596,10 @@ pub unsafe extern "C" fn MPI_File_write_ordered_begin(fh: ffi::MPI_File, buf: *c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered_end(fh: ffi::MPI_File, buf: *const c_void, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_ordered_end")
+    crate::call::world("MPI_File_write_ordered_end", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::imp::file_write_ordered_end(w, fh, buf, status)
+        })
 }
 
 /// `MPI_File_write_ordered_end`: forwards to `PMPI_File_write_ordered_end` (profiling tools interpose this symbol).
@@ -8335,7 +8619,13 @@ pub unsafe extern "C" fn MPI_File_write_ordered_end(fh: ffi::MPI_File, buf: *con
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_shared(fh: ffi::MPI_File, buf: *const c_void, count: c_int, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_shared")
+    crate::call::world("MPI_File_write_shared", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_shared(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_shared`: forwards to `PMPI_File_write_shared` (profiling tools interpose this symbol).
@@ -9130,7 +9420,7 @@ pub unsafe extern "C" fn MPI_Keyval_free(keyval: *mut c_int) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_c2f(file: ffi::MPI_File) -> ffi::MPI_Fint {
-    crate::call::unsupported_value("MPI_File_c2f")
+    crate::imp::file_c2f(file)
 }
 
 /// `MPI_File_c2f`: forwards to `PMPI_File_c2f` (profiling tools interpose this symbol).
@@ -9150,7 +9440,7 @@ pub unsafe extern "C" fn MPI_File_c2f(file: ffi::MPI_File) -> ffi::MPI_Fint {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_f2c(file: ffi::MPI_Fint) -> ffi::MPI_File {
-    crate::call::unsupported_value("MPI_File_f2c")
+    crate::imp::file_f2c(file)
 }
 
 /// `MPI_File_f2c`: forwards to `PMPI_File_f2c` (profiling tools interpose this symbol).
@@ -11756,7 +12046,12 @@ pub unsafe extern "C" fn MPI_Exscan_init_c(sendbuf: *const c_void, recvbuf: *mut
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_type_extent_c(fh: ffi::MPI_File, datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_File_get_type_extent_c")
+    crate::call::world("MPI_File_get_type_extent_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(extent, "extent")?;
+            crate::imp::file_get_type_extent_c(w, fh, datatype, extent)
+        })
 }
 
 /// `MPI_File_get_type_extent_c`: forwards to `PMPI_File_get_type_extent_c` (profiling tools interpose this symbol).
@@ -11776,7 +12071,14 @@ pub unsafe extern "C" fn MPI_File_get_type_extent_c(fh: ffi::MPI_File, datatype:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_all_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iread_all_c")
+    crate::call::world("MPI_File_iread_all_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iread_all_c(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iread_all_c`: forwards to `PMPI_File_iread_all_c` (profiling tools interpose this symbol).
@@ -11796,7 +12098,14 @@ pub unsafe extern "C" fn MPI_File_iread_all_c(fh: ffi::MPI_File, buf: *mut c_voi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_at_all_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iread_at_all_c")
+    crate::call::world("MPI_File_iread_at_all_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iread_at_all_c(w, fh, offset, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iread_at_all_c`: forwards to `PMPI_File_iread_at_all_c` (profiling tools interpose this symbol).
@@ -11816,7 +12125,14 @@ pub unsafe extern "C" fn MPI_File_iread_at_all_c(fh: ffi::MPI_File, offset: ffi:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_at_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iread_at_c")
+    crate::call::world("MPI_File_iread_at_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iread_at_c(w, fh, offset, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iread_at_c`: forwards to `PMPI_File_iread_at_c` (profiling tools interpose this symbol).
@@ -11836,7 +12152,14 @@ pub unsafe extern "C" fn MPI_File_iread_at_c(fh: ffi::MPI_File, offset: ffi::MPI
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iread_c")
+    crate::call::world("MPI_File_iread_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iread_c(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iread_c`: forwards to `PMPI_File_iread_c` (profiling tools interpose this symbol).
@@ -11856,7 +12179,14 @@ pub unsafe extern "C" fn MPI_File_iread_c(fh: ffi::MPI_File, buf: *mut c_void, c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_shared_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iread_shared_c")
+    crate::call::world("MPI_File_iread_shared_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iread_shared_c(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iread_shared_c`: forwards to `PMPI_File_iread_shared_c` (profiling tools interpose this symbol).
@@ -11876,7 +12206,14 @@ pub unsafe extern "C" fn MPI_File_iread_shared_c(fh: ffi::MPI_File, buf: *mut c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_all_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iwrite_all_c")
+    crate::call::world("MPI_File_iwrite_all_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iwrite_all_c(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iwrite_all_c`: forwards to `PMPI_File_iwrite_all_c` (profiling tools interpose this symbol).
@@ -11896,7 +12233,14 @@ pub unsafe extern "C" fn MPI_File_iwrite_all_c(fh: ffi::MPI_File, buf: *const c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_at_all_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iwrite_at_all_c")
+    crate::call::world("MPI_File_iwrite_at_all_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iwrite_at_all_c(w, fh, offset, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iwrite_at_all_c`: forwards to `PMPI_File_iwrite_at_all_c` (profiling tools interpose this symbol).
@@ -11916,7 +12260,14 @@ pub unsafe extern "C" fn MPI_File_iwrite_at_all_c(fh: ffi::MPI_File, offset: ffi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_at_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iwrite_at_c")
+    crate::call::world("MPI_File_iwrite_at_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iwrite_at_c(w, fh, offset, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iwrite_at_c`: forwards to `PMPI_File_iwrite_at_c` (profiling tools interpose this symbol).
@@ -11936,7 +12287,14 @@ pub unsafe extern "C" fn MPI_File_iwrite_at_c(fh: ffi::MPI_File, offset: ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iwrite_c")
+    crate::call::world("MPI_File_iwrite_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iwrite_c(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iwrite_c`: forwards to `PMPI_File_iwrite_c` (profiling tools interpose this symbol).
@@ -11956,7 +12314,14 @@ pub unsafe extern "C" fn MPI_File_iwrite_c(fh: ffi::MPI_File, buf: *const c_void
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_shared_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_File_iwrite_shared_c")
+    crate::call::world("MPI_File_iwrite_shared_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::file_iwrite_shared_c(w, fh, buf, count, datatype, request)
+        })
 }
 
 /// `MPI_File_iwrite_shared_c`: forwards to `PMPI_File_iwrite_shared_c` (profiling tools interpose this symbol).
@@ -11976,7 +12341,13 @@ pub unsafe extern "C" fn MPI_File_iwrite_shared_c(fh: ffi::MPI_File, buf: *const
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_all_begin_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_read_all_begin_c")
+    crate::call::world("MPI_File_read_all_begin_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_all_begin_c(w, fh, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_read_all_begin_c`: forwards to `PMPI_File_read_all_begin_c` (profiling tools interpose this symbol).
@@ -11996,7 +12367,13 @@ pub unsafe extern "C" fn MPI_File_read_all_begin_c(fh: ffi::MPI_File, buf: *mut 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_all_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_all_c")
+    crate::call::world("MPI_File_read_all_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_all_c(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_all_c`: forwards to `PMPI_File_read_all_c` (profiling tools interpose this symbol).
@@ -12016,7 +12393,13 @@ pub unsafe extern "C" fn MPI_File_read_all_c(fh: ffi::MPI_File, buf: *mut c_void
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at_all_begin_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_read_at_all_begin_c")
+    crate::call::world("MPI_File_read_at_all_begin_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_at_all_begin_c(w, fh, offset, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_read_at_all_begin_c`: forwards to `PMPI_File_read_at_all_begin_c` (profiling tools interpose this symbol).
@@ -12036,7 +12419,13 @@ pub unsafe extern "C" fn MPI_File_read_at_all_begin_c(fh: ffi::MPI_File, offset:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at_all_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_at_all_c")
+    crate::call::world("MPI_File_read_at_all_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_at_all_c(w, fh, offset, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_at_all_c`: forwards to `PMPI_File_read_at_all_c` (profiling tools interpose this symbol).
@@ -12056,7 +12445,13 @@ pub unsafe extern "C" fn MPI_File_read_at_all_c(fh: ffi::MPI_File, offset: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_at_c")
+    crate::call::world("MPI_File_read_at_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_at_c(w, fh, offset, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_at_c`: forwards to `PMPI_File_read_at_c` (profiling tools interpose this symbol).
@@ -12076,7 +12471,13 @@ pub unsafe extern "C" fn MPI_File_read_at_c(fh: ffi::MPI_File, offset: ffi::MPI_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_c")
+    crate::call::world("MPI_File_read_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_c(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_c`: forwards to `PMPI_File_read_c` (profiling tools interpose this symbol).
@@ -12096,7 +12497,13 @@ pub unsafe extern "C" fn MPI_File_read_c(fh: ffi::MPI_File, buf: *mut c_void, co
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_begin_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_read_ordered_begin_c")
+    crate::call::world("MPI_File_read_ordered_begin_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_ordered_begin_c(w, fh, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_read_ordered_begin_c`: forwards to `PMPI_File_read_ordered_begin_c` (profiling tools interpose this symbol).
@@ -12116,7 +12523,13 @@ pub unsafe extern "C" fn MPI_File_read_ordered_begin_c(fh: ffi::MPI_File, buf: *
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_ordered_c")
+    crate::call::world("MPI_File_read_ordered_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_ordered_c(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_ordered_c`: forwards to `PMPI_File_read_ordered_c` (profiling tools interpose this symbol).
@@ -12136,7 +12549,13 @@ pub unsafe extern "C" fn MPI_File_read_ordered_c(fh: ffi::MPI_File, buf: *mut c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_shared_c(fh: ffi::MPI_File, buf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_read_shared_c")
+    crate::call::world("MPI_File_read_shared_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_read_shared_c(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_read_shared_c`: forwards to `PMPI_File_read_shared_c` (profiling tools interpose this symbol).
@@ -12156,7 +12575,13 @@ pub unsafe extern "C" fn MPI_File_read_shared_c(fh: ffi::MPI_File, buf: *mut c_v
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_all_begin_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_write_all_begin_c")
+    crate::call::world("MPI_File_write_all_begin_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_all_begin_c(w, fh, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_write_all_begin_c`: forwards to `PMPI_File_write_all_begin_c` (profiling tools interpose this symbol).
@@ -12176,7 +12601,13 @@ pub unsafe extern "C" fn MPI_File_write_all_begin_c(fh: ffi::MPI_File, buf: *con
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_all_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_all_c")
+    crate::call::world("MPI_File_write_all_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_all_c(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_all_c`: forwards to `PMPI_File_write_all_c` (profiling tools interpose this symbol).
@@ -12196,7 +12627,13 @@ pub unsafe extern "C" fn MPI_File_write_all_c(fh: ffi::MPI_File, buf: *const c_v
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_at_all_begin_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_write_at_all_begin_c")
+    crate::call::world("MPI_File_write_at_all_begin_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_at_all_begin_c(w, fh, offset, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_write_at_all_begin_c`: forwards to `PMPI_File_write_at_all_begin_c` (profiling tools interpose this symbol).
@@ -12216,7 +12653,13 @@ pub unsafe extern "C" fn MPI_File_write_at_all_begin_c(fh: ffi::MPI_File, offset
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_at_all_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_at_all_c")
+    crate::call::world("MPI_File_write_at_all_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_at_all_c(w, fh, offset, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_at_all_c`: forwards to `PMPI_File_write_at_all_c` (profiling tools interpose this symbol).
@@ -12236,7 +12679,13 @@ pub unsafe extern "C" fn MPI_File_write_at_all_c(fh: ffi::MPI_File, offset: ffi:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_at_c(fh: ffi::MPI_File, offset: ffi::MPI_Offset, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_at_c")
+    crate::call::world("MPI_File_write_at_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_at_c(w, fh, offset, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_at_c`: forwards to `PMPI_File_write_at_c` (profiling tools interpose this symbol).
@@ -12256,7 +12705,13 @@ pub unsafe extern "C" fn MPI_File_write_at_c(fh: ffi::MPI_File, offset: ffi::MPI
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_c")
+    crate::call::world("MPI_File_write_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_c(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_c`: forwards to `PMPI_File_write_c` (profiling tools interpose this symbol).
@@ -12276,7 +12731,13 @@ pub unsafe extern "C" fn MPI_File_write_c(fh: ffi::MPI_File, buf: *const c_void,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered_begin_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype) -> c_int {
-    crate::call::unsupported("MPI_File_write_ordered_begin_c")
+    crate::call::world("MPI_File_write_ordered_begin_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_ordered_begin_c(w, fh, buf, count, datatype)
+        })
 }
 
 /// `MPI_File_write_ordered_begin_c`: forwards to `PMPI_File_write_ordered_begin_c` (profiling tools interpose this symbol).
@@ -12296,7 +12757,13 @@ pub unsafe extern "C" fn MPI_File_write_ordered_begin_c(fh: ffi::MPI_File, buf: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_ordered_c")
+    crate::call::world("MPI_File_write_ordered_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_ordered_c(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_ordered_c`: forwards to `PMPI_File_write_ordered_c` (profiling tools interpose this symbol).
@@ -12316,7 +12783,13 @@ pub unsafe extern "C" fn MPI_File_write_ordered_c(fh: ffi::MPI_File, buf: *const
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_shared_c(fh: ffi::MPI_File, buf: *const c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::unsupported("MPI_File_write_shared_c")
+    crate::call::world("MPI_File_write_shared_c", Some(crate::handles::file_target(fh)), |w| {
+            let fh = crate::kinds::file(w, fh)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            crate::imp::file_write_shared_c(w, fh, buf, count, datatype, status)
+        })
 }
 
 /// `MPI_File_write_shared_c`: forwards to `PMPI_File_write_shared_c` (profiling tools interpose this symbol).

@@ -45,6 +45,8 @@ const ERRHANDLER_USER: u32 = 0x9400_0000;
 
 /// `MPI_OP_NULL`.
 pub const OP_NULL: MPI_Op = 0x1800_0000;
+/// `MPI_BYTE` (the etype and filetype of the default file view).
+pub const BYTE: MPI_Datatype = 0x4c00_010d;
 /// `MPI_DATATYPE_NULL`.
 pub const DATATYPE_NULL: MPI_Datatype = 0x0c00_0000;
 
@@ -136,6 +138,49 @@ pub fn win_handle(id: reflex_engine::WinId) -> MPI_Win {
 /// The window a C handle names, if it is a window handle.
 pub fn win_id(h: MPI_Win) -> Option<reflex_engine::WinId> {
     user_index(WIN_USER, h, 1 << 23).map(reflex_engine::WinId)
+}
+
+/// `MPI_File` handles are pointers in MPICH's ABI; Reflex's are never dereferenced: this tag in
+/// the high bits plus the file's table index (`MPI_FILE_NULL` is the null pointer).
+const FILE_POINTER: usize = 0x7e11_0000_0000;
+/// Errors of `MPI_File_*` calls name their file to the dispatch as an `int` in this range
+/// (the table index, or [`FILE_NULL_TARGET`] for `MPI_FILE_NULL` and calls without a file).
+const FILE_TARGET: u32 = 0xb000_0000;
+/// The dispatch target of `MPI_FILE_NULL` (whose handler is the default for new files).
+pub const FILE_NULL_TARGET: i32 = (FILE_TARGET | 0x007f_ffff) as i32;
+
+/// The C handle of file number `index`.
+pub fn file_handle(index: u32) -> MPI_File {
+    (FILE_POINTER | index as usize) as MPI_File
+}
+
+/// The file number a C handle names, if it is a file handle.
+pub fn file_index(h: MPI_File) -> Option<u32> {
+    let v = h as usize;
+    (v & !0x007f_ffff == FILE_POINTER).then_some((v & 0x007f_ffff) as u32)
+}
+
+/// The error-dispatch target of a file handle (any pointer; not checked against the table).
+pub fn file_target(h: MPI_File) -> i32 {
+    file_index(h).map_or(FILE_NULL_TARGET, |i| user(FILE_TARGET, i))
+}
+
+/// The error-dispatch target `MPI_File_close` names: the handle its argument points to.
+#[allow(clippy::not_unsafe_ptr_arg_deref)] // reason: called by the generated shim only, under its `# Safety` contract
+pub fn file_target_at(h: *const MPI_File) -> i32 {
+    if h.is_null() {
+        return FILE_NULL_TARGET;
+    }
+    // SAFETY: a non-NULL `MPI_File *` argument points to a handle (MPI contract).
+    file_target(unsafe { *h })
+}
+
+/// The file number behind an error-dispatch target: `Some(None)` for `MPI_FILE_NULL`.
+pub fn file_of_target(t: i32) -> Option<Option<u32>> {
+    if t == FILE_NULL_TARGET {
+        return Some(None);
+    }
+    user_index(FILE_TARGET, t, 0x007f_ffff).map(Some)
 }
 
 /// The user error handler number of a C handle.

@@ -40,6 +40,11 @@ pub fn check_key(key: &str) -> Result<()> {
 }
 
 impl Dict {
+    /// The pairs, in order.
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// A dictionary with these pairs, in order.
     pub fn from_pairs(pairs: impl IntoIterator<Item = (String, String)>) -> Dict {
         let mut d = Dict::default();

@@ -76,6 +76,31 @@ pub fn win(w: &Mpi, h: MPI_Win) -> Result<reflex_engine::WinId> {
     }
 }
 
+/// A file handle (`MPI_FILE_NULL` refused).
+pub fn file(w: &Mpi, h: MPI_File) -> Result<crate::files::FileId> {
+    match file_opt(w, h)? {
+        Some(id) => Ok(id),
+        None => Err(MpiError::new(
+            ErrorClass::File,
+            "MPI_FILE_NULL is not a valid file here",
+        )),
+    }
+}
+
+/// A file handle or `MPI_FILE_NULL` (`None`): the file error-handler calls.
+pub fn file_opt(w: &Mpi, h: MPI_File) -> Result<Option<crate::files::FileId>> {
+    if h.is_null() {
+        return Ok(None);
+    }
+    match handles::file_index(h) {
+        Some(i) if w.objects.files.get(i).is_ok() => Ok(Some(i)),
+        _ => Err(MpiError::new(
+            ErrorClass::File,
+            format!("{h:p} is not a file handle (or the file was closed)"),
+        )),
+    }
+}
+
 /// A group handle.
 pub fn group(h: MPI_Group) -> Result<GroupId> {
     if h == handles::GROUP_NULL {

@@ -27,6 +27,8 @@ pub struct Objects {
     pub allocations: HashMap<usize, std::alloc::Layout>,
     /// What the C layer keeps about each window.
     pub wins: HashMap<reflex_engine::WinId, WinExtra>,
+    /// Open files and `MPI_FILE_NULL`'s error handler.
+    pub files: crate::files::Files,
 }
 
 /// The C layer's state of one window: error handler, name, hints, and the storage its

@@ -68,3 +68,27 @@ pub fn get_count_c(
     super::util::write(count, n.map_or(UNDEFINED as MPI_Count, |n| n as MPI_Count));
     Ok(())
 }
+
+/// MPI-IO: the counts convert through the same `COUNT` kind.
+pub use super::{
+    file_get_type_extent as file_get_type_extent_c, file_iread as file_iread_c,
+    file_iread_all as file_iread_all_c, file_iread_at as file_iread_at_c,
+    file_iread_at_all as file_iread_at_all_c, file_iwrite as file_iwrite_c,
+    file_iwrite_all as file_iwrite_all_c, file_iwrite_at as file_iwrite_at_c,
+    file_iwrite_at_all as file_iwrite_at_all_c, file_read as file_read_c,
+    file_read_all as file_read_all_c, file_read_all_begin as file_read_all_begin_c,
+    file_read_at as file_read_at_c, file_read_at_all as file_read_at_all_c,
+    file_read_at_all_begin as file_read_at_all_begin_c, file_write as file_write_c,
+    file_write_all as file_write_all_c, file_write_all_begin as file_write_all_begin_c,
+    file_write_at as file_write_at_c, file_write_at_all as file_write_at_all_c,
+    file_write_at_all_begin as file_write_at_all_begin_c,
+};
+
+/// MPI-IO with the shared file pointer.
+pub use super::{
+    file_iread_shared as file_iread_shared_c, file_iwrite_shared as file_iwrite_shared_c,
+    file_read_ordered as file_read_ordered_c, file_read_ordered_begin as file_read_ordered_begin_c,
+    file_read_shared as file_read_shared_c, file_write_ordered as file_write_ordered_c,
+    file_write_ordered_begin as file_write_ordered_begin_c,
+    file_write_shared as file_write_shared_c,
+};

@@ -525,21 +525,5 @@ pub fn win_dispatch(
     handler: MPI_Errhandler,
     code: c_int,
 ) -> c_int {
-    if handler == handles::ERRORS_RETURN {
-        return code;
-    }
-    let function = handles::errhandler_index(handler)
-        .and_then(|i| w.errhandlers.get(i as usize).copied().flatten());
-    let Some(function) = function else {
-        crate::call::fatal(w, name, code)
-    };
-    let mut c_win = handles::win_handle(win);
-    let mut c_code = code;
-    // SAFETY: the pointer was registered by MPI_Win_create_errhandler as an
-    // MPI_Win_errhandler_function, whose C signature is (MPI_Win *, int *, ...).
-    let f: unsafe extern "C" fn(*mut MPI_Win, *mut c_int) =
-        unsafe { std::mem::transmute(function) };
-    // SAFETY: both pointers are valid locals for the duration of the call.
-    unsafe { f(&mut c_win, &mut c_code) };
-    code
+    crate::call::object_handler(w, name, handler, code, handles::win_handle(win))
 }
