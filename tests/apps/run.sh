@@ -61,25 +61,37 @@ run_mpi() {
 # show LOG: the end of LOG, indented.
 show() { tail -n 15 "$1" | sed 's/^/       | /'; }
 
+# build_and_run NAME SECONDS COMPILER FLAGS... -- SOURCE ARGS...: SOURCE (in tests/apps) built by
+# an MPICH compiler wrapper, checked to load Reflex, then run on 1-4 ranks with ARGS; each run
+# passes when every rank prints "apps NAME rank R of N: ok".
+build_and_run() {
+    local name=$1 seconds=$2 cc=$3 n
+    shift 3
+    local flags=()
+    while [ "$1" != -- ]; do flags+=("$1"); shift; done
+    local src=$2 exe=$work/$name
+    shift 2
+    if ! "$cc" "${flags[@]}" -o "$exe" "$here/$src" >"$work/$name-build.log" 2>&1; then
+        fail "$name: $cc could not build tests/apps/$src"
+        show "$work/$name-build.log"
+        return
+    fi
+    loads_reflex "$exe" || { fail "$name: does not load $libmpi"; ldd "$exe" | sed 's/^/       | /'; return; }
+    for n in 1 2 3 4; do
+        if run_mpi "$work/$name-$n.log" "$seconds" "$n" "$exe" "$@" &&
+            [ "$(grep -c "^apps $name rank .* of $n: ok$" "$work/$name-$n.log")" -eq "$n" ]; then
+            pass "$name on $n ranks"
+        else
+            fail "$name on $n ranks"
+            show "$work/$name-$n.log"
+        fi
+    done
+}
+
 fortran() {
     echo "Fortran (mpif90.mpich, MPICH's libmpichfort.so.12 on Reflex):"
     command -v mpif90.mpich >/dev/null || { skip "mpif90.mpich not installed"; return; }
-    local exe=$work/fortran n
-    if ! mpif90.mpich -fallow-argument-mismatch -o "$exe" "$here/fortran.f90" >"$work/fortran-build.log" 2>&1; then
-        fail "fortran: mpif90.mpich could not build tests/apps/fortran.f90"
-        show "$work/fortran-build.log"
-        return
-    fi
-    loads_reflex "$exe" || { fail "fortran: does not load $libmpi"; ldd "$exe" | sed 's/^/       | /'; return; }
-    for n in 1 2 3 4; do
-        if run_mpi "$work/fortran-$n.log" 60 "$n" "$exe" &&
-            [ "$(grep -c "^apps fortran rank .* of $n: ok$" "$work/fortran-$n.log")" -eq "$n" ]; then
-            pass "fortran on $n ranks"
-        else
-            fail "fortran on $n ranks"
-            show "$work/fortran-$n.log"
-        fi
-    done
+    build_and_run fortran 60 mpif90.mpich -fallow-argument-mismatch -- fortran.f90
 }
 
 # A ScaLAPACK driver passed (LOG, exit status RC): a clean exit, checks that say they passed,
@@ -145,23 +157,8 @@ scalapack() {
 hdf5() {
     echo "Parallel HDF5 (h5pcc.mpich, Debian's libhdf5-mpich through Reflex's MPI-IO):"
     command -v h5pcc.mpich >/dev/null || { skip "libhdf5-mpich-dev not installed"; return; }
-    local exe=$work/hdf5 n
-    if ! h5pcc.mpich -o "$exe" "$here/hdf5.c" >"$work/hdf5-build.log" 2>&1; then
-        fail "hdf5: h5pcc.mpich could not build tests/apps/hdf5.c"
-        show "$work/hdf5-build.log"
-        return
-    fi
-    loads_reflex "$exe" || { fail "hdf5: does not load $libmpi"; ldd "$exe" | sed 's/^/       | /'; return; }
     mkdir -p "$work/hdf5-files"
-    for n in 1 2 3 4; do
-        if run_mpi "$work/hdf5-$n.log" 120 "$n" "$exe" "$work/hdf5-files" &&
-            [ "$(grep -c "^apps hdf5 rank .* of $n: ok$" "$work/hdf5-$n.log")" -eq "$n" ]; then
-            pass "hdf5 on $n ranks"
-        else
-            fail "hdf5 on $n ranks"
-            show "$work/hdf5-$n.log"
-        fi
-    done
+    build_and_run hdf5 120 h5pcc.mpich -- hdf5.c "$work/hdf5-files"
 }
 
 netpipe() {
