@@ -2,16 +2,45 @@
 ! MPICH's Fortran binding (libmpichfort.so.12) on top of Reflex's libmpi.so.12. Checks the
 ! sentinels and conversions that binding relies on: STATUS_IGNORE, STATUSES_IGNORE, IN_PLACE,
 ! statuses and Get_count, derived types, communicators, error handlers and error classes.
+! Also attributes, whose Fortran calls go through MPICH's internal entry points (MPII_*): the
+! predefined ones as values, user keyvals with Fortran copy and delete callbacks (called through
+! the binding's proxies), MPI_COMM_DUP_FN, and window attributes.
 ! Prints "apps fortran rank R of N: ok" on every rank that passed; stops with a message otherwise.
+module callbacks
+    use mpi
+    implicit none
+    integer :: deletes = 0
+contains
+    subroutine copy_plus_one(oldcomm, keyval, extra, val_in, val_out, flag, ierr)
+        integer :: oldcomm, keyval, ierr
+        integer(kind=MPI_ADDRESS_KIND) :: extra, val_in, val_out
+        logical :: flag
+        val_out = val_in + 1 + extra
+        flag = .true.
+        ierr = MPI_SUCCESS
+    end subroutine copy_plus_one
+
+    subroutine count_delete(comm, keyval, val, extra, ierr)
+        integer :: comm, keyval, ierr
+        integer(kind=MPI_ADDRESS_KIND) :: val, extra
+        deletes = deletes + 1
+        ierr = MPI_SUCCESS
+    end subroutine count_delete
+end module callbacks
+
 program fortran_on_reflex
     use mpi
+    use callbacks
     implicit none
     integer :: ierr, rank, size, left, right, i, count, cls, color, sub, subsize
     integer :: status(MPI_STATUS_SIZE), requests(2), row
     double precision :: sums(4), pair(2), maxloc_out(2), matrix(3, 4), got(4)
     integer, allocatable :: ranks(:)
     character(len=16) :: word
-    integer :: sendval, recvval
+    integer :: sendval, recvval, keyval, dupkey, dup1, dup2, win, tag_ub_int
+    integer(kind=MPI_ADDRESS_KIND) :: value, extra, winsize
+    logical :: found
+    double precision :: winbuf(8)
 
     call MPI_Init(ierr)
     call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -75,6 +104,42 @@ program fortran_on_reflex
     call MPI_Allgather(rank, 1, MPI_INTEGER, ranks, 1, MPI_INTEGER, sub, ierr)
     call check(all(mod(ranks, 2) == color) .and. subsize == (size + 1 - color) / 2, 'comm_split')
     call MPI_Comm_free(sub, ierr)
+
+    ! Predefined attributes are values in Fortran (MPI-2 and MPI-1 forms).
+    call MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, value, found, ierr)
+    call check(ierr == MPI_SUCCESS .and. found .and. value >= 32767, 'MPI_TAG_UB attribute')
+    call MPI_Attr_get(MPI_COMM_WORLD, MPI_TAG_UB, tag_ub_int, found, ierr)
+    call check(found .and. tag_ub_int == value, 'MPI_TAG_UB through MPI_Attr_get')
+
+    ! A keyval with Fortran callbacks: copied (+1 + extra state) by dup, deleted by free.
+    extra = 100
+    call MPI_Comm_create_keyval(copy_plus_one, count_delete, keyval, extra, ierr)
+    call MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, dupkey, extra, ierr)
+    call MPI_Comm_dup(MPI_COMM_WORLD, dup1, ierr)
+    call MPI_Comm_set_attr(dup1, keyval, int(42, MPI_ADDRESS_KIND), ierr)
+    call MPI_Comm_set_attr(dup1, dupkey, int(7, MPI_ADDRESS_KIND), ierr)
+    call MPI_Comm_dup(dup1, dup2, ierr)
+    call MPI_Comm_get_attr(dup2, keyval, value, found, ierr)
+    call check(found .and. value == 143, 'attribute copied by a Fortran callback')
+    call MPI_Comm_get_attr(dup2, dupkey, value, found, ierr)
+    call check(found .and. value == 7, 'attribute copied by MPI_COMM_DUP_FN')
+    call MPI_Comm_free(dup2, ierr)
+    call MPI_Comm_delete_attr(dup1, keyval, ierr)
+    call check(deletes == 2, 'Fortran delete callback at free and at delete_attr')
+    call MPI_Comm_get_attr(dup1, keyval, value, found, ierr)
+    call check(.not. found, 'deleted attribute')
+    call MPI_Comm_free(dup1, ierr)
+    call MPI_Comm_free_keyval(keyval, ierr)
+    call MPI_Comm_free_keyval(dupkey, ierr)
+
+    ! Window attributes.
+    winsize = 8 * 8
+    call MPI_Win_create(winbuf, winsize, 8, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+    call MPI_Win_get_attr(win, MPI_WIN_SIZE, value, found, ierr)
+    call check(found .and. value == winsize, 'MPI_WIN_SIZE attribute')
+    call MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, value, found, ierr)
+    call check(found .and. value == 8, 'MPI_WIN_DISP_UNIT attribute')
+    call MPI_Win_free(win, ierr)
 
     ! Errors returned, with their class.
     call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)

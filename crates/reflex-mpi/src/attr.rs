@@ -65,6 +65,9 @@ pub struct Keyval {
     pub delete: *const c_void,
     /// The extra state handed to both callbacks.
     pub extra: *mut c_void,
+    /// Copy and delete proxies that call the callbacks for another language binding (MPICH's
+    /// Fortran binding registers them through `MPII_Keyval_set_proxy`; see `mpich_fortran.rs`).
+    pub proxy: Option<(*const c_void, *const c_void)>,
     /// Freed by the application (no longer usable for new attributes).
     freed: bool,
     /// Attributes currently set with this keyval.
@@ -99,6 +102,7 @@ impl Attributes {
             copy,
             delete,
             extra,
+            proxy: None,
             freed: false,
             uses: 0,
         };
@@ -130,6 +134,26 @@ impl Attributes {
                 "{handle:#x} is not a valid keyval (freed?)"
             ))),
         }
+    }
+
+    /// Has the callbacks of a live keyval `handle` (of any kind) called through `proxy`.
+    pub fn set_proxy(
+        &mut self,
+        handle: c_int,
+        proxy: (*const c_void, *const c_void),
+    ) -> Result<()> {
+        let kind = [ObjKind::Comm, ObjKind::Datatype, ObjKind::Win]
+            .into_iter()
+            .find(|k| {
+                (handle as u32) >> INDEX_BITS
+                    == (KEYVAL_USER | k.bits() << INDEX_BITS) >> INDEX_BITS
+            })
+            .ok_or_else(|| keyval_error(format!("{handle:#x} is not a valid keyval")))?;
+        let index = self.lookup(handle, kind)?;
+        if let Some(k) = self.keyvals[index as usize].as_mut() {
+            k.proxy = Some(proxy);
+        }
+        Ok(())
     }
 
     /// The keyval record at `index` (also after it was freed, while attributes use it).

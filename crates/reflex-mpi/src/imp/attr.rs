@@ -24,6 +24,30 @@ type CopyFn =
     unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
 /// `MPI_Comm_delete_attr_function` (also `MPI_Delete_function`).
 type DeleteFn = unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void) -> c_int;
+/// MPICH's copy proxy: (callback, handle, keyval, extra state, attribute type, value, copy, flag).
+type CopyProxy = unsafe extern "C" fn(
+    *const c_void,
+    c_int,
+    c_int,
+    *mut c_void,
+    c_int,
+    *mut c_void,
+    *mut *mut c_void,
+    *mut c_int,
+) -> c_int;
+/// MPICH's delete proxy: (callback, handle, keyval, attribute type, value, extra state).
+type DeleteProxy =
+    unsafe extern "C" fn(*const c_void, c_int, c_int, c_int, *mut c_void, *mut c_void) -> c_int;
+/// The attribute type handed to proxies: an address-sized integer (`MPIR_ATTR_AINT`; MPICH's
+/// Fortran proxies do not look at it).
+const ATTR_AINT: c_int = 1;
+
+fn callback_result(code: c_int) -> Result<()> {
+    match code {
+        SUCCESS => Ok(()),
+        code => Err(crate::errors::existing(code)),
+    }
+}
 
 fn predefined_error(keyval: c_int) -> MpiError {
     MpiError::new(
@@ -32,18 +56,23 @@ fn predefined_error(keyval: c_int) -> MpiError {
     )
 }
 
-/// Runs the delete callback of an attribute.
+/// Runs the delete callback of an attribute (through the keyval's proxy, if it has one).
 fn call_delete(kv: Keyval, handle: c_int, keyval: c_int, value: *mut c_void) -> Result<()> {
     if kv.delete.is_null() {
         return Ok(());
     }
+    if let Some((_, proxy)) = kv.proxy {
+        // SAFETY: registered by MPII_Keyval_set_proxy as a delete proxy (DeleteProxy).
+        let p: DeleteProxy = unsafe { std::mem::transmute(proxy) };
+        // SAFETY: the proxy is called with the callback it was registered for.
+        return callback_result(unsafe {
+            p(kv.delete, handle, keyval, ATTR_AINT, value, kv.extra)
+        });
+    }
     // SAFETY: the pointer was given as an MPI delete callback, whose C signature is DeleteFn.
     let f: DeleteFn = unsafe { std::mem::transmute(kv.delete) };
     // SAFETY: a C callback called with the arguments the standard defines.
-    match unsafe { f(handle, keyval, value, kv.extra) } {
-        SUCCESS => Ok(()),
-        code => Err(crate::errors::existing(code)),
-    }
+    callback_result(unsafe { f(handle, keyval, value, kv.extra) })
 }
 
 /// Runs the copy callback of an attribute: the new value, or `None` when it is not copied.
@@ -56,17 +85,29 @@ fn call_copy(
     if kv.copy.is_null() {
         return Ok(None);
     }
-    // SAFETY: the pointer was given as an MPI copy callback, whose C signature is CopyFn.
-    let f: CopyFn = unsafe { std::mem::transmute(kv.copy) };
     let mut out: *mut c_void = std::ptr::null_mut();
     let mut flag: c_int = 0;
     let out_ptr: *mut *mut c_void = &mut out;
-    // SAFETY: a C callback called with valid pointers to two locals.
-    let rc = unsafe { f(handle, keyval, kv.extra, value, out_ptr.cast(), &mut flag) };
-    match rc {
-        SUCCESS => Ok((flag != 0).then_some(out)),
-        code => Err(crate::errors::existing(code)),
-    }
+    let rc = match kv.proxy {
+        Some((proxy, _)) => {
+            // SAFETY: registered by MPII_Keyval_set_proxy as a copy proxy (CopyProxy).
+            let p: CopyProxy = unsafe { std::mem::transmute(proxy) };
+            let args = (kv.extra, ATTR_AINT, value, out_ptr);
+            // SAFETY: the proxy gets its callback and valid pointers to two locals.
+            unsafe {
+                p(
+                    kv.copy, handle, keyval, args.0, args.1, args.2, args.3, &mut flag,
+                )
+            }
+        }
+        None => {
+            // SAFETY: the pointer was given as an MPI copy callback, whose C signature is CopyFn.
+            let f: CopyFn = unsafe { std::mem::transmute(kv.copy) };
+            // SAFETY: a C callback called with valid pointers to two locals.
+            unsafe { f(handle, keyval, kv.extra, value, out_ptr.cast(), &mut flag) }
+        }
+    };
+    callback_result(rc).map(|()| (flag != 0).then_some(out))
 }
 
 /// Deletes attribute `index` from `obj` (C handle `handle`), calling its delete callback.

@@ -22,11 +22,11 @@ use std::ffi::{c_char, c_int, c_void};
 /// `MPI_WIN_UNIFIED`: public and private copies are the same memory.
 const WIN_UNIFIED: c_int = 2;
 /// Predefined window keyvals (MPICH's values).
-const WIN_BASE: c_int = 0x6600_0001;
-const WIN_SIZE: c_int = 0x6600_0003;
-const WIN_DISP_UNIT: c_int = 0x6600_0005;
-const WIN_CREATE_FLAVOR: c_int = 0x6600_0007;
-const WIN_MODEL: c_int = 0x6600_0009;
+pub(crate) const WIN_BASE: c_int = 0x6600_0001;
+pub(crate) const WIN_SIZE: c_int = 0x6600_0003;
+pub(crate) const WIN_DISP_UNIT: c_int = 0x6600_0005;
+pub(crate) const WIN_CREATE_FLAVOR: c_int = 0x6600_0007;
+pub(crate) const WIN_MODEL: c_int = 0x6600_0009;
 
 fn size_arg(size: MPI_Aint) -> Result<usize> {
     usize::try_from(size)
