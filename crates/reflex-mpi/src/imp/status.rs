@@ -7,10 +7,9 @@
 //! statuses and are rejected (`MPI_ERR_ARG`), as are NULL pointers. Legal at any time, like the
 //! other language-interoperability functions.
 
-use crate::extras::{StatusSentinel, MPI_F08_STATUS_IGNORE, MPI_F_STATUS_IGNORE};
+use crate::extras::{MPI_F08_STATUS_IGNORE, MPI_F_STATUS_IGNORE};
 use crate::ffi::*;
 use reflex_engine::{ErrorClass, MpiError, Result};
-use std::ffi::c_void;
 
 /// The five ints of every status form.
 type Words = [MPI_Fint; 5];
@@ -24,17 +23,12 @@ fn bad(what: &str) -> MpiError {
     )
 }
 
-/// The address a Fortran status sentinel (`MPI_F_STATUS_IGNORE`...) stands for.
-fn sentinel(s: &'static StatusSentinel) -> *const c_void {
-    s.get()
-}
-
 /// Reads the status at `p` as its five ints (`what` names it in the error).
 fn read(p: *const Words, what: &str) -> Result<Words> {
     let ignore = p.is_null()
         || p as usize == STATUS_IGNORE
-        || std::ptr::eq(p.cast(), sentinel(&MPI_F_STATUS_IGNORE))
-        || std::ptr::eq(p.cast(), sentinel(&MPI_F08_STATUS_IGNORE));
+        || std::ptr::eq(p.cast(), MPI_F_STATUS_IGNORE.get())
+        || std::ptr::eq(p.cast(), MPI_F08_STATUS_IGNORE.get());
     if ignore {
         return Err(bad(what));
     }
@@ -118,7 +112,7 @@ mod tests {
         let ignore = STATUS_IGNORE as *const MPI_Status;
         assert!(status_c2f(ignore, f.as_mut_ptr()).is_err());
         let mut c = MPI_Status::default();
-        assert!(status_f2c(sentinel(&MPI_F_STATUS_IGNORE).cast(), &mut c).is_err());
+        assert!(status_f2c(MPI_F_STATUS_IGNORE.get().cast(), &mut c).is_err());
         assert!(status_f2c(f.as_ptr(), std::ptr::null_mut()).is_err());
     }
 }
