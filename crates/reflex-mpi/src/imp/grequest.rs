@@ -8,6 +8,8 @@
 //! for a request freed before it completed (`free_fn` runs in whichever call comes last), at
 //! `MPI_Cancel` (`cancel_fn`) and at `MPI_Request_get_status` (`query_fn`). They are called with
 //! no engine borrow held, since they may call MPI themselves (`MPI_Status_set_elements`...).
+//! The callbacks are C functions, or Fortran subroutines once MPICH's Fortran binding marked the
+//! request (`MPII_Grequest_set_lang_f77`, `mpich_fortran.rs`; [`grequest_set_fortran`]).
 
 use super::util::{c_status, status_bytes, write};
 use crate::ffi::*;
@@ -232,5 +234,63 @@ pub(super) fn query_status(w: &mut Mpi, id: RequestId, status: &mut Status) -> R
     match w.world.engine.generalized(id)? {
         Some((hooks, _)) => hooks.0.query(status),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the Fortran test subroutines saw: (queries, frees, last COMPLETE).
+    struct Seen(c_int, c_int, MPI_Fint);
+
+    unsafe extern "C" fn f_query(extra: *mut c_void, status: *mut MPI_Fint, ierr: *mut MPI_Fint) {
+        // SAFETY: called by Callbacks with the test's extra_state, a status and IERROR.
+        unsafe {
+            (*extra.cast::<Seen>()).0 += 1;
+            *status.add(2) = 5; // MPI_SOURCE
+            *status.add(3) = 77; // MPI_TAG
+            *status = 12; // count_lo: 12 bytes
+            *ierr = ErrorClass::Tag as MPI_Fint;
+        }
+    }
+
+    unsafe extern "C" fn f_free(extra: *mut c_void, ierr: *mut MPI_Fint) {
+        // SAFETY: as above.
+        unsafe {
+            (*extra.cast::<Seen>()).1 += 1;
+            *ierr = SUCCESS;
+        }
+    }
+
+    unsafe extern "C" fn f_cancel(
+        extra: *mut c_void,
+        complete: *const MPI_Fint,
+        ierr: *mut MPI_Fint,
+    ) {
+        // SAFETY: as above.
+        unsafe {
+            (*extra.cast::<Seen>()).2 = *complete;
+            *ierr = SUCCESS;
+        }
+    }
+
+    #[test]
+    fn fortran_callbacks_take_references_and_return_ierror() {
+        let mut seen = Seen(0, 0, -1);
+        let callbacks = Callbacks {
+            query: f_query as *const c_void,
+            free: f_free as *const c_void,
+            cancel: f_cancel as *const c_void,
+            extra: std::ptr::from_mut(&mut seen).cast(),
+            fortran: AtomicBool::new(true),
+        };
+        let mut status = Status::empty();
+        let err = callbacks.query(&mut status).unwrap_err();
+        assert_eq!(err.class, ErrorClass::Tag);
+        assert_eq!((status.source, status.tag, status.bytes), (5, 77, 12));
+        callbacks.cancel(true).unwrap();
+        callbacks.free().unwrap();
+        assert_eq!((seen.0, seen.1, seen.2), (1, 1, 1));
     }
 }
