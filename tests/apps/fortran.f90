@@ -4,12 +4,17 @@
 ! statuses and Get_count, derived types, communicators, error handlers and error classes.
 ! Also attributes, whose Fortran calls go through MPICH's internal entry points (MPII_*): the
 ! predefined ones as values, user keyvals with Fortran copy and delete callbacks (called through
-! the binding's proxies), MPI_COMM_DUP_FN, and window attributes.
+! the binding's proxies), MPI_COMM_DUP_FN, and window attributes. Then a reduction operation and
+! a generalized request written in Fortran, through `use mpi` and through `include 'mpif.h'`
+! (the subroutine mpif_h_checks at the end).
 ! Prints "apps fortran rank R of N: ok" on every rank that passed; stops with a message otherwise.
 module callbacks
     use mpi
     implicit none
     integer :: deletes = 0
+    integer :: queries = 0, frees = 0, cancels = 0
+    logical :: cancel_saw_complete = .true.
+    integer(kind=MPI_ADDRESS_KIND) :: seen_state = 0
 contains
     subroutine copy_plus_one(oldcomm, keyval, extra, val_in, val_out, flag, ierr)
         integer :: oldcomm, keyval, ierr
@@ -26,6 +31,45 @@ contains
         deletes = deletes + 1
         ierr = MPI_SUCCESS
     end subroutine count_delete
+
+    ! inoutvec(i) = the element of larger magnitude, keeping its sign.
+    subroutine absmax(invec, inoutvec, len, datatype)
+        integer :: len, datatype
+        integer :: invec(len), inoutvec(len)
+        integer :: i
+        do i = 1, len
+            if (abs(invec(i)) > abs(inoutvec(i))) inoutvec(i) = invec(i)
+        end do
+    end subroutine absmax
+
+    ! The generalized request "received" 3 integers from rank 5 with tag 77.
+    subroutine greq_query(extra_state, status, ierr)
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state
+        integer :: status(MPI_STATUS_SIZE), ierr
+        queries = queries + 1
+        seen_state = extra_state
+        call MPI_Status_set_elements(status, MPI_INTEGER, 3, ierr)
+        call MPI_Status_set_cancelled(status, .false., ierr)
+        status(MPI_SOURCE) = 5
+        status(MPI_TAG) = 77
+        ierr = MPI_SUCCESS
+    end subroutine greq_query
+
+    subroutine greq_free(extra_state, ierr)
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state
+        integer :: ierr
+        frees = frees + 1
+        ierr = MPI_SUCCESS
+    end subroutine greq_free
+
+    subroutine greq_cancel(extra_state, complete, ierr)
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state
+        logical :: complete
+        integer :: ierr
+        cancels = cancels + 1
+        cancel_saw_complete = complete
+        ierr = MPI_SUCCESS
+    end subroutine greq_cancel
 end module callbacks
 
 program fortran_on_reflex
@@ -39,8 +83,10 @@ program fortran_on_reflex
     character(len=16) :: word
     integer :: sendval, recvval, keyval, dupkey, dup1, dup2, win, tag_ub_int
     integer(kind=MPI_ADDRESS_KIND) :: value, extra, winsize
-    logical :: found
+    logical :: found, flag
     double precision :: winbuf(8)
+    integer :: op, greq, values(3), best(3)
+    integer(kind=MPI_ADDRESS_KIND) :: greq_state
 
     call MPI_Init(ierr)
     call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -141,6 +187,34 @@ program fortran_on_reflex
     call check(found .and. value == 8, 'MPI_WIN_DISP_UNIT attribute')
     call MPI_Win_free(win, ierr)
 
+    ! A reduction operation written in Fortran.
+    values = (/ rank + 1, -(rank + 1), merge(7, 0, rank == 0) /)
+    call MPI_Op_create(absmax, .true., op, ierr)
+    call MPI_Allreduce(values, best, 3, MPI_INTEGER, op, MPI_COMM_WORLD, ierr)
+    call check(all(best == (/ size, -size, 7 /)), 'user-defined operation in Fortran')
+    call MPI_Op_free(op, ierr)
+
+    ! A generalized request with Fortran callbacks: query at wait, then free; cancel_fn.
+    greq_state = 1234
+    call MPI_Grequest_start(greq_query, greq_free, greq_cancel, greq_state, greq, ierr)
+    call MPI_Test(greq, flag, status, ierr)
+    call check(ierr == MPI_SUCCESS .and. .not. flag .and. queries == 0, &
+               'generalized request pending before complete')
+    call MPI_Grequest_complete(greq, ierr)
+    call MPI_Wait(greq, status, ierr)
+    call MPI_Get_count(status, MPI_INTEGER, count, ierr)
+    call MPI_Test_cancelled(status, flag, ierr)
+    call check(queries == 1 .and. frees == 1 .and. seen_state == 1234 .and. count == 3 .and. &
+               status(MPI_SOURCE) == 5 .and. status(MPI_TAG) == 77 .and. .not. flag .and. &
+               greq == MPI_REQUEST_NULL, 'generalized request: query and free in Fortran')
+    call MPI_Grequest_start(greq_query, greq_free, greq_cancel, greq_state, greq, ierr)
+    call MPI_Cancel(greq, ierr)
+    call check(cancels == 1 .and. .not. cancel_saw_complete, 'generalized request: cancel_fn')
+    call MPI_Grequest_complete(greq, ierr)
+    call MPI_Wait(greq, MPI_STATUS_IGNORE, ierr)
+    call check(queries == 2 .and. frees == 2, 'generalized request: second query and free')
+    call mpif_h_checks(rank, size)
+
     ! Errors returned, with their class.
     call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
     call MPI_Send(sendval, 1, MPI_INTEGER, size + 5, 0, MPI_COMM_WORLD, ierr)
@@ -163,3 +237,38 @@ contains
         end if
     end subroutine check
 end program fortran_on_reflex
+
+! The user-operation and generalized-request paths again, from a unit that includes mpif.h.
+subroutine mpif_h_checks(rank, size)
+    use callbacks, only : absmax, greq_query, greq_free, greq_cancel, queries, frees
+    implicit none
+    include 'mpif.h'
+    integer, intent(in) :: rank, size
+    integer :: ierr, op, greq, count, values(2), best(2), status(MPI_STATUS_SIZE)
+    integer(kind=MPI_ADDRESS_KIND) :: state
+
+    values = (/ -(rank + 1), rank /)
+    call MPI_Op_create(absmax, .true., op, ierr)
+    call MPI_Reduce(values, best, 2, MPI_INTEGER, op, 0, MPI_COMM_WORLD, ierr)
+    if (rank == 0 .and. any(best /= (/ -size, size - 1 /))) then
+        call fail('mpif.h: user-defined operation (reduce)')
+    end if
+    call MPI_Op_free(op, ierr)
+
+    state = 99
+    call MPI_Grequest_start(greq_query, greq_free, greq_cancel, state, greq, ierr)
+    call MPI_Grequest_complete(greq, ierr)
+    call MPI_Wait(greq, status, ierr)
+    call MPI_Get_count(status, MPI_INTEGER, count, ierr)
+    if (ierr /= MPI_SUCCESS .or. queries /= 3 .or. frees /= 3 .or. count /= 3 .or. &
+        status(MPI_TAG) /= 77) call fail('mpif.h: generalized request')
+
+contains
+
+    subroutine fail(what)
+        character(len=*), intent(in) :: what
+        integer :: e
+        write (*, '(a, i0, a, a)') 'apps fortran rank ', rank, ': FAILED ', what
+        call MPI_Abort(MPI_COMM_WORLD, 1, e)
+    end subroutine fail
+end subroutine mpif_h_checks

@@ -5,8 +5,11 @@
 # Usage: tests/apps/run.sh PREFIX [WORK_DIR]
 #   PREFIX     a Reflex installation (scripts/install.sh PREFIX)
 #   WORK_DIR   scratch directory (default: build/apps in the repository; emptied first)
+#   APPS_PARTS=... runs only those parts (default: "fortran scalapack hdf5 netpipe")
 #
-# 1. Fortran: tests/apps/fortran.f90 built with Debian's mpif90.mpich, on 1-4 ranks.
+# 1. Fortran: every symbol MPICH's Fortran binding takes from libmpi is exported by Reflex;
+#    tests/apps/fortran.f90 (`use mpi` and mpif.h) and tests/apps/f08.f90 (`use mpi_f08`) built
+#    with Debian's mpif90.mpich, on 1-4 ranks.
 # 2. ScaLAPACK's test suite as Debian ships it for MPICH (package scalapack-mpi-test): the
 #    LAPACK-level drivers, the 12 PBLAS testers and the BLACS testers in C and Fortran, each on 4
 #    ranks as upstream runs them (4 ranks on 2 cores here).
@@ -90,10 +93,29 @@ build_and_run() {
     done
 }
 
+# fortran_symbols: every MPI symbol (MPI_, PMPI_, MPIX_, MPII_, MPIR_ ...) that MPICH's Fortran
+# binding library needs from libmpi is defined by Reflex's.
+fortran_symbols() {
+    local fort missing
+    fort=$(ldd "$work/fortran" 2>/dev/null | awk '$1 == "libmpichfort.so.12" {print $3}')
+    [ -n "$fort" ] || { fail "fortran: built program does not load libmpichfort.so.12"; return; }
+    missing=$(comm -23 \
+        <(nm -D --undefined-only "$fort" | awk '{sub(/@.*/, "", $2); print $2}' | grep -E '^P?MPI' | sort -u) \
+        <(nm -D --defined-only "$libmpi" | awk '{print $3}' | sort -u))
+    if [ -z "$missing" ]; then
+        pass "fortran: every MPI symbol $(basename "$fort") needs is in $(basename "$libmpi")"
+    else
+        fail "fortran: $(basename "$fort") needs symbols Reflex lacks: $(echo $missing)"
+    fi
+}
+
 fortran() {
     echo "Fortran (mpif90.mpich, MPICH's libmpichfort.so.12 on Reflex):"
     command -v mpif90.mpich >/dev/null || { skip "mpif90.mpich not installed"; return; }
     build_and_run fortran 60 mpif90.mpich -fallow-argument-mismatch -- fortran.f90
+    fortran_symbols
+    mkdir -p "$work/f08-files"
+    build_and_run f08 60 mpif90.mpich -- f08.f90 "$work/f08-files"
 }
 
 # A ScaLAPACK driver passed (LOG, exit status RC): a clean exit, checks that say they passed,
@@ -176,9 +198,11 @@ netpipe() {
     fi
 }
 
-fortran
-scalapack
-hdf5
-netpipe
+for part in ${APPS_PARTS:-fortran scalapack hdf5 netpipe}; do
+    case $part in
+        fortran | scalapack | hdf5 | netpipe) "$part" ;;
+        *) echo "apps: unknown part '$part' (fortran, scalapack, hdf5, netpipe)" >&2; exit 2 ;;
+    esac
+done
 echo "apps: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

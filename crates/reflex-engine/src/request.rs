@@ -10,6 +10,7 @@ use crate::error::{MpiError, Result};
 pub(crate) use crate::msgbuf::{InBuf, OutBuf};
 use crate::packet::Envelope;
 use reflex_base::buf::{RecvBuf, SendBuf};
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
@@ -74,8 +75,10 @@ impl Status {
 ///
 /// The engine never calls them: they are application code, which may call MPI (and so the engine)
 /// again. It hands them back when one is due, in a [`crate::Completion`] (query then free, see
-/// [`crate::Completion::settle`]) or from the calls that release the request.
-pub trait Generalized: Send + Sync {
+/// [`crate::Completion::settle`]) or from the calls that release the request. It is `Any` so
+/// that the C layer can reach its own type behind a request's [`Hooks`] again (MPICH's Fortran
+/// binding marks the request's callbacks as Fortran ones after `MPI_Grequest_start`).
+pub trait Generalized: Any + Send + Sync {
     /// `query_fn`: fills in the status of the completed operation.
     fn query(&self, status: &mut Status) -> Result<()>;
     /// `free_fn`: releases the application's state of the request.

@@ -9,7 +9,9 @@
 //! above `MPI_ERR_LASTCODE` (`0x3fffffff`), from `0x40000001` on, as in MPICH, in one sequence,
 //! so `MPI_LASTUSEDCODE` is simply the last number handed out. A code that must reach the
 //! application unchanged (one a callback returned, one passed to `MPI_Comm_call_errhandler`)
-//! travels as an [`existing`] error, which [`register`] hands back as it is.
+//! travels as an [`existing`] error, which [`register`] hands back as it is. MPICH's
+//! `MPIX_Delete_error_class`/`_code`/`_string` (MPI-4.1's `MPI_Remove_error_*`) retire a
+//! user-defined entry; its number is not handed out again.
 
 use reflex_engine::{ErrorClass, MpiError};
 use std::sync::Mutex;
@@ -32,10 +34,12 @@ pub const LASTCODE: i32 = 0x3fff_ffff;
 /// Marks the message of an [`existing`] error.
 const EXISTING_MARK: char = '\u{1}';
 
-/// One user-defined class or code: its class (itself for a class) and its string.
+/// One user-defined class or code: its class (itself for a class), its string, and whether it
+/// was removed.
 struct UserDefined {
     class: i32,
     text: String,
+    removed: bool,
 }
 
 static USER_DEFINED: Mutex<Vec<UserDefined>> = Mutex::new(Vec::new());
@@ -56,15 +60,15 @@ pub fn add_class() -> i32 {
     table.push(UserDefined {
         class: value,
         text: String::new(),
+        removed: false,
     });
     value
 }
 
 /// `MPI_Add_error_code`: a new code of `class` (predefined or user-defined).
 pub fn add_code(class: i32) -> reflex_engine::Result<i32> {
-    let is_class = ErrorClass::from_i32(class).is_some()
-        || user_index(class)
-            .is_some_and(|i| user_defined().get(i).is_some_and(|u| u.class == class));
+    let is_class =
+        ErrorClass::from_i32(class).is_some() || user_class(&user_defined(), class).is_ok();
     if !is_class {
         return Err(MpiError::new(
             ErrorClass::Arg,
@@ -75,6 +79,7 @@ pub fn add_code(class: i32) -> reflex_engine::Result<i32> {
     table.push(UserDefined {
         class,
         text: String::new(),
+        removed: false,
     });
     Ok(LASTCODE + 1 + table.len() as i32)
 }
@@ -82,16 +87,71 @@ pub fn add_code(class: i32) -> reflex_engine::Result<i32> {
 /// `MPI_Add_error_string`: the text of a user-defined class or code.
 pub fn set_string(code: i32, text: &str) -> reflex_engine::Result<()> {
     let mut table = user_defined();
-    match user_index(code).and_then(|i| table.get_mut(i)) {
-        Some(entry) => {
-            entry.text = text.to_string();
-            Ok(())
-        }
-        None => Err(MpiError::new(
+    let i = user_entry(&table, code)?;
+    table[i].text = text.to_string();
+    Ok(())
+}
+
+/// The index of the live user-defined class or code `code`.
+fn user_entry(table: &[UserDefined], code: i32) -> reflex_engine::Result<usize> {
+    user_index(code)
+        .filter(|&i| table.get(i).is_some_and(|u| !u.removed))
+        .ok_or_else(|| {
+            MpiError::new(
+                ErrorClass::Arg,
+                format!("{code} is not a user-defined error class or code"),
+            )
+        })
+}
+
+/// The index of the live user-defined class `class`.
+fn user_class(table: &[UserDefined], class: i32) -> reflex_engine::Result<usize> {
+    let i = user_entry(table, class)?;
+    match table[i].class == class {
+        true => Ok(i),
+        false => Err(MpiError::new(
             ErrorClass::Arg,
-            format!("{code} is not a user-defined error class or code"),
+            format!("{class} is a user-defined error code, not a class"),
         )),
     }
+}
+
+/// `MPIX_Delete_error_class`: removes a user-defined class that has no codes left.
+pub fn remove_class(class: i32) -> reflex_engine::Result<()> {
+    let mut table = user_defined();
+    let i = user_class(&table, class)?;
+    let codes = table
+        .iter()
+        .enumerate()
+        .filter(|&(j, u)| j != i && !u.removed && u.class == class)
+        .count();
+    if codes > 0 {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            format!("error class {class} still has {codes} error code(s): remove them first"),
+        ));
+    }
+    table[i].removed = true;
+    Ok(())
+}
+
+/// `MPIX_Delete_error_code`: removes a user-defined code (not a class).
+pub fn remove_code(code: i32) -> reflex_engine::Result<()> {
+    let mut table = user_defined();
+    let i = user_entry(&table, code)?;
+    if table[i].class == code {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            format!("{code} is a user-defined error class, not a code"),
+        ));
+    }
+    table[i].removed = true;
+    Ok(())
+}
+
+/// `MPIX_Delete_error_string`: the string of a user-defined class or code becomes empty again.
+pub fn remove_string(code: i32) -> reflex_engine::Result<()> {
+    set_string(code, "")
 }
 
 /// `MPI_LASTUSEDCODE`: the largest class or code defined so far.
@@ -102,7 +162,10 @@ pub fn last_used() -> i32 {
 /// The class of any code (predefined or user-defined), as `MPI_Error_class` reports it.
 pub fn class_value(code: i32) -> Option<i32> {
     match user_index(code) {
-        Some(i) => user_defined().get(i).map(|u| u.class),
+        Some(i) => user_defined()
+            .get(i)
+            .filter(|u| !u.removed)
+            .map(|u| u.class),
         None => class_of(code).map(|c| c as i32),
     }
 }
@@ -110,7 +173,10 @@ pub fn class_value(code: i32) -> Option<i32> {
 /// The text of any code, as `MPI_Error_string` reports it.
 pub fn string_value(code: i32) -> Option<String> {
     match user_index(code) {
-        Some(i) => user_defined().get(i).map(|u| u.text.clone()),
+        Some(i) => user_defined()
+            .get(i)
+            .filter(|u| !u.removed)
+            .map(|u| u.text.clone()),
         None => string_of(code),
     }
 }
@@ -204,5 +270,24 @@ mod tests {
         assert!(last_used() >= on_predefined);
         assert_eq!(register("MPI_X", &existing(code)), code);
         assert_eq!(existing(on_predefined).class, ErrorClass::Rank);
+    }
+
+    #[test]
+    fn user_defined_entries_are_removed() {
+        let class = add_class();
+        let code = add_code(class).unwrap();
+        set_string(code, "gone soon").unwrap();
+        assert!(remove_class(class).is_err(), "the class still has a code");
+        assert!(remove_code(class).is_err(), "a class is not a code");
+        assert!(remove_class(code).is_err(), "a code is not a class");
+        remove_string(code).unwrap();
+        assert_eq!(string_value(code).as_deref(), Some(""));
+        remove_code(code).unwrap();
+        assert_eq!(class_value(code), None);
+        assert!(remove_code(code).is_err(), "removed twice");
+        remove_class(class).unwrap();
+        assert!(add_code(class).is_err(), "a removed class takes no codes");
+        assert!(set_string(class, "x").is_err());
+        assert!(remove_class(ErrorClass::Rank as i32).is_err(), "predefined");
     }
 }

@@ -13,8 +13,14 @@
 //! one set from C comes back as its address, an integer set from Fortran as itself, and a
 //! predefined attribute (`MPI_TAG_UB`, `MPI_WIN_SIZE` ...) as its value, not the address of it
 //! as in C (MPI-3.1 §17.2.7).
+//!
+//! Generalized requests: the binding's `MPI_GREQUEST_START` (all three bindings) calls the C
+//! `MPI_Grequest_start` with the Fortran subroutines as callbacks, then
+//! `MPII_Grequest_set_lang_f77(request)`, after which they are called with Fortran conventions
+//! (`imp/grequest.rs`). MPICH's `MPIX_` functions the binding also links against are in
+//! `mpix.rs`.
 
-use crate::ffi::{MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Win, SUCCESS};
+use crate::ffi::{MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Request, MPI_Win, SUCCESS};
 use crate::generated::{
     PMPI_Comm_get_attr, PMPI_Comm_set_attr, PMPI_Type_get_attr, PMPI_Type_set_attr,
     PMPI_Win_get_attr, PMPI_Win_set_attr,
@@ -230,6 +236,18 @@ pub unsafe extern "C" fn MPII_Keyval_set_proxy(
         w.objects
             .attrs
             .set_proxy(keyval, (copy_proxy, delete_proxy))
+    });
+}
+
+/// `MPII_Grequest_set_lang_f77`: the query, free and cancel callbacks of the generalized
+/// request `request` are Fortran subroutines (MPICH's binding, right after it started it).
+///
+/// # Safety
+/// None beyond MPI's: `request` is a handle, checked.
+#[no_mangle]
+pub unsafe extern "C" fn MPII_Grequest_set_lang_f77(request: MPI_Request) {
+    crate::call::world("MPII_Grequest_set_lang_f77", None, |w| {
+        crate::imp::grequest_set_fortran(w, request)
     });
 }
 
