@@ -690,6 +690,7 @@ impl<T: Transport> Engine<T> {
                 self.start_user_recv(inb, source, tag, CommId(comm), Some(id))?
             }
             Persistent::Coll(sched) => self.start_schedule(sched.fresh(), Some(id))?,
+            Persistent::Part => return self.part_start(id),
         };
         Ok(())
     }
@@ -736,7 +737,11 @@ impl<T: Transport> Engine<T> {
             Op::Generalized(hooks) => Some(hooks.clone()),
             _ => None,
         };
+        let partitioned = matches!(req.persistent.as_deref(), Some(Persistent::Part));
         self.core.release(id);
+        if partitioned {
+            self.part_free(id);
+        }
         Ok(hooks)
     }
 
