@@ -79,7 +79,10 @@ mod tests {
         for j in 0..recv.parts {
             let cover = covering(send, &piece_range(recv, send, j));
             for i in cover {
-                assert!(pieces_of(recv, send, i).contains(&j), "{recv:?} {send:?} {j} {i}");
+                assert!(
+                    pieces_of(recv, send, i).contains(&j),
+                    "{recv:?} {send:?} {j} {i}"
+                );
             }
         }
     }

@@ -227,7 +227,15 @@ impl<T: Transport> Engine<T> {
             bytes: 0,
             error: None,
         };
-        let id = self.part_new(partitions, count, dt, source, tag, comm, Side::Recv(receiver))?;
+        let id = self.part_new(
+            partitions,
+            count,
+            dt,
+            source,
+            tag,
+            comm,
+            Side::Recv(receiver),
+        )?;
         let part = &self.parts.table[&id.0];
         let (split, peer_world) = (part.split, part.peer_world);
         let env = part.envelope(ANNOUNCE_TAG + part.tag, ANNOUNCE_LEN);
@@ -248,7 +256,11 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Start` of partitioned request `id` (active already checked).
     pub(crate) fn part_start(&mut self, id: RequestId) -> Result<()> {
-        let mut part = self.parts.table.remove(&id.0).ok_or_else(|| bad_request(id))?;
+        let mut part = self
+            .parts
+            .table
+            .remove(&id.0)
+            .ok_or_else(|| bad_request(id))?;
         let started = self.part_begin(&mut part);
         let null = part.peer == PROC_NULL;
         self.parts.table.insert(id.0, part);
@@ -297,8 +309,17 @@ impl<T: Transport> Engine<T> {
     /// `MPI_Pready`, `MPI_Pready_range` and `MPI_Pready_list`: marks `partitions` of send `id`
     /// ready (all checked before any is marked) and sends the pieces they complete.
     pub fn pready(&mut self, id: RequestId, partitions: &[i32]) -> Result<()> {
-        let active = self.core.requests.get(id).ok_or_else(|| bad_request(id))?.active;
-        let part = self.parts.table.get_mut(&id.0).ok_or_else(|| not_partitioned(id))?;
+        let active = self
+            .core
+            .requests
+            .get(id)
+            .ok_or_else(|| bad_request(id))?
+            .active;
+        let part = self
+            .parts
+            .table
+            .get_mut(&id.0)
+            .ok_or_else(|| not_partitioned(id))?;
         let Side::Send(s) = &mut part.side else {
             return Err(invalid(
                 ErrorClass::Request,
@@ -328,7 +349,11 @@ impl<T: Transport> Engine<T> {
         if part.peer == PROC_NULL {
             return Ok(());
         }
-        let mut part = self.parts.table.remove(&id.0).ok_or_else(|| bad_request(id))?;
+        let mut part = self
+            .parts
+            .table
+            .remove(&id.0)
+            .ok_or_else(|| bad_request(id))?;
         let sent = partitions
             .iter()
             .try_for_each(|&p| self.send_pieces_of(&mut part, Some(p as usize)));
@@ -341,7 +366,11 @@ impl<T: Transport> Engine<T> {
     pub fn parrived(&mut self, id: RequestId, partition: i32) -> Result<bool> {
         let req = self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
         let (active, complete) = (req.active, req.complete);
-        let part = self.parts.table.get(&id.0).ok_or_else(|| not_partitioned(id))?;
+        let part = self
+            .parts
+            .table
+            .get(&id.0)
+            .ok_or_else(|| not_partitioned(id))?;
         let Side::Recv(r) = &part.side else {
             return Err(invalid(
                 ErrorClass::Request,
@@ -359,7 +388,10 @@ impl<T: Transport> Engine<T> {
             .ok()
             .filter(|&i| i < n)
             .ok_or_else(|| {
-                invalid(ErrorClass::Arg, format!("partition {partition} is outside 0..{n}"))
+                invalid(
+                    ErrorClass::Arg,
+                    format!("partition {partition} is outside 0..{n}"),
+                )
             })?;
         if complete || r.arrived[i] {
             return Ok(true);
@@ -377,10 +409,11 @@ impl<T: Transport> Engine<T> {
     /// yet received is left to arrive.
     pub(crate) fn part_free(&mut self, id: RequestId) {
         if let Some(Part {
-            side: Side::Send(Sender {
-                announcement: Some(rid),
-                ..
-            }),
+            side:
+                Side::Send(Sender {
+                    announcement: Some(rid),
+                    ..
+                }),
             ..
         }) = self.parts.table.remove(&id.0)
         {
@@ -428,7 +461,11 @@ impl<T: Transport> Engine<T> {
                 return Ok(None);
             }
             s.announcement = None;
-            let req = self.core.requests.remove(rid).ok_or_else(|| bad_request(rid))?;
+            let req = self
+                .core
+                .requests
+                .remove(rid)
+                .ok_or_else(|| bad_request(rid))?;
             let (split, base) = announced(req)?;
             s.peer = Some((split, base));
             s.sent = vec![false; split.parts];
@@ -444,7 +481,11 @@ impl<T: Transport> Engine<T> {
             return Ok(None);
         }
         let requests = &self.core.requests;
-        if !s.inflight.iter().all(|&r| requests.get(r).is_none_or(|r| r.complete)) {
+        if !s
+            .inflight
+            .iter()
+            .all(|&r| requests.get(r).is_none_or(|r| r.complete))
+        {
             return Ok(None);
         }
         let mut status = Status::empty();

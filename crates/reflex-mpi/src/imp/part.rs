@@ -115,7 +115,12 @@ pub fn pready_list(
 }
 
 /// `MPI_Parrived`.
-pub fn parrived(w: &mut Mpi, request: MPI_Request, partition: c_int, flag: *mut c_int) -> Result<()> {
+pub fn parrived(
+    w: &mut Mpi,
+    request: MPI_Request,
+    partition: c_int,
+    flag: *mut c_int,
+) -> Result<()> {
     let id = request_id(request, "MPI_Parrived")?;
     let arrived = w.world.engine.parrived(id, partition)?;
     write(flag, c_int::from(arrived));
