@@ -546,12 +546,12 @@ impl<T: Transport> Engine<T> {
         };
         let size = part.dt.size();
         let total = part.split.parts * part.count;
-        if size > 0 && bytes.start % size == 0 && bytes.len() % size == 0 {
+        if size > 0 && bytes.start.is_multiple_of(size) && bytes.len().is_multiple_of(size) {
             let (first, n) = (bytes.start / size, bytes.len() / size);
             let (start, len) = elements(&part.dt, total, first, n)?;
             return self.out_buf(s.buf.slice(start, len), n, &part.dt);
         }
-        let mut whole = self.out_buf(s.buf.clone(), total, &part.dt)?;
+        let mut whole = self.out_buf(s.buf, total, &part.dt)?;
         let mut v = vec![0; bytes.len()];
         whole.pack(bytes.start, &mut v, &mut self.core.stats);
         Ok(OutBuf::Owned(v))
