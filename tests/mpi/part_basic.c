@@ -9,7 +9,8 @@
  *   - derived datatypes (a strided vector on the send side, contiguous ints on the receive
  *     side, and a 12-byte type whose elements straddle the receiver's partitions);
  *   - large partitions (rendezvous), MPI_PROC_NULL peers, MPI_Testall/MPI_Request_get_status;
- *   - matching in order of initialisation, separate from ordinary messages with the same tag.
+ *   - matching in order of initialisation, separate from ordinary messages with the same tag;
+ *   - an intercommunicator (even world ranks send to odd ones).
  */
 #include "mtest.h"
 #include <stdlib.h>
@@ -288,6 +289,39 @@ static void proc_null(void)
     MPI_Request_free(&r);
 }
 
+/* Across an intercommunicator (even world ranks to odd ones, local rank i to remote rank i). */
+static void across_intercomm(void)
+{
+    if (mtest_size < 2)
+        return;
+    MPI_Comm local, inter;
+    int color = mtest_rank % 2, lrank, rsize;
+    MPI_Comm_split(MPI_COMM_WORLD, color, mtest_rank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 1 - color, 77, &inter);
+    MPI_Comm_rank(local, &lrank);
+    MPI_Comm_remote_size(inter, &rsize);
+    if (lrank < rsize) {
+        int v[6], i;
+        MPI_Request req;
+        for (i = 0; i < 6; i++)
+            v[i] = color == 0 ? lrank * 10 + i : -1;
+        if (color == 0) {
+            CALL(MPI_Psend_init(v, 3, 2, MPI_INT, lrank, 4, inter, MPI_INFO_NULL, &req));
+            CALL(MPI_Start(&req));
+            CALL(MPI_Pready_range(0, 2, req));
+        } else {
+            CALL(MPI_Precv_init(v, 2, 3, MPI_INT, lrank, 4, inter, MPI_INFO_NULL, &req));
+            CALL(MPI_Start(&req));
+        }
+        CALL(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        for (i = 0; i < 6; i++)
+            CHECK_EQ(v[i], lrank * 10 + i);
+        MPI_Request_free(&req);
+    }
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
@@ -305,5 +339,6 @@ int main(int argc, char **argv)
     large_around();
     matching_order();
     proc_null();
+    across_intercomm();
     return MTest_Finalize();
 }

@@ -5,8 +5,9 @@
  *   MPI_Precv_init -> MPI_ERR_RANK / MPI_ERR_TAG; MPI_Pready on an inactive request or on a
  *   receive, MPI_Parrived on an inactive request or on a send, MPI_Start on an active one ->
  *   MPI_ERR_REQUEST; a partition out of range, marked ready twice, or an empty range ->
- *   MPI_ERR_ARG. The exchange then completes normally. Runs on any number of ranks (each rank
- *   talks to itself).
+ *   MPI_ERR_ARG; a negative list length -> MPI_ERR_ARG. The exchange then completes normally.
+ *   MPI_Cancel leaves a partitioned receive to complete normally; totals that differ end in
+ *   MPI_ERR_TRUNCATE at both sides. Runs on any number of ranks (each rank talks to itself).
  */
 #include "mtest.h"
 
@@ -55,6 +56,30 @@ int main(int argc, char **argv)
     for (int i = 0; i < 8; i++)
         CHECK_EQ(rbuf[i], i + 1);
     CHECK_CLASS(MPI_Pready(0, s), MPI_ERR_REQUEST); /* inactive again */
+
+    /* MPI_Cancel does not cancel a partitioned receive: the round completes normally */
+    MPI_Status st;
+    CALL(MPI_Start(&r));
+    CALL(MPI_Start(&s));
+    CALL(MPI_Cancel(&r));
+    CHECK_CLASS(MPI_Pready_list(-1, rest, s), MPI_ERR_ARG);
+    CALL(MPI_Pready_range(0, 3, s));
+    CALL(MPI_Wait(&r, &st));
+    CALL(MPI_Wait(&s, MPI_STATUS_IGNORE));
+    int cancelled = 1;
+    MPI_Test_cancelled(&st, &cancelled);
+    CHECK(!cancelled, "a partitioned receive reports itself cancelled");
+    CALL(MPI_Request_free(&s));
+    CALL(MPI_Request_free(&r));
+
+    /* totals that differ: 3 ints into 2 -> MPI_ERR_TRUNCATE at both ends */
+    CALL(MPI_Psend_init(sbuf, 3, 1, MPI_INT, me, 2, w, ni, &s));
+    CALL(MPI_Precv_init(rbuf, 2, 1, MPI_INT, me, 2, w, ni, &r));
+    CALL(MPI_Start(&s));
+    CALL(MPI_Start(&r));
+    CALL(MPI_Pready_range(0, 2, s));
+    CHECK_CLASS(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE);
+    CHECK_CLASS(MPI_Wait(&s, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE);
     CALL(MPI_Request_free(&s));
     CALL(MPI_Request_free(&r));
     return MTest_Finalize();
