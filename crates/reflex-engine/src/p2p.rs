@@ -84,7 +84,7 @@ const RECV_OVERLAP_CHECK_RUNS: u64 = 1 << 16;
 
 /// Rejects a receive whose elements would write some byte twice (MPI-3.1 §3.2.2 makes it
 /// erroneous; Reflex reports it rather than leave the result to the order of the copies).
-fn check_no_overlap(count: usize, dt: &Datatype) -> Result<()> {
+pub(crate) fn check_no_overlap(count: usize, dt: &Datatype) -> Result<()> {
     let Some(layout) = dt.layout() else {
         return Ok(());
     };

@@ -103,10 +103,6 @@ fn data_tag(base: u32, j: usize) -> i32 {
     DATA_TAG + ((base as u64 + j as u64) % u64::from(DATA_SPAN)) as i32
 }
 
-fn invalid(class: ErrorClass, message: String) -> MpiError {
-    MpiError::new(class, message)
-}
-
 /// The buffer of elements `[first, first + n)` of a typed buffer `whole` that holds `total`
 /// elements of `dt` (both as [`Datatype::span`] wraps them).
 fn elements(dt: &Datatype, total: usize, first: usize, n: usize) -> Result<(usize, usize)> {
@@ -120,7 +116,7 @@ fn elements(dt: &Datatype, total: usize, first: usize, n: usize) -> Result<(usiz
         .and_then(|s| s.checked_add(lo))
         .and_then(|s| s.checked_sub(lo_all))
         .and_then(|s| usize::try_from(s).ok())
-        .ok_or_else(|| invalid(ErrorClass::Intern, "partition outside its buffer".into()))?;
+        .ok_or_else(|| MpiError::new(ErrorClass::Intern, "partition outside its buffer"))?;
     Ok((start, len))
 }
 
@@ -141,7 +137,7 @@ impl<T: Transport> Engine<T> {
             .ok()
             .filter(|&p| p >= 1 && p as u64 <= u64::from(DATA_SPAN))
             .ok_or_else(|| {
-                invalid(
+                MpiError::new(
                     ErrorClass::Arg,
                     format!("partitions is {partitions}; it must be at least 1"),
                 )
@@ -219,6 +215,8 @@ impl<T: Transport> Engine<T> {
         comm: CommId,
     ) -> Result<RequestId> {
         let base = self.parts.next_base;
+        let all = count.saturating_mul(usize::try_from(partitions).unwrap_or(0));
+        crate::p2p::check_no_overlap(all, &dt)?;
         let receiver = Receiver {
             buf,
             base,
@@ -321,25 +319,25 @@ impl<T: Transport> Engine<T> {
             .get_mut(&id.0)
             .ok_or_else(|| not_partitioned(id))?;
         let Side::Send(s) = &mut part.side else {
-            return Err(invalid(
+            return Err(MpiError::new(
                 ErrorClass::Request,
-                "MPI_Pready needs a partitioned send request (this one receives)".into(),
+                "MPI_Pready needs a partitioned send request (this one receives)",
             ));
         };
         if !active {
-            return Err(invalid(
+            return Err(MpiError::new(
                 ErrorClass::Request,
-                "the partitioned send is not active (MPI_Start it first)".into(),
+                "the partitioned send is not active (MPI_Start it first)",
             ));
         }
         let n = part.split.parts;
         let mut marked = s.ready.clone();
         for &p in partitions {
             let i = usize::try_from(p).ok().filter(|&i| i < n).ok_or_else(|| {
-                invalid(ErrorClass::Arg, format!("partition {p} is outside 0..{n}"))
+                MpiError::new(ErrorClass::Arg, format!("partition {p} is outside 0..{n}"))
             })?;
             if std::mem::replace(&mut marked[i], true) {
-                return Err(invalid(
+                return Err(MpiError::new(
                     ErrorClass::Arg,
                     format!("partition {p} is marked ready already in this round"),
                 ));
@@ -372,15 +370,15 @@ impl<T: Transport> Engine<T> {
             .get(&id.0)
             .ok_or_else(|| not_partitioned(id))?;
         let Side::Recv(r) = &part.side else {
-            return Err(invalid(
+            return Err(MpiError::new(
                 ErrorClass::Request,
-                "MPI_Parrived needs a partitioned receive request (this one sends)".into(),
+                "MPI_Parrived needs a partitioned receive request (this one sends)",
             ));
         };
         if !active {
-            return Err(invalid(
+            return Err(MpiError::new(
                 ErrorClass::Request,
-                "the partitioned receive is not active (MPI_Start it first)".into(),
+                "the partitioned receive is not active (MPI_Start it first)",
             ));
         }
         let n = part.split.parts;
@@ -388,7 +386,7 @@ impl<T: Transport> Engine<T> {
             .ok()
             .filter(|&i| i < n)
             .ok_or_else(|| {
-                invalid(
+                MpiError::new(
                     ErrorClass::Arg,
                     format!("partition {partition} is outside 0..{n}"),
                 )
@@ -495,7 +493,7 @@ impl<T: Transport> Engine<T> {
             }
         }
         if part.split.total() > peer.total() {
-            status.error = Some(Box::new(invalid(
+            status.error = Some(Box::new(MpiError::new(
                 ErrorClass::Truncate,
                 format!(
                     "partitioned send of {} bytes to a partitioned receive of {}",
@@ -614,7 +612,7 @@ impl Part {
 impl Split {
     fn total_checked(self) -> Result<usize> {
         self.parts.checked_mul(self.bytes).ok_or_else(|| {
-            invalid(
+            MpiError::new(
                 ErrorClass::Count,
                 format!("{} partitions of {} bytes overflow", self.parts, self.bytes),
             )
@@ -642,7 +640,7 @@ fn announced(req: crate::request::Request) -> Result<(Split, u32)> {
         _ => Vec::new(),
     };
     if req.status.bytes != ANNOUNCE_LEN || bytes.len() < ANNOUNCE_LEN {
-        return Err(invalid(
+        return Err(MpiError::new(
             ErrorClass::Intern,
             format!("partitioned announcement of {} bytes", req.status.bytes),
         ));
@@ -660,7 +658,7 @@ fn announced(req: crate::request::Request) -> Result<(Split, u32)> {
 }
 
 fn not_partitioned(id: RequestId) -> MpiError {
-    invalid(
+    MpiError::new(
         ErrorClass::Request,
         format!("request {} is not a partitioned request", id.0),
     )
