@@ -78,8 +78,11 @@ pub struct Engine<T: Transport> {
     /// Eager limit and chunk size towards each world rank.
     pub(crate) paths: crate::path::PathLimits,
     pub(crate) messages: crate::p2p::Messages,
-    /// Collective schedules in progress.
+    /// What progress advances: collective schedules in progress and active partitioned
+    /// requests (`crate::partitioned`).
     pub(crate) colls: Vec<crate::request::RequestId>,
+    /// The state of partitioned requests.
+    pub(crate) parts: crate::partitioned::Parts,
     /// Set while schedules are being advanced (sends they post must not re-enter).
     pub(crate) advancing: bool,
     /// Name base of collective boards, when every rank shares this node's memory.
@@ -127,6 +130,7 @@ impl<T: Transport> Engine<T> {
             route,
             messages: Default::default(),
             colls: Vec::new(),
+            parts: Default::default(),
             advancing: false,
             board_base: None,
             op_defined: None,

@@ -30,6 +30,7 @@ pub mod msgbuf;
 pub mod op;
 pub mod p2p;
 pub mod packet;
+mod partitioned;
 mod path;
 mod placement;
 pub mod request;

@@ -84,7 +84,7 @@ const RECV_OVERLAP_CHECK_RUNS: u64 = 1 << 16;
 
 /// Rejects a receive whose elements would write some byte twice (MPI-3.1 §3.2.2 makes it
 /// erroneous; Reflex reports it rather than leave the result to the order of the copies).
-fn check_no_overlap(count: usize, dt: &Datatype) -> Result<()> {
+pub(crate) fn check_no_overlap(count: usize, dt: &Datatype) -> Result<()> {
     let Some(layout) = dt.layout() else {
         return Ok(());
     };
@@ -690,6 +690,7 @@ impl<T: Transport> Engine<T> {
                 self.start_user_recv(inb, source, tag, CommId(comm), Some(id))?
             }
             Persistent::Coll(sched) => self.start_schedule(sched.fresh(), Some(id))?,
+            Persistent::Part => return self.part_start(id),
         };
         Ok(())
     }
@@ -736,7 +737,11 @@ impl<T: Transport> Engine<T> {
             Op::Generalized(hooks) => Some(hooks.clone()),
             _ => None,
         };
+        let partitioned = matches!(req.persistent.as_deref(), Some(Persistent::Part));
         self.core.release(id);
+        if partitioned {
+            self.part_free(id);
+        }
         Ok(hooks)
     }
 

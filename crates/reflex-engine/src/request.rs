@@ -186,6 +186,9 @@ pub(crate) enum Persistent {
     },
     /// A persistent collective (`MPI_Bcast_init` ...): the schedule each start runs a copy of.
     Coll(Box<crate::coll::sched::Schedule>),
+    /// A partitioned send or receive (`MPI_Psend_init`, `MPI_Precv_init`): its state is kept by
+    /// `crate::partitioned`, under the request's id.
+    Part,
 }
 
 #[derive(Debug)]

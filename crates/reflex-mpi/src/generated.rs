@@ -9897,7 +9897,10 @@ pub unsafe extern "C" fn MPI_Isendrecv_replace(buf: *mut c_void, count: c_int, d
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Parrived(request: ffi::MPI_Request, partition: c_int, flag: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Parrived")
+    crate::call::world("MPI_Parrived", None, |w| {
+            crate::kinds::out_ptr(flag, "flag")?;
+            crate::imp::parrived(w, request, partition, flag)
+        })
 }
 
 /// `MPI_Parrived`: forwards to `PMPI_Parrived` (profiling tools interpose this symbol).
@@ -9917,7 +9920,9 @@ pub unsafe extern "C" fn MPI_Parrived(request: ffi::MPI_Request, partition: c_in
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pready(partition: c_int, request: ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Pready")
+    crate::call::world("MPI_Pready", None, |w| {
+            crate::imp::pready(w, partition, request)
+        })
 }
 
 /// `MPI_Pready`: forwards to `PMPI_Pready` (profiling tools interpose this symbol).
@@ -9937,7 +9942,9 @@ pub unsafe extern "C" fn MPI_Pready(partition: c_int, request: ffi::MPI_Request)
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pready_list(length: c_int, array_of_partitions: *mut c_int, request: ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Pready_list")
+    crate::call::world("MPI_Pready_list", None, |w| {
+            crate::imp::pready_list(w, length, array_of_partitions, request)
+        })
 }
 
 /// `MPI_Pready_list`: forwards to `PMPI_Pready_list` (profiling tools interpose this symbol).
@@ -9957,7 +9964,9 @@ pub unsafe extern "C" fn MPI_Pready_list(length: c_int, array_of_partitions: *mu
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pready_range(partition_low: c_int, partition_high: c_int, request: ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Pready_range")
+    crate::call::world("MPI_Pready_range", None, |w| {
+            crate::imp::pready_range(w, partition_low, partition_high, request)
+        })
 }
 
 /// `MPI_Pready_range`: forwards to `PMPI_Pready_range` (profiling tools interpose this symbol).
@@ -9977,7 +9986,17 @@ pub unsafe extern "C" fn MPI_Pready_range(partition_low: c_int, partition_high: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Precv_init(buf: *mut c_void, partitions: c_int, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Precv_init")
+    crate::call::world("MPI_Precv_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::precv_init(w, buf, partitions, count, datatype, dest, tag, comm, info, request)
+        })
 }
 
 /// `MPI_Precv_init`: forwards to `PMPI_Precv_init` (profiling tools interpose this symbol).
@@ -9997,7 +10016,17 @@ pub unsafe extern "C" fn MPI_Precv_init(buf: *mut c_void, partitions: c_int, cou
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Psend_init(buf: *const c_void, partitions: c_int, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, dest: c_int, tag: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
-    crate::call::unsupported("MPI_Psend_init")
+    crate::call::world("MPI_Psend_init", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
+            let count = crate::kinds::count(count, "count")?;
+            let datatype = crate::kinds::datatype(w, datatype)?;
+            let dest = crate::kinds::rank(w, comm, dest)?;
+            let tag = crate::kinds::tag(tag)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(request, "request")?;
+            crate::imp::psend_init(w, buf, partitions, count, datatype, dest, tag, comm, info, request)
+        })
 }
 
 /// `MPI_Psend_init`: forwards to `PMPI_Psend_init` (profiling tools interpose this symbol).

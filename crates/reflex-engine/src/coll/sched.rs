@@ -401,7 +401,8 @@ impl<T: Transport> Engine<T> {
     /// request after the last one. Returns the number of rounds entered.
     fn advance_schedule(&mut self, id: RequestId) -> usize {
         let Some(mut sched) = self.take_schedule(id) else {
-            return 0;
+            // Not a schedule: the other requests progress advances are partitioned ones.
+            return self.advance_partitioned(id);
         };
         let mut entered = 0;
         let outcome = loop {

@@ -187,7 +187,7 @@ pub fn grequest_start(
 }
 
 /// The request behind handle `h` (`MPI_REQUEST_NULL` is an error).
-fn request_id(h: MPI_Request, call: &str) -> Result<RequestId> {
+pub(super) fn request_id(h: MPI_Request, call: &str) -> Result<RequestId> {
     handles::request_id(h).ok_or_else(|| {
         MpiError::new(
             ErrorClass::Request,
