@@ -10,7 +10,9 @@
 //! a failure on one rank is an error on every rank.
 
 pub mod access;
+pub mod aggregate;
 pub mod amode;
+pub mod plan;
 pub mod shared;
 pub mod view;
 
@@ -23,6 +25,7 @@ use std::path::Path;
 
 pub use access::{read_view, with_lock, write_view};
 pub use amode::Amode;
+pub use plan::{Buffering, Hints, Plan};
 pub use shared::SharedPointer;
 pub use view::View;
 

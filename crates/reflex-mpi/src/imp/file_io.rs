@@ -22,7 +22,7 @@ use std::ffi::c_void;
 
 /// Where an access starts.
 #[derive(Debug, Clone, Copy)]
-enum At {
+pub(super) enum At {
     /// An explicit offset, in etypes of the view.
     Offset(MPI_Offset),
     /// The individual file pointer (which the access advances).
@@ -37,15 +37,16 @@ enum At {
 
 /// Which way the data goes, with the application's buffer.
 #[derive(Debug, Clone, Copy)]
-enum Dir {
+pub(super) enum Dir {
     /// From the file into the buffer.
     Read(*mut c_void),
     /// From the buffer into the file.
     Write(*const c_void),
 }
 
-/// One independent access of `count` elements of `dt`; returns the bytes moved.
-fn access(w: &mut Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype) -> Result<usize> {
+/// Checks an access of `count` elements of `dt` at `at` and finds where it starts (bytes of view
+/// data) and how long it is; advances the shared pointer when `at` is it.
+pub(super) fn locate(w: &Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype) -> Result<(u64, usize)> {
     let f = w.objects.files.get(fh)?;
     match dir {
         Dir::Read(_) => f.amode.check_read()?,
@@ -80,26 +81,42 @@ fn access(w: &mut Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype
             ))
         }
     };
-    let mut staging = vec![0u8; len];
+    Ok((start, len))
+}
+
+/// Moves the individual file pointer past an access that started at `start` (when it used it).
+pub(super) fn advance(w: &mut Mpi, fh: FileId, at: At, start: u64, moved: usize) -> Result<()> {
+    if let At::Pointer = at {
+        w.objects.files.get_mut(fh)?.pointer = start + moved as u64;
+    }
+    Ok(())
+}
+
+/// One independent access of `count` elements of `dt`; returns the bytes moved.
+pub(super) fn access(w: &mut Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype) -> Result<usize> {
+    let (start, len) = locate(w, fh, at, dir, count, dt)?;
+    let f = w.objects.files.get_mut(fh)?;
+    let mut buffers = std::mem::take(&mut f.buffers);
+    let staging = buffers.staging(len);
     let mut io = || match dir {
         Dir::Read(buf) => {
-            let n = read_view(&f.file, &f.view, start, &mut staging)?;
+            let n = read_view(&f.file, &f.view, start, staging)?;
             unpack_native(buf, count, dt, &staging[..n])?;
             Ok(n)
         }
         Dir::Write(buf) => {
-            pack_native(buf, count, dt, &mut staging)?;
-            write_view(&f.file, &f.view, start, &staging)?;
+            pack_native(buf, count, dt, staging)?;
+            write_view(&f.file, &f.view, start, staging)?;
             Ok(len)
         }
     };
     let moved = match f.atomic {
-        true => with_lock(&f.file, matches!(dir, Dir::Write(_)), io)?,
-        false => io()?,
+        true => with_lock(&f.file, matches!(dir, Dir::Write(_)), io),
+        false => io(),
     };
-    if let At::Pointer = at {
-        w.objects.files.get_mut(fh)?.pointer = start + moved as u64;
-    }
+    f.buffers = buffers.trimmed();
+    let moved = moved?;
+    advance(w, fh, at, start, moved)?;
     Ok(moved)
 }
 
@@ -117,7 +134,10 @@ fn collective(
         At::Ordered => At::Data(super::file_shared::ordered_start(w, fh, comm, count, dt)?),
         _ => at,
     };
-    let moved = access(w, fh, at, dir, count, dt);
+    let moved = match w.objects.files.get(fh)?.atomic {
+        true => access(w, fh, at, dir, count, dt),
+        false => super::file_aggregate::access_all(w, fh, at, dir, count, dt),
+    };
     w.world.engine.file_agree(comm, moved)
 }
 
