@@ -16,7 +16,7 @@
 //! makes it every rank's error.
 
 use super::access::{read_at_most, write_run};
-use super::plan::{sieve, Coverage, Extent, Hints, Piece, Plan};
+use super::plan::{sieve, Coverage, Direction, Extent, Hints, Piece, Plan};
 use crate::comm::CommId;
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -37,7 +37,9 @@ pub const SIEVE_GAP: u64 = 64 << 10;
 const PIECE_BYTES: usize = 16;
 
 fn word(b: &[u8], i: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(8 * i..8 * i + 8)?.try_into().ok()?))
+    Some(u64::from_le_bytes(
+        b.get(8 * i..8 * i + 8)?.try_into().ok()?,
+    ))
 }
 
 fn malformed() -> MpiError {
@@ -197,7 +199,10 @@ fn read_window(
         }
         out
     };
-    (heads.iter().map(|h| h.as_ref().map(answer)).collect(), failed)
+    (
+        heads.iter().map(|h| h.as_ref().map(answer)).collect(),
+        failed,
+    )
 }
 
 /// What one rank sends the aggregators in one round: per rank of the communicator, the
@@ -233,11 +238,12 @@ impl<T: Transport> Engine<T> {
         comm: CommId,
         runs: &[(u64, usize)],
         hints: Hints,
+        dir: Direction,
     ) -> Result<Option<Plan>> {
         let mine = Extent::of(runs, hints).encode();
         let all = self.allgather_var(comm, &mine)?;
         let extents: Option<Vec<Extent>> = all.iter().map(|b| Extent::decode(b)).collect();
-        Ok(Plan::agree(&extents.ok_or_else(malformed)?))
+        Ok(Plan::agree(&extents.ok_or_else(malformed)?, dir))
     }
 
     /// Sends this round's pieces to the aggregators; an aggregator gets what every rank sent it.
@@ -390,10 +396,7 @@ mod tests {
         let f = scratch("read");
         f.write_all_at(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0).unwrap();
         let window = 0..32;
-        let asked = [
-            Some(encode(&[piece(1, 2, 0), piece(8, 4, 2)], None)),
-            None,
-        ];
+        let asked = [Some(encode(&[piece(1, 2, 0), piece(8, 4, 2)], None)), None];
         let (answers, err) = read_window(&f, &window, &asked, &mut Vec::new());
         assert!(err.is_none());
         let a = answers[0].as_ref().unwrap();

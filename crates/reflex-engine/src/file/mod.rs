@@ -25,7 +25,7 @@ use std::path::Path;
 
 pub use access::{read_view, with_lock, write_view};
 pub use amode::Amode;
-pub use plan::{Buffering, Hints, Plan};
+pub use plan::{Buffering, Direction, Hints, Plan};
 pub use shared::SharedPointer;
 pub use view::View;
 

@@ -14,7 +14,7 @@ use super::pack::{pack_native, unpack_native};
 use crate::files::FileId;
 use crate::info::Dict;
 use crate::state::Mpi;
-use reflex_engine::file::{Buffering, Hints};
+use reflex_engine::file::{Buffering, Direction, Hints};
 use reflex_engine::{Datatype, Result};
 
 /// The collective-buffering hints of a file for reads or writes.
@@ -61,7 +61,11 @@ pub(super) fn access_all(
             },
         ),
     };
-    let plan = w.world.engine.file_plan(f.comm, &runs, mine)?;
+    let way = match dir {
+        Dir::Read(_) => Direction::Read,
+        Dir::Write(_) => Direction::Write,
+    };
+    let plan = w.world.engine.file_plan(f.comm, &runs, mine, way)?;
     let (start, len) = located?;
     let Some(plan) = plan else {
         return access(w, fh, at, dir, count, dt);
@@ -73,7 +77,14 @@ pub(super) fn access_all(
     let engine = &mut w.world.engine;
     let moved = match dir {
         Dir::Write(buf) => pack_native(buf, count, dt, staging).and_then(|()| {
-            engine.file_write_aggregated(f.comm, &f.file, &plan, &runs, staging, &mut collective)?;
+            engine.file_write_aggregated(
+                f.comm,
+                &f.file,
+                &plan,
+                &runs,
+                staging,
+                &mut collective,
+            )?;
             Ok(len)
         }),
         Dir::Read(buf) => engine

@@ -46,7 +46,14 @@ pub(super) enum Dir {
 
 /// Checks an access of `count` elements of `dt` at `at` and finds where it starts (bytes of view
 /// data) and how long it is; advances the shared pointer when `at` is it.
-pub(super) fn locate(w: &Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype) -> Result<(u64, usize)> {
+pub(super) fn locate(
+    w: &Mpi,
+    fh: FileId,
+    at: At,
+    dir: Dir,
+    count: usize,
+    dt: &Datatype,
+) -> Result<(u64, usize)> {
     let f = w.objects.files.get(fh)?;
     match dir {
         Dir::Read(_) => f.amode.check_read()?,
@@ -93,7 +100,14 @@ pub(super) fn advance(w: &mut Mpi, fh: FileId, at: At, start: u64, moved: usize)
 }
 
 /// One independent access of `count` elements of `dt`; returns the bytes moved.
-pub(super) fn access(w: &mut Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype) -> Result<usize> {
+pub(super) fn access(
+    w: &mut Mpi,
+    fh: FileId,
+    at: At,
+    dir: Dir,
+    count: usize,
+    dt: &Datatype,
+) -> Result<usize> {
     let (start, len) = locate(w, fh, at, dir, count, dt)?;
     let f = w.objects.files.get_mut(fh)?;
     let mut buffers = std::mem::take(&mut f.buffers);
