@@ -104,13 +104,12 @@ struct Layout<'a> {
 }
 
 impl<'a> Layout<'a> {
-    /// Room in `buffer` for the smallest range that holds every piece of every message.
-    fn around(all: &[Vec<(u64, usize)>], buffer: &'a mut Vec<u8>) -> Self {
-        let pieces = all.iter().flatten();
+    /// Room in `buffer` for the smallest range that holds every piece (file offset, length).
+    fn around(pieces: impl Iterator<Item = (u64, usize)> + Clone, buffer: &'a mut Vec<u8>) -> Self {
         let lo = pieces.clone().map(|p| p.0).min().unwrap_or(0);
-        let hi = pieces.map(|p| p.0 + p.1 as u64).max().unwrap_or(lo);
+        let hi = pieces.clone().map(|p| p.0 + p.1 as u64).max().unwrap_or(lo);
         let mut covered = Coverage::new(lo..hi);
-        for &(at, len) in all.iter().flatten() {
+        for (at, len) in pieces {
             covered.mark(at, len);
         }
         let len = (hi - lo) as usize;
@@ -130,26 +129,57 @@ impl<'a> Layout<'a> {
     }
 }
 
-/// An aggregator's write of one window: the messages that arrived (by rank).
+/// Where one rank's bytes for a window come from: its pieces, each with its place in `bytes`.
+struct Source<'a> {
+    pieces: Vec<Piece>,
+    bytes: &'a [u8],
+}
+
+impl<'a> Source<'a> {
+    /// A message that arrived.
+    fn message(msg: &'a [u8], window: &Range<u64>) -> Result<Self> {
+        let (heads, mut from) = decode(msg, window, true)?;
+        let mut pieces = Vec::with_capacity(heads.len());
+        for (at, len) in heads {
+            pieces.push(Piece {
+                at,
+                len,
+                data: from,
+            });
+            from += len;
+        }
+        Ok(Self { pieces, bytes: msg })
+    }
+}
+
+/// An aggregator's write of one window: the messages that arrived (by rank), and its own
+/// pieces (`own`: this rank's number, its pieces, its packed data), which it does not send itself.
 fn write_window(
     file: &File,
     window: &Range<u64>,
     arrived: &[Option<Vec<u8>>],
+    own: (usize, &[Piece], &[u8]),
     buffer: &mut Vec<u8>,
 ) -> Result<()> {
-    let mut parsed = Vec::new();
-    let mut heads = Vec::new();
-    for msg in arrived.iter().flatten() {
-        let (pieces, body) = decode(msg, window, true)?;
-        heads.push(pieces);
-        parsed.push((body, msg));
+    let mut sources = Vec::new();
+    for (rank, msg) in arrived.iter().enumerate() {
+        match msg {
+            _ if rank == own.0 => sources.push(Source {
+                pieces: own.1.to_vec(),
+                bytes: own.2,
+            }),
+            Some(msg) => sources.push(Source::message(msg, window)?),
+            None => {}
+        }
     }
-    let layout = Layout::around(&heads, buffer);
-    for (pieces, &(mut from, msg)) in heads.iter().zip(&parsed) {
-        for &(at, len) in pieces {
-            let to = layout.range(at, len);
-            layout.bytes[to].copy_from_slice(&msg[from..from + len]);
-            from += len;
+    let all = sources
+        .iter()
+        .flat_map(|s| s.pieces.iter().map(|p| (p.at, p.len)));
+    let layout = Layout::around(all, buffer);
+    for s in &sources {
+        for p in &s.pieces {
+            let to = layout.range(p.at, p.len);
+            layout.bytes[to].copy_from_slice(&s.bytes[p.data..p.data + p.len]);
         }
     }
     for s in layout.covered.stretches() {
@@ -179,8 +209,7 @@ fn read_window(
             None => heads.push(None),
         }
     }
-    let present: Vec<Vec<(u64, usize)>> = heads.iter().flatten().cloned().collect();
-    let layout = Layout::around(&present, buffer);
+    let layout = Layout::around(heads.iter().flatten().flatten().copied(), buffer);
     let mut eof = u64::MAX;
     for s in sieve(layout.covered.stretches(), SIEVE_GAP) {
         let r = layout.range(s.start, (s.end - s.start) as usize);
@@ -214,14 +243,23 @@ struct Outgoing {
 }
 
 impl Outgoing {
-    fn new(plan: &Plan, n: usize, runs: &[(u64, usize)], round: u64, data: Option<&[u8]>) -> Self {
+    /// This round's messages of rank `me`: the pieces (and, for a write, the `data`) for each
+    /// aggregator; none for itself when it aggregates a write (it takes its own pieces as they are).
+    fn new(
+        plan: &Plan,
+        (me, n): (usize, usize),
+        runs: &[(u64, usize)],
+        round: u64,
+        data: Option<&[u8]>,
+    ) -> Self {
         let mut out = Self {
             sizes: vec![None; n],
             messages: vec![None; n],
             pieces: vec![Vec::new(); n],
         };
         for (&rank, pieces) in plan.aggregators.iter().zip(plan.split(runs, round)) {
-            let msg = (!pieces.is_empty()).then(|| encode(&pieces, data));
+            let own_write = rank == me && data.is_some();
+            let msg = (!pieces.is_empty() && !own_write).then(|| encode(&pieces, data));
             let size = msg.as_ref().map_or(0, Vec::len) as u64;
             out.sizes[rank] = Some(size.to_le_bytes().to_vec());
             out.messages[rank] = msg;
@@ -283,10 +321,12 @@ impl<T: Transport> Engine<T> {
         let mine = plan.aggregators.iter().position(|&r| r == me);
         let mut failed = None;
         for round in 0..plan.rounds {
-            let mut out = Outgoing::new(plan, n, runs, round, Some(data));
+            let mut out = Outgoing::new(plan, (me, n), runs, round, Some(data));
             let arrived = self.send_pieces(comm, plan, &mut out)?;
             if let Some(a) = mine {
-                if let Err(e) = write_window(file, &plan.window_of(a, round), &arrived, buffer) {
+                let own = (me, &out.pieces[me][..], data);
+                let window = plan.window_of(a, round);
+                if let Err(e) = write_window(file, &window, &arrived, own, buffer) {
                     failed.get_or_insert(e);
                 }
             }
@@ -310,7 +350,7 @@ impl<T: Transport> Engine<T> {
         let mine = plan.aggregators.iter().position(|&r| r == me);
         let (mut failed, mut valid) = (None, data.len());
         for round in 0..plan.rounds {
-            let mut out = Outgoing::new(plan, n, runs, round, None);
+            let mut out = Outgoing::new(plan, (me, n), runs, round, None);
             let asked = self.send_pieces(comm, plan, &mut out)?;
             let answers = match mine {
                 Some(a) => {
@@ -384,10 +424,12 @@ mod tests {
         let r0 = encode(&[piece(2, 2, 0), piece(6, 2, 2)], Some(&[1, 1, 2, 2]));
         let r1 = encode(&[piece(4, 3, 0)], Some(&[3, 3, 3]));
         let mut buffer = vec![7; 3];
-        write_window(&f, &window, &[Some(r0), None, Some(r1)], &mut buffer).unwrap();
+        let own = [piece(9, 1, 1)];
+        let arrived = [Some(r0), None, Some(r1), None];
+        write_window(&f, &window, &arrived, (1, &own, &[0, 8]), &mut buffer).unwrap();
         let mut back = [0u8; 16];
         f.read_exact_at(&mut back, 0).unwrap();
-        assert_eq!(back, [9, 9, 1, 1, 3, 3, 3, 2, 9, 9, 9, 9, 9, 9, 9, 9]);
+        assert_eq!(back, [9, 9, 1, 1, 3, 3, 3, 2, 9, 8, 9, 9, 9, 9, 9, 9]);
     }
 
     #[test]

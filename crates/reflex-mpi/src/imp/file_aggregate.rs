@@ -9,8 +9,8 @@
 //! every rank by default) and `cb_buffer_size` (bytes per aggregator per round, 16 MiB by
 //! default); values that do not parse are ignored, as hints may be.
 
-use super::file_io::{access, advance, locate, At, Dir};
-use super::pack::{pack_native, unpack_native};
+use super::file_io::{access, advance, locate, packed, At, Dir};
+use super::pack::{dense_out, unpack_native};
 use crate::files::FileId;
 use crate::info::Dict;
 use crate::state::Mpi;
@@ -74,22 +74,22 @@ pub(super) fn access_all(
     let mut buffers = std::mem::take(&mut f.buffers);
     let mut collective = std::mem::take(&mut buffers.collective);
     let staging = buffers.staging(len);
-    let engine = &mut w.world.engine;
+    let (engine, comm, file) = (&mut w.world.engine, f.comm, &f.file);
     let moved = match dir {
-        Dir::Write(buf) => pack_native(buf, count, dt, staging).and_then(|()| {
-            engine.file_write_aggregated(
-                f.comm,
-                &f.file,
-                &plan,
-                &runs,
-                staging,
-                &mut collective,
-            )?;
-            Ok(len)
-        }),
-        Dir::Read(buf) => engine
-            .file_read_aggregated(f.comm, &f.file, &plan, &runs, staging, &mut collective)
-            .and_then(|n| unpack_native(buf, count, dt, &staging[..n]).map(|()| n)),
+        Dir::Write(buf) => packed(buf, count, dt, staging)
+            .and_then(|data| {
+                engine.file_write_aggregated(comm, file, &plan, &runs, data, &mut collective)
+            })
+            .map(|()| len),
+        Dir::Read(buf) => match dense_out(buf, count, dt) {
+            Ok(Some(out)) => {
+                engine.file_read_aggregated(comm, file, &plan, &runs, out, &mut collective)
+            }
+            Ok(None) => engine
+                .file_read_aggregated(comm, file, &plan, &runs, staging, &mut collective)
+                .and_then(|n| unpack_native(buf, count, dt, &staging[..n]).map(|()| n)),
+            Err(e) => Err(e),
+        },
     };
     buffers.collective = collective;
     f.buffers = buffers.trimmed();

@@ -10,7 +10,7 @@
 //! Nonblocking forms complete before returning and hand out a completed request; a split
 //! collective does its work in `_begin` and keeps the byte count for `_end`.
 
-use super::pack::{pack_native, unpack_native};
+use super::pack::{dense_in, dense_out, pack_native, unpack_native};
 use super::util::{write, write_status};
 use crate::ffi::*;
 use crate::files::FileId;
@@ -91,6 +91,23 @@ pub(super) fn locate(
     Ok((start, len))
 }
 
+/// The packed bytes of `count` elements of `dt` at `buf`: the memory itself when the type is
+/// dense, else packed into `staging` (of the packed length).
+pub(super) fn packed<'a>(
+    buf: *const c_void,
+    count: usize,
+    dt: &Datatype,
+    staging: &'a mut [u8],
+) -> Result<&'a [u8]> {
+    match dense_in(buf, count, dt)? {
+        Some(bytes) => Ok(bytes),
+        None => {
+            pack_native(buf, count, dt, staging)?;
+            Ok(staging)
+        }
+    }
+}
+
 /// Moves the individual file pointer past an access that started at `start` (when it used it).
 pub(super) fn advance(w: &mut Mpi, fh: FileId, at: At, start: u64, moved: usize) -> Result<()> {
     if let At::Pointer = at {
@@ -113,14 +130,16 @@ pub(super) fn access(
     let mut buffers = std::mem::take(&mut f.buffers);
     let staging = buffers.staging(len);
     let mut io = || match dir {
-        Dir::Read(buf) => {
-            let n = read_view(&f.file, &f.view, start, staging)?;
-            unpack_native(buf, count, dt, &staging[..n])?;
-            Ok(n)
-        }
+        Dir::Read(buf) => match dense_out(buf, count, dt)? {
+            Some(out) => read_view(&f.file, &f.view, start, out),
+            None => {
+                let n = read_view(&f.file, &f.view, start, staging)?;
+                unpack_native(buf, count, dt, &staging[..n])?;
+                Ok(n)
+            }
+        },
         Dir::Write(buf) => {
-            pack_native(buf, count, dt, staging)?;
-            write_view(&f.file, &f.view, start, staging)?;
+            write_view(&f.file, &f.view, start, packed(buf, count, dt, staging)?)?;
             Ok(len)
         }
     };
