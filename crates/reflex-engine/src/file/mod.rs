@@ -3,8 +3,8 @@
 //!
 //! Every rank opens the file itself and accesses it with positioned reads and writes
 //! (`pread`/`pwrite` through [`std::os::unix::fs::FileExt`]), as ROMIO's generic UFS driver does;
-//! there is no aggregation (two-phase I/O) — collective accesses are the independent ones plus
-//! an agreement. [`view`] maps the data of a view (displacement, etype, filetype tiled from the
+//! collective accesses of short interleaved runs go through aggregators ([`plan`], [`aggregate`]:
+//! two-phase I/O), the others are the independent ones plus an agreement. [`view`] maps the data of a view (displacement, etype, filetype tiled from the
 //! displacement) onto runs of file bytes with the datatype engine's cursor; [`access`] reads and
 //! writes those runs. Collective calls agree on their outcome with [`Engine::file_agree`], so that
 //! a failure on one rank is an error on every rank.

@@ -2,11 +2,12 @@
 //! each blocking, nonblocking, collective and split collective (`form!` writes each C entry
 //! point as a call of the one access path).
 //!
-//! Every access is one [`access`]: the buffer is packed (writes) into a staging buffer of its
-//! packed size, which `reflex_engine::file` moves between the view's file runs; reads unpack
-//! what was really read (a short read at the end of the file sets the status's count to it).
-//! Collective forms are the independent access followed by an agreement over the file's
-//! communicator (all ranks learn whether every rank succeeded; no two-phase aggregation).
+//! Every independent access is one [`access`]: the buffer is packed (writes) into the file's
+//! staging buffer (unless its datatype is dense: then the memory itself is moved), which
+//! `reflex_engine::file` moves between the view's file runs; reads unpack what was really read
+//! (a short read at the end of the file sets the status's count to it). Collective forms go
+//! through `file_aggregate` (aggregators, or the independent access) and end with an agreement
+//! over the file's communicator (all ranks learn whether every rank succeeded).
 //! Nonblocking forms complete before returning and hand out a completed request; a split
 //! collective does its work in `_begin` and keeps the byte count for `_end`.
 
