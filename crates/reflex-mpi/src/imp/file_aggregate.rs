@@ -23,11 +23,13 @@ fn hints(dict: &Dict, dir: Dir) -> Hints {
         Dir::Read(_) => "romio_cb_read",
         Dir::Write(_) => "romio_cb_write",
     };
-    let mut h = Hints::default();
-    h.buffering = match dict.get(key).map(str::trim) {
-        Some("enable") => Buffering::Enable,
-        Some("disable") => Buffering::Disable,
-        _ => Buffering::Automatic,
+    let mut h = Hints {
+        buffering: match dict.get(key).map(str::trim) {
+            Some("enable") => Buffering::Enable,
+            Some("disable") => Buffering::Disable,
+            _ => Buffering::Automatic,
+        },
+        ..Hints::default()
     };
     let number = |k: &str| dict.get(k).and_then(|v| v.trim().parse::<u64>().ok());
     if let Some(n) = number("cb_nodes") {
