@@ -43,6 +43,41 @@ pub struct OpenFile {
     pub shared: SharedPointer,
     /// Bytes moved by the split collective begun and not yet ended.
     pub split: Option<usize>,
+    /// Buffers kept between accesses (so that large accesses do not fault in fresh pages
+    /// every time): the packed data of an access, and the collective buffer of an aggregator.
+    pub buffers: Buffers,
+}
+
+/// See [`OpenFile::buffers`].
+#[derive(Debug, Default)]
+pub struct Buffers {
+    /// The packed data of one access.
+    pub staging: Vec<u8>,
+    /// An aggregator's window of a collective access.
+    pub collective: Vec<u8>,
+}
+
+/// Buffers larger than this are given back after the access that needed them.
+const KEEP_AT_MOST: usize = 64 << 20;
+
+impl Buffers {
+    /// Themselves, less any buffer over [`KEEP_AT_MOST`] bytes.
+    pub fn trimmed(mut self) -> Self {
+        for b in [&mut self.staging, &mut self.collective] {
+            if b.capacity() > KEEP_AT_MOST {
+                *b = Vec::new();
+            }
+        }
+        self
+    }
+
+    /// The first `len` bytes of the staging buffer (old contents, not cleared).
+    pub fn staging(&mut self, len: usize) -> &mut [u8] {
+        if self.staging.len() < len {
+            self.staging.resize(len, 0);
+        }
+        &mut self.staging[..len]
+    }
 }
 
 /// Open files by number, and the error handler of `MPI_FILE_NULL`.

@@ -127,6 +127,12 @@ impl<T: Transport> Engine<T> {
         mine: Vec<u8>,
         their_len: usize,
     ) -> Result<(RequestId, RequestId)> {
+        let send = self.post_bytes(peer, mine)?;
+        Ok((send, self.expect_bytes(peer, their_len)))
+    }
+
+    /// Starts sending `mine` to `peer`.
+    fn post_bytes(&mut self, peer: &Peer, mine: Vec<u8>) -> Result<RequestId> {
         let env = Envelope {
             ctx: peer.ctx,
             src: peer.me,
@@ -136,11 +142,59 @@ impl<T: Transport> Engine<T> {
             flags: 0,
         };
         let out = OutBuf::Owned(mine);
-        let send = self.start_send(out, peer.world as usize, env, SendMode::Standard, None)?;
-        let buf = InBuf::Owned(vec![0; their_len]);
+        self.start_send(out, peer.world as usize, env, SendMode::Standard, None)
+    }
+
+    /// Posts the receive of `len` bytes from `peer`.
+    fn expect_bytes(&mut self, peer: &Peer, len: usize) -> RequestId {
+        let buf = InBuf::Owned(vec![0; len]);
         let recv = self.core.new_recv(buf, peer.rank, peer.tag, None);
         self.core.post_recv(recv, peer.ctx, peer.rank, peer.tag);
-        Ok((send, recv))
+        recv
+    }
+
+    /// Sends `outgoing[r]` to member `r` of `comm` where it is `Some` and receives
+    /// `incoming[r]` bytes from member `r` where that is `Some` (ours moves locally), on the
+    /// collective context with `tag`. The result holds what came from each member.
+    pub(crate) fn exchange_some(
+        &mut self,
+        comm: CommId,
+        tag: i32,
+        mut outgoing: Vec<Option<Vec<u8>>>,
+        incoming: &[Option<usize>],
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        let c = self.comms.get(comm)?;
+        let (ctx, members, me) = (c.ctx + 1, c.group.members.clone(), c.rank as usize);
+        let peer = |r: usize| Peer {
+            ctx,
+            world: members[r],
+            rank: r as i32,
+            me: me as u32,
+            tag,
+        };
+        let mut sends = Vec::new();
+        for (r, out) in outgoing.iter_mut().enumerate().filter(|&(r, _)| r != me) {
+            if let Some(bytes) = out.take() {
+                sends.push(self.post_bytes(&peer(r), bytes)?);
+            }
+        }
+        let mut recvs = Vec::new();
+        for (r, len) in incoming.iter().enumerate().filter(|&(r, _)| r != me) {
+            if let Some(len) = *len {
+                recvs.push((r, self.expect_bytes(&peer(r), len)));
+            }
+        }
+        let mut got: Vec<Option<Vec<u8>>> = vec![None; members.len()];
+        if incoming.get(me).copied().flatten().is_some() {
+            got[me] = outgoing.get_mut(me).and_then(Option::take);
+        }
+        for (r, id) in recvs {
+            got[r] = Some(self.wait_owned(id)?);
+        }
+        for id in sends {
+            self.wait(id)?;
+        }
+        Ok(got)
     }
 
     /// Waits for posted exchanges; returns what each received, in order.

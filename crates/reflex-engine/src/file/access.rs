@@ -39,7 +39,7 @@ pub fn with_lock<R>(file: &File, exclusive: bool, body: impl FnOnce() -> Result<
 pub fn read_view(file: &File, view: &View, offset: u64, buf: &mut [u8]) -> Result<usize> {
     let mut done = 0;
     for (at, len) in view.runs(offset, buf.len()) {
-        let got = read_run(file, at, &mut buf[done..done + len])?;
+        let got = read_at_most(file, at, &mut buf[done..done + len])?;
         done += got;
         if got < len {
             break;
@@ -48,7 +48,8 @@ pub fn read_view(file: &File, view: &View, offset: u64, buf: &mut [u8]) -> Resul
     Ok(done)
 }
 
-fn read_run(file: &File, at: u64, buf: &mut [u8]) -> Result<usize> {
+/// Reads file bytes from `at` into `buf`; returns how many there were before the end of the file.
+pub(super) fn read_at_most(file: &File, at: u64, buf: &mut [u8]) -> Result<usize> {
     let mut done = 0;
     while done < buf.len() {
         match file.read_at(&mut buf[done..], at + done as u64) {
@@ -65,11 +66,16 @@ fn read_run(file: &File, at: u64, buf: &mut [u8]) -> Result<usize> {
 pub fn write_view(file: &File, view: &View, offset: u64, buf: &[u8]) -> Result<()> {
     let mut done = 0;
     for (at, len) in view.runs(offset, buf.len()) {
-        file.write_all_at(&buf[done..done + len], at)
-            .map_err(|e| io("write failed", at, &e))?;
+        write_run(file, at, &buf[done..done + len])?;
         done += len;
     }
     Ok(())
+}
+
+/// Writes `buf` at file byte `at`.
+pub(super) fn write_run(file: &File, at: u64, buf: &[u8]) -> Result<()> {
+    file.write_all_at(buf, at)
+        .map_err(|e| io("write failed", at, &e))
 }
 
 #[cfg(test)]

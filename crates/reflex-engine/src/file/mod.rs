@@ -3,14 +3,16 @@
 //!
 //! Every rank opens the file itself and accesses it with positioned reads and writes
 //! (`pread`/`pwrite` through [`std::os::unix::fs::FileExt`]), as ROMIO's generic UFS driver does;
-//! there is no aggregation (two-phase I/O) — collective accesses are the independent ones plus
-//! an agreement. [`view`] maps the data of a view (displacement, etype, filetype tiled from the
+//! collective accesses of short interleaved runs go through aggregators ([`plan`], [`aggregate`]:
+//! two-phase I/O), the others are the independent ones plus an agreement. [`view`] maps the data of a view (displacement, etype, filetype tiled from the
 //! displacement) onto runs of file bytes with the datatype engine's cursor; [`access`] reads and
 //! writes those runs. Collective calls agree on their outcome with [`Engine::file_agree`], so that
 //! a failure on one rank is an error on every rank.
 
 pub mod access;
+pub mod aggregate;
 pub mod amode;
+pub mod plan;
 pub mod shared;
 pub mod view;
 
@@ -23,6 +25,7 @@ use std::path::Path;
 
 pub use access::{read_view, with_lock, write_view};
 pub use amode::Amode;
+pub use plan::{Buffering, Direction, Hints, Plan};
 pub use shared::SharedPointer;
 pub use view::View;
 

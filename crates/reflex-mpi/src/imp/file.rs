@@ -84,6 +84,7 @@ pub fn file_open(
         hints: hints_of(w, info),
         shared,
         split: None,
+        buffers: Default::default(),
     };
     if mode.append() {
         f.pointer = size_of(&f)?;

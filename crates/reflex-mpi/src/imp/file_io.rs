@@ -2,15 +2,16 @@
 //! each blocking, nonblocking, collective and split collective (`form!` writes each C entry
 //! point as a call of the one access path).
 //!
-//! Every access is one [`access`]: the buffer is packed (writes) into a staging buffer of its
-//! packed size, which `reflex_engine::file` moves between the view's file runs; reads unpack
-//! what was really read (a short read at the end of the file sets the status's count to it).
-//! Collective forms are the independent access followed by an agreement over the file's
-//! communicator (all ranks learn whether every rank succeeded; no two-phase aggregation).
+//! Every independent access is one [`access`]: the buffer is packed (writes) into the file's
+//! staging buffer (unless its datatype is dense: then the memory itself is moved), which
+//! `reflex_engine::file` moves between the view's file runs; reads unpack what was really read
+//! (a short read at the end of the file sets the status's count to it). Collective forms go
+//! through `file_aggregate` (aggregators, or the independent access) and end with an agreement
+//! over the file's communicator (all ranks learn whether every rank succeeded).
 //! Nonblocking forms complete before returning and hand out a completed request; a split
 //! collective does its work in `_begin` and keeps the byte count for `_end`.
 
-use super::pack::{pack_native, unpack_native};
+use super::pack::{dense_in, dense_out, pack_native, unpack_native};
 use super::util::{write, write_status};
 use crate::ffi::*;
 use crate::files::FileId;
@@ -22,7 +23,7 @@ use std::ffi::c_void;
 
 /// Where an access starts.
 #[derive(Debug, Clone, Copy)]
-enum At {
+pub(super) enum At {
     /// An explicit offset, in etypes of the view.
     Offset(MPI_Offset),
     /// The individual file pointer (which the access advances).
@@ -37,15 +38,23 @@ enum At {
 
 /// Which way the data goes, with the application's buffer.
 #[derive(Debug, Clone, Copy)]
-enum Dir {
+pub(super) enum Dir {
     /// From the file into the buffer.
     Read(*mut c_void),
     /// From the buffer into the file.
     Write(*const c_void),
 }
 
-/// One independent access of `count` elements of `dt`; returns the bytes moved.
-fn access(w: &mut Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype) -> Result<usize> {
+/// Checks an access of `count` elements of `dt` at `at` and finds where it starts (bytes of view
+/// data) and how long it is; advances the shared pointer when `at` is it.
+pub(super) fn locate(
+    w: &Mpi,
+    fh: FileId,
+    at: At,
+    dir: Dir,
+    count: usize,
+    dt: &Datatype,
+) -> Result<(u64, usize)> {
     let f = w.objects.files.get(fh)?;
     match dir {
         Dir::Read(_) => f.amode.check_read()?,
@@ -80,26 +89,68 @@ fn access(w: &mut Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype
             ))
         }
     };
-    let mut staging = vec![0u8; len];
-    let mut io = || match dir {
-        Dir::Read(buf) => {
-            let n = read_view(&f.file, &f.view, start, &mut staging)?;
-            unpack_native(buf, count, dt, &staging[..n])?;
-            Ok(n)
+    Ok((start, len))
+}
+
+/// The packed bytes of `count` elements of `dt` at `buf`: the memory itself when the type is
+/// dense, else packed into `staging` (of the packed length).
+pub(super) fn packed<'a>(
+    buf: *const c_void,
+    count: usize,
+    dt: &Datatype,
+    staging: &'a mut [u8],
+) -> Result<&'a [u8]> {
+    match dense_in(buf, count, dt)? {
+        Some(bytes) => Ok(bytes),
+        None => {
+            pack_native(buf, count, dt, staging)?;
+            Ok(staging)
         }
+    }
+}
+
+/// Moves the individual file pointer past an access that started at `start` (when it used it).
+pub(super) fn advance(w: &mut Mpi, fh: FileId, at: At, start: u64, moved: usize) -> Result<()> {
+    if let At::Pointer = at {
+        w.objects.files.get_mut(fh)?.pointer = start + moved as u64;
+    }
+    Ok(())
+}
+
+/// One independent access of `count` elements of `dt`; returns the bytes moved.
+pub(super) fn access(
+    w: &mut Mpi,
+    fh: FileId,
+    at: At,
+    dir: Dir,
+    count: usize,
+    dt: &Datatype,
+) -> Result<usize> {
+    let (start, len) = locate(w, fh, at, dir, count, dt)?;
+    let f = w.objects.files.get_mut(fh)?;
+    let mut buffers = std::mem::take(&mut f.buffers);
+    let staging = buffers.staging(len);
+    let mut io = || match dir {
+        Dir::Read(buf) => match dense_out(buf, count, dt)? {
+            Some(out) => read_view(&f.file, &f.view, start, out),
+            None => {
+                let n = read_view(&f.file, &f.view, start, staging)?;
+                unpack_native(buf, count, dt, &staging[..n])?;
+                Ok(n)
+            }
+        },
         Dir::Write(buf) => {
-            pack_native(buf, count, dt, &mut staging)?;
-            write_view(&f.file, &f.view, start, &staging)?;
+            write_view(&f.file, &f.view, start, packed(buf, count, dt, staging)?)?;
             Ok(len)
         }
     };
     let moved = match f.atomic {
-        true => with_lock(&f.file, matches!(dir, Dir::Write(_)), io)?,
-        false => io()?,
+        true => with_lock(&f.file, matches!(dir, Dir::Write(_)), io),
+        false => io(),
     };
-    if let At::Pointer = at {
-        w.objects.files.get_mut(fh)?.pointer = start + moved as u64;
-    }
+    f.buffers = buffers.trimmed();
+    let moved = moved?;
+    advance(w, fh, at, start, moved)?;
     Ok(moved)
 }
 
@@ -117,7 +168,10 @@ fn collective(
         At::Ordered => At::Data(super::file_shared::ordered_start(w, fh, comm, count, dt)?),
         _ => at,
     };
-    let moved = access(w, fh, at, dir, count, dt);
+    let moved = match w.objects.files.get(fh)?.atomic {
+        true => access(w, fh, at, dir, count, dt),
+        false => super::file_aggregate::access_all(w, fh, at, dir, count, dt),
+    };
     w.world.engine.file_agree(comm, moved)
 }
 

@@ -16,6 +16,7 @@ mod comm_create;
 mod env;
 mod errclass;
 mod file;
+mod file_aggregate;
 mod file_io;
 mod file_shared;
 mod file_view;
