@@ -85,15 +85,7 @@ mod tests {
 
     #[test]
     fn views_write_into_their_runs_and_reads_stop_at_the_end() {
-        let path = std::env::temp_dir().join(format!("reflex-access-{}", std::process::id()));
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .unwrap();
-        std::fs::remove_file(&path).unwrap();
+        let file = super::super::scratch_file("access");
         file.write_all_at(&[0xee; 12], 0).unwrap();
         let byte = Datatype::Basic(Basic::plain(ValueKind::Byte, 1));
         // two bytes of every four, from byte 2

@@ -398,19 +398,6 @@ fn place(answer: &[u8], pieces: &[Piece], data: &mut [u8]) -> Result<usize> {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> File {
-        let path = std::env::temp_dir().join(format!("reflex-agg-{}-{name}", std::process::id()));
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .unwrap();
-        std::fs::remove_file(&path).unwrap();
-        f
-    }
-
     fn piece(at: u64, len: usize, data: usize) -> Piece {
         Piece { at, len, data }
     }
@@ -418,7 +405,7 @@ mod tests {
     #[test]
     fn a_window_is_written_in_stretches_with_the_higher_rank_on_top() {
         use std::os::unix::fs::FileExt;
-        let f = scratch("write");
+        let f = super::super::scratch_file("agg-write");
         f.write_all_at(&[9; 16], 0).unwrap();
         let window = 0..16;
         let r0 = encode(&[piece(2, 2, 0), piece(6, 2, 2)], Some(&[1, 1, 2, 2]));
@@ -435,7 +422,7 @@ mod tests {
     #[test]
     fn a_window_is_read_and_answered_with_the_end_of_file() {
         use std::os::unix::fs::FileExt;
-        let f = scratch("read");
+        let f = super::super::scratch_file("agg-read");
         f.write_all_at(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0).unwrap();
         let window = 0..32;
         let asked = [Some(encode(&[piece(1, 2, 0), piece(8, 4, 2)], None)), None];

@@ -134,6 +134,21 @@ impl<T: Transport> Engine<T> {
     }
 }
 
+/// A scratch file for unit tests, already unlinked (it goes away with its descriptor).
+#[cfg(test)]
+pub(crate) fn scratch_file(name: &str) -> std::fs::File {
+    let path = std::env::temp_dir().join(format!("reflex-{name}-{}", std::process::id()));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    f
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
