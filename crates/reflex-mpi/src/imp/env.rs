@@ -15,7 +15,7 @@ const MAX_LIBRARY_VERSION_STRING: usize = 8192;
 const MAX_ERROR_STRING: usize = 512;
 pub(crate) const MAX_OBJECT_NAME: usize = 128;
 
-fn init_with(required: c_int) -> Result<c_int> {
+fn init_with(caller: &str, required: c_int) -> Result<c_int> {
     match state::world_model() {
         WorldModel::NotStarted => {}
         WorldModel::Active => {
@@ -31,7 +31,7 @@ fn init_with(required: c_int) -> Result<c_int> {
             ))
         }
     }
-    let mpi = super::startup::engine_join(required)?;
+    let mpi = super::startup::engine_join(caller, required)?;
     mpi.main_thread = std::thread::current().id();
     let provided = mpi.thread_level;
     state::set_world_model(WorldModel::Active);
@@ -45,7 +45,7 @@ fn init_with(required: c_int) -> Result<c_int> {
 
 /// `MPI_Init`.
 pub fn init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> Result<()> {
-    init_with(0).map(|_| ())
+    init_with("MPI_Init", 0).map(|_| ())
 }
 
 /// `MPI_Init_thread`: grants the level asked for (`MPI_THREAD_MULTIPLE` at most).
@@ -61,7 +61,7 @@ pub fn init_thread(
             "output argument provided is NULL",
         ));
     }
-    write(provided, init_with(required)?);
+    write(provided, init_with("MPI_Init_thread", required)?);
     Ok(())
 }
 

@@ -45,7 +45,7 @@ pub fn session_init(
             0
         }
     };
-    let mpi = super::startup::engine_join(level)?;
+    let mpi = super::startup::engine_join("MPI_Session_init", level)?;
     let index = mpi.objects.sessions.insert(Session {
         errhandler,
         thread_level: level.max(mpi.thread_level),

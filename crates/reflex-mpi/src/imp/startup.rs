@@ -17,9 +17,10 @@ const PROC_NULL: c_int = -1;
 /// `MPI_IO`: every rank can do I/O, which MPI spells `MPI_ANY_SOURCE`.
 const ANY_SOURCE_IO: c_int = -2;
 
-/// The running state for a model that starts at thread level `required`: the engine is started
-/// if it is not running yet; a running one provides `required` from now on if it provided less.
-pub(crate) fn engine_join(required: c_int) -> Result<&'static mut Mpi> {
+/// The running state for a model that starts at thread level `required` (in the call `caller`):
+/// the engine is started if it is not running yet; a running one provides `required` from now on
+/// if it provided less.
+pub(crate) fn engine_join(caller: &str, required: c_int) -> Result<&'static mut Mpi> {
     let required = required.clamp(0, crate::threads::THREAD_MULTIPLE);
     // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
     // MPI_THREAD_MULTIPLE); no other reference to the state is alive in an anytime call.
@@ -31,7 +32,7 @@ pub(crate) fn engine_join(required: c_int) -> Result<&'static mut Mpi> {
                 crate::threads::set_level(required);
             }
         }
-        Phase::Uninitialised => engine_start(phase, required)?,
+        Phase::Uninitialised => engine_start(caller, phase, required)?,
         Phase::Finalised => {
             return Err(MpiError::new(
                 ErrorClass::Other,
@@ -49,9 +50,9 @@ pub(crate) fn engine_join(required: c_int) -> Result<&'static mut Mpi> {
     }
 }
 
-fn engine_start(phase: &mut Phase, provided: c_int) -> Result<()> {
+fn engine_start(caller: &str, phase: &mut Phase, provided: c_int) -> Result<()> {
     crate::lifeline::die_with_launcher();
-    let world = World::init().unwrap_or_else(|e| start_failed(&e));
+    let world = World::init().unwrap_or_else(|e| start_failed(caller, &e));
     let progress = (world.config.progress_thread.is_on())
         .then(|| std::time::Duration::from_micros(u64::from(world.config.progress_us)));
     let universe = world
@@ -86,8 +87,8 @@ fn engine_start(phase: &mut Phase, provided: c_int) -> Result<()> {
 /// communicator whose handler could report it: the initial handler is `MPI_ERRORS_ARE_FATAL`
 /// (MPI-4.0 §9.3), so the reason is printed and the process ends; its launcher ends the job.
 #[cold]
-fn start_failed(e: &MpiError) -> ! {
-    eprintln!("reflex: fatal error in MPI_Init: {e}");
+fn start_failed(caller: &str, e: &MpiError) -> ! {
+    eprintln!("reflex: fatal error in {caller}: {e}");
     std::process::exit(1)
 }
 
