@@ -2,7 +2,8 @@
  * session_only.c - a program that never calls MPI_Init (MPI-4.0 11.3): everything goes through a
  * session. It takes the group of "mpi://WORLD", builds a communicator from it
  * (MPI_Comm_create_from_group), talks on it (ring Sendrecv, Allreduce, Bcast), opens a second
- * session while the first is open and closes them in the opposite order, and finalizes the last
+ * session (asking for MPI_THREAD_MULTIPLE) while the first is open and closes them in the
+ * opposite order, and finalizes the last
  * session, which must end MPI cleanly (the launcher sees a normal exit). MPI_Initialized and
  * MPI_Finalized stay false: sessions are not the World Model.
  * With SESSION_ONLY_TOUCH_WORLD=1 it then uses MPI_COMM_WORLD, which is invalid without
@@ -44,8 +45,18 @@ int main(void)
     CHECK_EQ(flag, 0);
     ring(comm);
 
-    /* A second session, open at the same time, with its own communicator. */
-    CALL(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s2));
+    /* A second session, open at the same time, asking for MPI_THREAD_MULTIPLE (every later call
+     * then runs under it), with its own communicator. */
+    MPI_Info want, got;
+    char level[MPI_MAX_INFO_VAL];
+    CALL(MPI_Info_create(&want));
+    CALL(MPI_Info_set(want, "thread_level", "MPI_THREAD_MULTIPLE"));
+    CALL(MPI_Session_init(want, MPI_ERRORS_RETURN, &s2));
+    CALL(MPI_Info_free(&want));
+    CALL(MPI_Session_get_info(s2, &got));
+    CALL(MPI_Info_get(got, "thread_level", MPI_MAX_INFO_VAL - 1, level, &flag));
+    CHECK(flag && strcmp(level, "MPI_THREAD_MULTIPLE") == 0, "thread_level %s", flag ? level : "(none)");
+    CALL(MPI_Info_free(&got));
     CHECK(s2 != s1, "two open sessions have different handles");
     MPI_Group world2;
     CALL(MPI_Group_from_session_pset(s2, "mpi://WORLD", &world2));
