@@ -22,8 +22,34 @@ use std::ffi::{c_char, c_int, c_void};
 const MAX_STRINGTAG_LEN: usize = 256;
 
 /// `MPI_Session_init` (an "anytime" call: it may start the engine). The thread level comes from
-/// the `thread_level` key of `info`; every level is provided.
+/// the `thread_level` key of `info`; every level is provided. An error goes to `errhandler`
+/// (MPI-4.0 §11.3.1) when it is a valid handler of the running engine; it is returned otherwise.
 pub fn session_init(
+    info: MPI_Info,
+    errhandler: MPI_Errhandler,
+    session: *mut MPI_Session,
+) -> Result<()> {
+    session_open(info, errhandler, session).map_err(|e| init_handler(errhandler, e))
+}
+
+/// Runs `MPI_Session_init`'s own handler on `e`; returns the error the call then returns.
+#[cold]
+fn init_handler(errhandler: MPI_Errhandler, e: MpiError) -> MpiError {
+    // SAFETY: inside MPI_Session_init (an anytime frame, which holds the process lock under
+    // MPI_THREAD_MULTIPLE); no other reference to the state is alive here.
+    let Some(mpi) = (unsafe { state::running() }) else {
+        return e;
+    };
+    if super::env::check_errhandler(mpi, errhandler).is_err() {
+        return e;
+    }
+    let name = "MPI_Session_init";
+    let code = crate::errors::register(name, &e);
+    crate::call::object_handler(mpi, name, errhandler, code, handles::SESSION_NULL);
+    crate::errors::existing(code)
+}
+
+fn session_open(
     info: MPI_Info,
     errhandler: MPI_Errhandler,
     session: *mut MPI_Session,
