@@ -1,6 +1,7 @@
 /*
- * session_comm.c - communicators built from groups alone (MPI-4.0 11.3, 7.4.2, 7.6.2), in a
- * program that also uses the World Model:
+ * session_comm.c - communicators built from groups alone (MPI-4.0 11.3:
+ * MPI_Comm_create_from_group, MPI_Intercomm_create_from_groups), in a program that also uses the
+ * World Model:
  *  - MPI_Comm_create_from_group over the group of "mpi://WORLD": ranks, point-to-point (a ring)
  *    and collectives (Allreduce, Bcast) on it; the error handler given is attached (an error on
  *    the new communicator is returned, MPI_Comm_get_errhandler gives it back);

@@ -4,14 +4,14 @@
 //! session handles are MPICH's "direct" session kind with the table index ([`crate::handles`]).
 //! Every session shares the one engine with the World Model ([`crate::state::Phase`]): the
 //! engine starts with the first of them and ends with the last, so this table's length is the
-//! sessions' share of that count. The process sets are the two MPI-4.0 §11.3.2 requires,
+//! sessions' share of that count. The process sets are the two MPI-4.0 §11.3 requires,
 //! `mpi://WORLD` and `mpi://SELF`; Reflex's launcher defines no others.
 
 use crate::ffi::MPI_Errhandler;
 use reflex_engine::{ErrorClass, MpiError, Result};
 
 /// The names of the thread levels, `MPI_THREAD_SINGLE` (0) to `MPI_THREAD_MULTIPLE` (3), as the
-/// `thread_level` info key spells them (MPI-4.0 §11.3.1).
+/// `thread_level` info key spells them (MPI-4.0 §11.3).
 pub const THREAD_LEVEL_NAMES: [&str; 4] = [
     "MPI_THREAD_SINGLE",
     "MPI_THREAD_FUNNELED",
@@ -144,7 +144,7 @@ fn invalid(index: u32) -> MpiError {
 /// The tag under which the members of a group agree on a communicator for `stringtag`
 /// (`MPI_Comm_create_from_group`, `MPI_Intercomm_create_from_groups`): 64-bit FNV-1a of the
 /// operation's name and the string, folded into `0..=MPI_TAG_UB`. Concurrent creations over
-/// overlapping groups must use different string tags (MPI-4.0 §7.4.2); the engine tells their
+/// overlapping groups must use different string tags (MPI-4.0, MPI_COMM_CREATE_FROM_GROUP); the engine tells their
 /// exchanges apart by this tag, so two strings collide only when their hashes agree in 30 bits.
 pub fn stringtag_tag(operation: &str, stringtag: &str) -> i32 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;

@@ -48,7 +48,8 @@ pub fn init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> Result<()> {
     init_with("MPI_Init", 0).map(|_| ())
 }
 
-/// `MPI_Init_thread`: grants the level asked for (`MPI_THREAD_MULTIPLE` at most).
+/// `MPI_Init_thread`: grants the level asked for (`MPI_THREAD_MULTIPLE` at most), or the higher
+/// one an open session already asked for.
 pub fn init_thread(
     _argc: *mut c_int,
     _argv: *mut *mut *mut c_char,
@@ -65,7 +66,7 @@ pub fn init_thread(
     Ok(())
 }
 
-/// `MPI_Initialized`: whether `MPI_Init` was called (sessions do not count, MPI-4.0 §11.2.1).
+/// `MPI_Initialized`: whether `MPI_Init` was called (sessions do not count, MPI-4.0 §11.2).
 pub fn initialized(flag: *mut c_int) -> Result<()> {
     write_flag(flag, state::world_model() != WorldModel::NotStarted)
 }

@@ -23,7 +23,7 @@ const MAX_STRINGTAG_LEN: usize = 256;
 
 /// `MPI_Session_init` (an "anytime" call: it may start the engine). The thread level comes from
 /// the `thread_level` key of `info`; every level is provided. An error goes to `errhandler`
-/// (MPI-4.0 §11.3.1) when it is a valid handler of the running engine; it is returned otherwise.
+/// (MPI-4.0 §11.3) when it is a valid handler of the running engine; it is returned otherwise.
 pub fn session_init(
     info: MPI_Info,
     errhandler: MPI_Errhandler,
@@ -127,7 +127,7 @@ pub fn session_get_num_psets(
 }
 
 /// `MPI_Session_get_nth_pset`: a `pset_len` of 0 asks for the length only; the length written
-/// back counts the terminating NUL (MPI-4.0 §11.3.2).
+/// back counts the terminating NUL (MPI-4.0 §11.3).
 pub fn session_get_nth_pset(
     _w: &mut Mpi,
     _session: u32,

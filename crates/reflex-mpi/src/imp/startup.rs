@@ -21,6 +21,8 @@ const ANY_SOURCE_IO: c_int = -2;
 /// the engine is started if it is not running yet; a running one provides `required` from now on
 /// if it provided less.
 pub(crate) fn engine_join(caller: &str, required: c_int) -> Result<&'static mut Mpi> {
+    // Every level is provided, MPI_THREAD_MULTIPLE included (crate::threads); below it nothing
+    // is locked.
     let required = required.clamp(0, crate::threads::THREAD_MULTIPLE);
     // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
     // MPI_THREAD_MULTIPLE); no other reference to the state is alive in an anytime call.
