@@ -70,6 +70,7 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
         "WIN" => format!("let {n} = crate::kinds::win(w, {n})?;"),
         "FILE" => format!("let {n} = crate::kinds::file(w, {n})?;"),
         "FILE_OPT" => format!("let {n} = crate::kinds::file_opt(w, {n})?;"),
+        "SESSION" => format!("let {n} = crate::kinds::session(w, {n})?;"),
         // Communication needs a committed type; constructors and queries take any valid one.
         "DATATYPE" => format!("let {n} = crate::kinds::datatype(w, {n})?;"),
         "DATATYPE_ANY" => format!("let {n} = crate::kinds::datatype_any(w, {n})?;"),
@@ -157,13 +158,14 @@ fn shim_body(f: &Function, style: Option<CallStyle>) -> String {
     let name = &f.name;
     let args = arg_names(f);
     let imp = imp_name(f);
-    // Errors go to the handler of the communicator or window the call names; those of the file
-    // calls to the file's (MPI_FILE_NULL's when there is none yet, as for MPI_File_open).
+    // Errors go to the handler of the communicator, window or session the call names; those of
+    // the file calls to the file's (MPI_FILE_NULL's when there is none yet, as for MPI_File_open).
     let errh = f
         .params
         .iter()
         .find(|p| p.kind == "COMM")
         .or_else(|| f.params.iter().find(|p| p.kind == "WIN"))
+        .or_else(|| f.params.iter().find(|p| p.kind == "SESSION"))
         .map_or("None".to_string(), |p| format!("Some({})", p.name));
     let errh = if name.starts_with("MPI_File_") {
         file_target(f)

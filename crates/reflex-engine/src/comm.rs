@@ -24,6 +24,12 @@ pub struct CommId(pub u32);
 pub const COMM_WORLD: CommId = CommId(0);
 /// `MPI_COMM_SELF`.
 pub const COMM_SELF: CommId = CommId(1);
+/// The library's own duplicate of the world communicator, hidden from the application: the
+/// parent of the MPI-4.0 Sessions constructors (`MPI_Comm_create_from_group`,
+/// `MPI_Intercomm_create_from_groups`), which have no parent communicator of their own.
+pub const COMM_SESSIONS: CommId = CommId(2);
+/// The first table index of a communicator the application creates.
+pub const FIRST_USER_COMM: u32 = 3;
 
 /// Index of a group in the engine's table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -197,9 +203,10 @@ pub(crate) struct Comms {
 
 impl Comms {
     pub(crate) fn insert(&mut self, comm: Comm) -> CommId {
-        let id = if let Some(i) = self.slots.iter().skip(2).position(Option::is_none) {
-            self.slots[i + 2] = Some(comm);
-            CommId(i as u32 + 2)
+        let first = FIRST_USER_COMM as usize;
+        let id = if let Some(i) = self.slots.iter().skip(first).position(Option::is_none) {
+            self.slots[i + first] = Some(comm);
+            CommId((i + first) as u32)
         } else {
             self.slots.push(Some(comm));
             CommId(self.slots.len() as u32 - 1)
@@ -258,7 +265,7 @@ impl Comms {
     }
 
     pub(crate) fn remove(&mut self, id: CommId) -> Result<Comm> {
-        if id == COMM_WORLD || id == COMM_SELF {
+        if id.0 < FIRST_USER_COMM {
             return Err(MpiError::new(
                 ErrorClass::Comm,
                 "predefined communicators cannot be freed",
@@ -376,10 +383,12 @@ mod tests {
         let c = |ctx| Comm::intra(ctx, 0, group(&[0]), 0);
         assert_eq!(comms.insert(c(0)), COMM_WORLD);
         assert_eq!(comms.insert(c(2)), COMM_SELF);
-        let a = comms.insert(c(4));
+        assert_eq!(comms.insert(c(4)), COMM_SESSIONS);
+        let a = comms.insert(c(6));
+        assert!(comms.remove(COMM_SESSIONS).is_err());
         assert!(comms.remove(COMM_WORLD).is_err());
         comms.remove(a).unwrap();
         assert_eq!(comms.get(a).unwrap_err().class, ErrorClass::Comm);
-        assert_eq!(comms.insert(c(6)), a);
+        assert_eq!(comms.insert(c(8)), a);
     }
 }

@@ -154,13 +154,18 @@ impl<T: Transport> Engine<T> {
         let fatal = crate::ERRORS_ARE_FATAL;
         self.comms.insert(Comm {
             name: "MPI_COMM_WORLD".into(),
-            ..Comm::intra(0, me, world, fatal)
+            ..Comm::intra(0, me, world.clone(), fatal)
         });
         self.comms.insert(Comm {
             name: "MPI_COMM_SELF".into(),
             ..Comm::intra(2, 0, own, fatal)
         });
-        self.comms.next_ctx = 4;
+        // Same context on every process without an exchange: all install it at start-up.
+        self.comms.insert(Comm {
+            name: "(sessions)".into(),
+            ..Comm::intra(4, me, world, fatal)
+        });
+        self.comms.next_ctx = 6;
     }
 
     /// This process's world rank.

@@ -42,7 +42,9 @@ pub mod topo;
 pub mod topo_ops;
 pub mod world;
 
-pub use comm::{CommId, Comparison, GroupId, COMM_SELF, COMM_WORLD};
+pub use comm::{
+    CommId, Comparison, GroupId, COMM_SELF, COMM_SESSIONS, COMM_WORLD, FIRST_USER_COMM,
+};
 pub use completion::Completion;
 pub use datatype::{Basic, Datatype, PairValue, ValueKind};
 pub use engine::{Engine, Tuning};

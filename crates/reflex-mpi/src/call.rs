@@ -26,8 +26,8 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-/// Runs `body` with the initialised state; errors go to the handler of `comm` (a communicator or
-/// window handle; else the world's).
+/// Runs `body` with the initialised state; errors go to the handler of `comm` (a communicator,
+/// window or session handle; else the world's).
 ///
 /// The body has one call site, shared by both thread levels, so that it is inlined here as before
 /// `MPI_THREAD_MULTIPLE` existed; what `MULTIPLE` adds is out of line ([`threads::lock`] before,
@@ -138,8 +138,8 @@ pub fn unsupported_value<T: Default>(name: &'static str) -> T {
 fn not_running(name: &str) -> c_int {
     // SAFETY: inside an MPI call; under MPI_THREAD_MULTIPLE the caller holds the lock.
     let when = match unsafe { state::phase() } {
-        state::Phase::Finalised => "after MPI_Finalize",
-        _ => "before MPI_Init",
+        state::Phase::Finalised => "after MPI_Finalize (and the last MPI_Session_finalize)",
+        _ => "before MPI_Init (or MPI_Session_init)",
     };
     eprintln!("reflex: fatal error: {name} called {when}");
     std::process::exit(1);
@@ -153,6 +153,13 @@ pub fn dispatch(mpi: &mut Mpi, name: &str, comm: Option<MPI_Comm>, error: &MpiEr
         let handler = mpi.objects.files.errhandler(file);
         let fh = file.map_or(std::ptr::null_mut(), handles::file_handle);
         return object_handler(mpi, name, handler, code, fh);
+    }
+    if let Some(session) = comm.and_then(handles::session_index) {
+        if let Ok(s) = mpi.objects.sessions.get(session) {
+            let handler = s.errhandler;
+            let handle = handles::session_handle(session);
+            return object_handler(mpi, name, handler, code, handle);
+        }
     }
     if let Some(win) = comm.and_then(handles::win_id) {
         if let Some(handler) = mpi.objects.wins.get(&win).map(|x| x.errhandler) {
@@ -208,9 +215,10 @@ pub fn object_handler<H>(
         fatal(mpi, name, code)
     };
     let mut c_code = code;
-    // SAFETY: the pointer was registered by MPI_Win_create_errhandler or
-    // MPI_File_create_errhandler, whose C signature is (H *, int *, ...) for the object's handle
-    // type H (the caller passes the handle of the object kind the handler was set on).
+    // SAFETY: the pointer was registered by MPI_Win_create_errhandler,
+    // MPI_File_create_errhandler or MPI_Session_create_errhandler, whose C signature is
+    // (H *, int *, ...) for the object's handle type H (the caller passes the handle of the
+    // object kind the handler was set on).
     let f: unsafe extern "C" fn(*mut H, *mut c_int) = unsafe { std::mem::transmute(function) };
     // SAFETY: both pointers are valid locals for the duration of the call.
     unsafe { f(&mut obj, &mut c_code) };

@@ -10709,7 +10709,12 @@ pub unsafe extern "C" fn MPI_Comm_idup_with_info(comm: ffi::MPI_Comm, info: ffi:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_create_from_group(group: ffi::MPI_Group, stringtag: *const c_char, info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_create_from_group")
+    crate::call::world("MPI_Comm_create_from_group", None, |w| {
+            let group = crate::kinds::group(group)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::imp::comm_create_from_group(w, group, stringtag, info, errhandler, newcomm)
+        })
 }
 
 /// `MPI_Comm_create_from_group`: forwards to `PMPI_Comm_create_from_group` (profiling tools interpose this symbol).
@@ -10729,7 +10734,11 @@ pub unsafe extern "C" fn MPI_Comm_create_from_group(group: ffi::MPI_Group, strin
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_from_session_pset(session: ffi::MPI_Session, pset_name: *const c_char, newgroup: *mut ffi::MPI_Group) -> c_int {
-    crate::call::unsupported("MPI_Group_from_session_pset")
+    crate::call::world("MPI_Group_from_session_pset", Some(session), |w| {
+            let session = crate::kinds::session(w, session)?;
+            crate::kinds::out_ptr(newgroup, "newgroup")?;
+            crate::imp::group_from_session_pset(w, session, pset_name, newgroup)
+        })
 }
 
 /// `MPI_Group_from_session_pset`: forwards to `PMPI_Group_from_session_pset` (profiling tools interpose this symbol).
@@ -10749,7 +10758,13 @@ pub unsafe extern "C" fn MPI_Group_from_session_pset(session: ffi::MPI_Session, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(local_group: ffi::MPI_Group, local_leader: c_int, remote_group: ffi::MPI_Group, remote_leader: c_int, stringtag: *const c_char, info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, newintercomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Intercomm_create_from_groups")
+    crate::call::world("MPI_Intercomm_create_from_groups", None, |w| {
+            let local_group = crate::kinds::group(local_group)?;
+            let remote_group = crate::kinds::group(remote_group)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(newintercomm, "newintercomm")?;
+            crate::imp::intercomm_create_from_groups(w, local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm)
+        })
 }
 
 /// `MPI_Intercomm_create_from_groups`: forwards to `PMPI_Intercomm_create_from_groups` (profiling tools interpose this symbol).
@@ -10769,7 +10784,10 @@ pub unsafe extern "C" fn MPI_Intercomm_create_from_groups(local_group: ffi::MPI_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Session_call_errhandler(session: ffi::MPI_Session, errorcode: c_int) -> c_int {
-    crate::call::unsupported("MPI_Session_call_errhandler")
+    crate::call::world("MPI_Session_call_errhandler", Some(session), |w| {
+            let session = crate::kinds::session(w, session)?;
+            crate::imp::session_call_errhandler(w, session, errorcode)
+        })
 }
 
 /// `MPI_Session_call_errhandler`: forwards to `PMPI_Session_call_errhandler` (profiling tools interpose this symbol).
@@ -10789,7 +10807,10 @@ pub unsafe extern "C" fn MPI_Session_call_errhandler(session: ffi::MPI_Session, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Session_create_errhandler(session_errhandler_fn: *const c_void, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Session_create_errhandler")
+    crate::call::world("MPI_Session_create_errhandler", None, |w| {
+            crate::kinds::out_ptr(errhandler, "errhandler")?;
+            crate::imp::session_create_errhandler(w, session_errhandler_fn, errhandler)
+        })
 }
 
 /// `MPI_Session_create_errhandler`: forwards to `PMPI_Session_create_errhandler` (profiling tools interpose this symbol).
@@ -10809,7 +10830,7 @@ pub unsafe extern "C" fn MPI_Session_create_errhandler(session_errhandler_fn: *c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Session_finalize(session: *mut ffi::MPI_Session) -> c_int {
-    crate::call::unsupported("MPI_Session_finalize")
+    crate::call::anytime("MPI_Session_finalize", || crate::imp::session_finalize(session))
 }
 
 /// `MPI_Session_finalize`: forwards to `PMPI_Session_finalize` (profiling tools interpose this symbol).
@@ -10829,7 +10850,11 @@ pub unsafe extern "C" fn MPI_Session_finalize(session: *mut ffi::MPI_Session) ->
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Session_get_errhandler(session: ffi::MPI_Session, errhandler: *mut ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Session_get_errhandler")
+    crate::call::world("MPI_Session_get_errhandler", Some(session), |w| {
+            let session = crate::kinds::session(w, session)?;
+            crate::kinds::out_ptr(errhandler, "errhandler")?;
+            crate::imp::session_get_errhandler(w, session, errhandler)
+        })
 }
 
 /// `MPI_Session_get_errhandler`: forwards to `PMPI_Session_get_errhandler` (profiling tools interpose this symbol).
@@ -10849,7 +10874,11 @@ pub unsafe extern "C" fn MPI_Session_get_errhandler(session: ffi::MPI_Session, e
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Session_get_info(session: ffi::MPI_Session, info_used: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Session_get_info")
+    crate::call::world("MPI_Session_get_info", Some(session), |w| {
+            let session = crate::kinds::session(w, session)?;
+            crate::kinds::out_ptr(info_used, "info_used")?;
+            crate::imp::session_get_info(w, session, info_used)
+        })
 }
 
 /// `MPI_Session_get_info`: forwards to `PMPI_Session_get_info` (profiling tools interpose this symbol).
@@ -10869,7 +10898,11 @@ pub unsafe extern "C" fn MPI_Session_get_info(session: ffi::MPI_Session, info_us
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Session_get_nth_pset(session: ffi::MPI_Session, info: ffi::MPI_Info, n: c_int, pset_len: *mut c_int, pset_name: *mut c_char) -> c_int {
-    crate::call::unsupported("MPI_Session_get_nth_pset")
+    crate::call::world("MPI_Session_get_nth_pset", Some(session), |w| {
+            let session = crate::kinds::session(w, session)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::session_get_nth_pset(w, session, info, n, pset_len, pset_name)
+        })
 }
 
 /// `MPI_Session_get_nth_pset`: forwards to `PMPI_Session_get_nth_pset` (profiling tools interpose this symbol).
@@ -10889,7 +10922,12 @@ pub unsafe extern "C" fn MPI_Session_get_nth_pset(session: ffi::MPI_Session, inf
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Session_get_num_psets(session: ffi::MPI_Session, info: ffi::MPI_Info, npset_names: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Session_get_num_psets")
+    crate::call::world("MPI_Session_get_num_psets", Some(session), |w| {
+            let session = crate::kinds::session(w, session)?;
+            let info = crate::kinds::info(w, info)?;
+            crate::kinds::out_ptr(npset_names, "npset_names")?;
+            crate::imp::session_get_num_psets(w, session, info, npset_names)
+        })
 }
 
 /// `MPI_Session_get_num_psets`: forwards to `PMPI_Session_get_num_psets` (profiling tools interpose this symbol).
@@ -10909,7 +10947,11 @@ pub unsafe extern "C" fn MPI_Session_get_num_psets(session: ffi::MPI_Session, in
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Session_get_pset_info(session: ffi::MPI_Session, pset_name: *const c_char, info: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_Session_get_pset_info")
+    crate::call::world("MPI_Session_get_pset_info", Some(session), |w| {
+            let session = crate::kinds::session(w, session)?;
+            crate::kinds::out_ptr(info, "info")?;
+            crate::imp::session_get_pset_info(w, session, pset_name, info)
+        })
 }
 
 /// `MPI_Session_get_pset_info`: forwards to `PMPI_Session_get_pset_info` (profiling tools interpose this symbol).
@@ -10929,7 +10971,7 @@ pub unsafe extern "C" fn MPI_Session_get_pset_info(session: ffi::MPI_Session, ps
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Session_init(info: ffi::MPI_Info, errhandler: ffi::MPI_Errhandler, session: *mut ffi::MPI_Session) -> c_int {
-    crate::call::unsupported("MPI_Session_init")
+    crate::call::anytime("MPI_Session_init", || crate::imp::session_init(info, errhandler, session))
 }
 
 /// `MPI_Session_init`: forwards to `PMPI_Session_init` (profiling tools interpose this symbol).
@@ -10949,7 +10991,10 @@ pub unsafe extern "C" fn MPI_Session_init(info: ffi::MPI_Info, errhandler: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Session_set_errhandler(session: ffi::MPI_Session, errhandler: ffi::MPI_Errhandler) -> c_int {
-    crate::call::unsupported("MPI_Session_set_errhandler")
+    crate::call::world("MPI_Session_set_errhandler", Some(session), |w| {
+            let session = crate::kinds::session(w, session)?;
+            crate::imp::session_set_errhandler(w, session, errhandler)
+        })
 }
 
 /// `MPI_Session_set_errhandler`: forwards to `PMPI_Session_set_errhandler` (profiling tools interpose this symbol).

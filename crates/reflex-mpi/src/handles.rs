@@ -43,6 +43,10 @@ pub const ERRORS_RETURN: MPI_Errhandler = 0x5400_0001;
 pub const ERRORS_ABORT: MPI_Errhandler = 0x5400_0003;
 const ERRHANDLER_USER: u32 = 0x9400_0000;
 
+/// `MPI_SESSION_NULL` (MPICH 4.0.2: object type 14).
+pub const SESSION_NULL: MPI_Session = 0x3800_0000;
+const SESSION_USER: u32 = 0xb800_0000;
+
 /// `MPI_OP_NULL`.
 pub const OP_NULL: MPI_Op = 0x1800_0000;
 /// `MPI_BYTE` (the etype and filetype of the default file view).
@@ -73,8 +77,9 @@ pub fn comm_id(h: MPI_Comm) -> Option<CommId> {
     match h {
         COMM_WORLD => Some(reflex_engine::COMM_WORLD),
         COMM_SELF => Some(reflex_engine::COMM_SELF),
+        // The library's own communicators (below FIRST_USER_COMM) have no C handle.
         _ => user_index(COMM_USER, h, 1 << 23)
-            .filter(|&i| i >= 2)
+            .filter(|&i| i >= reflex_engine::FIRST_USER_COMM)
             .map(CommId),
     }
 }
@@ -140,6 +145,18 @@ pub fn win_id(h: MPI_Win) -> Option<reflex_engine::WinId> {
     user_index(WIN_USER, h, 1 << 23).map(reflex_engine::WinId)
 }
 
+/// The C handle of session number `index` (MPICH's "direct" session kind, as its own).
+pub fn session_handle(index: u32) -> MPI_Session {
+    user(SESSION_USER, index)
+}
+
+/// The session number a C handle names, if it is a session handle (also the error-dispatch
+/// target of `MPI_Session_*` calls: session handles never collide with communicator or window
+/// handles).
+pub fn session_index(h: MPI_Session) -> Option<u32> {
+    user_index(SESSION_USER, h, 1 << 23)
+}
+
 /// `MPI_File` handles are pointers in MPICH's ABI; Reflex's are never dereferenced: this tag in
 /// the high bits plus the file's table index (`MPI_FILE_NULL` is the null pointer).
 const FILE_POINTER: usize = 0x7e11_0000_0000;
@@ -194,13 +211,18 @@ mod tests {
 
     #[test]
     fn user_handles_round_trip_and_never_hit_predefined_values() {
-        for i in [2u32, 3, 1000, (1 << 23) - 1] {
+        for i in [3u32, 4, 1000, (1 << 23) - 1] {
             let h = comm_handle(CommId(i));
             assert_eq!(comm_id(h), Some(CommId(i)));
             assert!(![COMM_NULL, COMM_WORLD, COMM_SELF].contains(&h));
         }
         assert_eq!(comm_id(COMM_NULL), None);
         assert_eq!(comm_id(0x1234), None);
+        assert_eq!(comm_id(comm_handle(reflex_engine::COMM_SESSIONS)), None);
+        assert_eq!(session_index(session_handle(9)), Some(9));
+        assert_eq!(session_index(SESSION_NULL), None);
+        assert_eq!(session_index(comm_handle(CommId(9))), None);
+        assert_eq!(win_id(session_handle(9)), None);
         assert_eq!(request_id(REQUEST_NULL), None);
         assert_eq!(
             request_id(request_handle(RequestId(77))),

@@ -29,8 +29,50 @@ pub fn comm(w: &Mpi, h: MPI_Comm) -> Result<CommId> {
             format!("{h:#x} is not a communicator handle"),
         )
     })?;
+    if id.0 < reflex_engine::FIRST_USER_COMM {
+        world_model_comm(id)?;
+    }
     w.world.engine.comm(id)?;
     Ok(id)
+}
+
+/// `MPI_COMM_WORLD` and `MPI_COMM_SELF` are valid only in the World Model (MPI-4.0 §11.2):
+/// not in a process that uses sessions alone, nor after `MPI_Finalize` while sessions are open.
+#[cold]
+fn world_model_comm(id: CommId) -> Result<()> {
+    let name = match id {
+        reflex_engine::COMM_WORLD => "MPI_COMM_WORLD",
+        _ => "MPI_COMM_SELF",
+    };
+    match crate::state::world_model() {
+        crate::state::WorldModel::Active => Ok(()),
+        crate::state::WorldModel::NotStarted => Err(MpiError::new(
+            ErrorClass::Comm,
+            format!("{name} is not valid: MPI_Init was not called (sessions only)"),
+        )),
+        crate::state::WorldModel::Ended => Err(MpiError::new(
+            ErrorClass::Comm,
+            format!("{name} is not valid after MPI_Finalize"),
+        )),
+    }
+}
+
+/// A session handle that names an open session.
+pub fn session(w: &Mpi, h: MPI_Session) -> Result<u32> {
+    if h == handles::SESSION_NULL {
+        return Err(MpiError::new(
+            ErrorClass::Session,
+            "MPI_SESSION_NULL is not a valid session here",
+        ));
+    }
+    handles::session_index(h)
+        .filter(|&i| w.objects.sessions.get(i).is_ok())
+        .ok_or_else(|| {
+            MpiError::new(
+                ErrorClass::Session,
+                format!("{h:#x} is not a session handle (or the session was finalized)"),
+            )
+        })
 }
 
 /// A datatype communication may use: predefined, or a committed user type (`MPI_ERR_TYPE`

@@ -28,6 +28,7 @@ pub mod lifeline;
 pub mod objects;
 pub mod ops;
 pub mod progress;
+pub mod sessions;
 pub mod state;
 pub mod threads;
 pub mod typegrid;

@@ -11,7 +11,7 @@
 use reflex_engine::world::World;
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 /// Everything the C layer keeps while MPI is initialised.
 pub struct Mpi {
@@ -29,14 +29,48 @@ pub struct Mpi {
     pub objects: crate::objects::Objects,
 }
 
-/// Where the library is in its life.
+/// Where the engine is in its life. It starts with the first of `MPI_Init`/`MPI_Init_thread`
+/// and `MPI_Session_init`, and ends when the last of the World Model and the sessions ends
+/// (MPI-4.0 §11.3): both models share it.
 pub enum Phase {
-    /// Before `MPI_Init`.
+    /// Before the engine starts.
     Uninitialised,
-    /// Between `MPI_Init` and `MPI_Finalize`.
+    /// While the World Model or a session is active.
     Running(Box<Mpi>),
-    /// After `MPI_Finalize`.
+    /// After the last of them ended (the engine cannot start again in this process).
     Finalised,
+}
+
+/// Where the World Model is (`MPI_Init` .. `MPI_Finalize`), which `MPI_Initialized`,
+/// `MPI_Finalized` and the validity of `MPI_COMM_WORLD`/`MPI_COMM_SELF` follow; the engine may
+/// run before and after it for sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorldModel {
+    /// `MPI_Init` not called yet.
+    NotStarted,
+    /// Between `MPI_Init` and `MPI_Finalize`.
+    Active,
+    /// After `MPI_Finalize`.
+    Ended,
+}
+
+/// [`WorldModel`] as a number; written only inside `MPI_Init`/`MPI_Finalize` (relaxed, as
+/// [`crate::threads::multiple`]: changed before the application may make another call).
+static WORLD_MODEL: AtomicU8 = AtomicU8::new(0);
+
+/// The World Model's state.
+#[inline]
+pub fn world_model() -> WorldModel {
+    match WORLD_MODEL.load(Ordering::Relaxed) {
+        0 => WorldModel::NotStarted,
+        1 => WorldModel::Active,
+        _ => WorldModel::Ended,
+    }
+}
+
+/// Records a change of the World Model (`MPI_Init`, `MPI_Finalize`).
+pub(crate) fn set_world_model(model: WorldModel) {
+    WORLD_MODEL.store(model as u8, Ordering::Relaxed);
 }
 
 struct Global(UnsafeCell<Phase>);

@@ -4,9 +4,7 @@
 use super::util::{write, write_string};
 use crate::ffi::*;
 use crate::handles;
-use crate::kinds::TAG_UB;
-use crate::state::{self, Mpi, Phase};
-use reflex_engine::world::World;
+use crate::state::{self, Mpi, WorldModel};
 use reflex_engine::{CommId, ErrorClass, MpiError, Result};
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
@@ -17,83 +15,41 @@ const MAX_LIBRARY_VERSION_STRING: usize = 8192;
 const MAX_ERROR_STRING: usize = 512;
 pub(crate) const MAX_OBJECT_NAME: usize = 128;
 
-fn init_with(required: c_int) -> Result<c_int> {
-    // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
-    // MPI_THREAD_MULTIPLE).
-    let phase = unsafe { state::phase() };
-    match phase {
-        Phase::Running(_) => {
+fn init_with(caller: &str, required: c_int) -> Result<c_int> {
+    match state::world_model() {
+        WorldModel::NotStarted => {}
+        WorldModel::Active => {
             return Err(MpiError::new(
                 ErrorClass::Other,
                 "MPI is already initialised",
             ))
         }
-        Phase::Finalised => {
+        WorldModel::Ended => {
             return Err(MpiError::new(
                 ErrorClass::Other,
                 "MPI cannot be initialised again after MPI_Finalize",
             ))
         }
-        Phase::Uninitialised => {}
     }
-    crate::lifeline::die_with_launcher();
-    let world = World::init().unwrap_or_else(|e| start_failed(&e));
-    let progress = (world.config.progress_thread.is_on())
-        .then(|| std::time::Duration::from_micros(u64::from(world.config.progress_us)));
-    // Every level is provided, MPI_THREAD_MULTIPLE included (crate::threads); below it nothing
-    // is locked.
-    let provided = required.clamp(0, crate::threads::THREAD_MULTIPLE);
-    let universe = world
-        .universe_size()
-        .map_or(world.engine.world_size() as i32, |u| u as i32);
-    let appnum = world.appnum().map_or(-1, |a| a as i32);
-    // Slots: TAG_UB, HOST, IO, WTIME_IS_GLOBAL, UNIVERSE_SIZE, LASTUSEDCODE, APPNUM.
-    let attr_values = Box::new([TAG_UB, PROC_NULL, ANY_SOURCE_IO, 0, universe, 0, appnum, 0]);
-    let objects = super::info::objects_at_init(&world, provided);
-    *phase = Phase::Running(Box::new(Mpi {
-        world,
-        thread_level: provided,
-        errhandlers: Vec::new(),
-        attr_values,
-        main_thread: std::thread::current().id(),
-        objects,
-    }));
-    crate::threads::set_level(provided);
-    clock_origin();
-    if let Some(pause) = progress {
-        crate::progress::start(pause).map_err(|e| {
-            MpiError::new(
-                ErrorClass::Other,
-                format!("cannot start the progress thread (REFLEX_PROGRESS_THREAD=on): {e}"),
-            )
-        })?;
-    }
+    let mpi = super::startup::engine_join(caller, required)?;
+    mpi.main_thread = std::thread::current().id();
+    let provided = mpi.thread_level;
+    state::set_world_model(WorldModel::Active);
     // Last: the progress thread raises the level to MPI_THREAD_MULTIPLE (it shares the engine
     // under the lock), and the unlocked fast paths must then stay closed.
-    // SAFETY: inside MPI_Init, as above.
+    // SAFETY: inside MPI_Init (an anytime frame, which holds the process lock under
+    // MPI_THREAD_MULTIPLE); `mpi` is not used after this.
     unsafe { state::publish_fast() };
     Ok(provided)
 }
 
-/// A process that cannot join its job (launcher, transport or configuration failure) has no
-/// communicator whose handler could report it: `MPI_Init`'s handler is `MPI_ERRORS_ARE_FATAL`
-/// (MPI-4.0 §9.3), so the reason is printed and the process ends; its launcher ends the job.
-#[cold]
-fn start_failed(e: &MpiError) -> ! {
-    eprintln!("reflex: fatal error in MPI_Init: {e}");
-    std::process::exit(1)
-}
-
-const PROC_NULL: c_int = -1;
-/// `MPI_IO`: every rank can do I/O, which MPI spells `MPI_ANY_SOURCE`.
-const ANY_SOURCE_IO: c_int = -2;
-
 /// `MPI_Init`.
 pub fn init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> Result<()> {
-    init_with(0).map(|_| ())
+    init_with("MPI_Init", 0).map(|_| ())
 }
 
-/// `MPI_Init_thread`: grants the level asked for (`MPI_THREAD_MULTIPLE` at most).
+/// `MPI_Init_thread`: grants the level asked for (`MPI_THREAD_MULTIPLE` at most), or the higher
+/// one an open session already asked for.
 pub fn init_thread(
     _argc: *mut c_int,
     _argv: *mut *mut *mut c_char,
@@ -106,24 +62,18 @@ pub fn init_thread(
             "output argument provided is NULL",
         ));
     }
-    write(provided, init_with(required)?);
+    write(provided, init_with("MPI_Init_thread", required)?);
     Ok(())
 }
 
-/// `MPI_Initialized`.
+/// `MPI_Initialized`: whether `MPI_Init` was called (sessions do not count, MPI-4.0 §11.2).
 pub fn initialized(flag: *mut c_int) -> Result<()> {
-    // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
-    // MPI_THREAD_MULTIPLE).
-    let running = !matches!(unsafe { state::phase() }, Phase::Uninitialised);
-    write_flag(flag, running)
+    write_flag(flag, state::world_model() != WorldModel::NotStarted)
 }
 
-/// `MPI_Finalized`.
+/// `MPI_Finalized`: whether `MPI_Finalize` was called (sessions may still be open).
 pub fn finalized(flag: *mut c_int) -> Result<()> {
-    // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
-    // MPI_THREAD_MULTIPLE).
-    let done = matches!(unsafe { state::phase() }, Phase::Finalised);
-    write_flag(flag, done)
+    write_flag(flag, state::world_model() == WorldModel::Ended)
 }
 
 fn write_flag(flag: *mut c_int, value: bool) -> Result<()> {
@@ -137,30 +87,33 @@ fn write_flag(flag: *mut c_int, value: bool) -> Result<()> {
     Ok(())
 }
 
-/// `MPI_Finalize` (an "anytime" call: it ends the running phase, so it cannot run inside it).
+/// `MPI_Finalize` (an "anytime" call: it may end the running phase, so it cannot run inside
+/// it). The engine ends with it unless sessions are still open (then with the last of them).
 pub fn finalize() -> Result<()> {
-    // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
-    // MPI_THREAD_MULTIPLE); no other reference to the state is alive in an anytime call.
-    let phase = unsafe { state::phase() };
-    state::withdraw_fast();
-    if let Phase::Running(mpi) = phase {
-        // MPI_COMM_SELF is freed first, while MPI still works (attribute delete callbacks).
-        super::attr::finalize_attrs(mpi)?;
-    }
-    match std::mem::replace(phase, Phase::Finalised) {
-        Phase::Running(mpi) => mpi.world.finalize(),
-        Phase::Uninitialised => {
-            *phase = Phase::Uninitialised;
-            Err(MpiError::new(
+    match state::world_model() {
+        WorldModel::Active => {}
+        WorldModel::NotStarted => {
+            return Err(MpiError::new(
                 ErrorClass::Other,
                 "MPI_Finalize called before MPI_Init",
             ))
         }
-        Phase::Finalised => Err(MpiError::new(
-            ErrorClass::Other,
-            "MPI_Finalize called twice",
-        )),
+        WorldModel::Ended => {
+            return Err(MpiError::new(
+                ErrorClass::Other,
+                "MPI_Finalize called twice",
+            ))
+        }
     }
+    state::withdraw_fast();
+    // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
+    // MPI_THREAD_MULTIPLE); no other reference to the state is alive in an anytime call.
+    if let Some(mpi) = unsafe { state::running() } {
+        // MPI_COMM_SELF is freed first, while MPI still works (attribute delete callbacks).
+        super::attr::finalize_attrs(mpi)?;
+    }
+    state::set_world_model(WorldModel::Ended);
+    super::startup::engine_leave()
 }
 
 /// `MPI_Abort`.
@@ -176,7 +129,7 @@ pub fn abort(w: &mut Mpi, comm: CommId, errorcode: c_int) -> Result<()> {
     )
 }
 
-fn clock_origin() -> Instant {
+pub(super) fn clock_origin() -> Instant {
     static ORIGIN: OnceLock<Instant> = OnceLock::new();
     *ORIGIN.get_or_init(Instant::now)
 }
