@@ -142,6 +142,29 @@ static void short_read(const char *path, MPI_Info info, const char *label)
     MPI_Type_free(&view);
 }
 
+/* MPI_File_get_info reports the collective-buffering hints in effect: the defaults where none
+ * was given (ROMIO's names and default buffer size), the given ones otherwise. */
+static void hints_reported(const char *path)
+{
+    MPI_File fh;
+    MPI_Info given = hints("enable", NULL, NULL), used;
+    char value[64];
+    int flag;
+    CALL(MPI_File_open(MPI_COMM_WORLD, path,
+                       MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE, given, &fh));
+    CALL(MPI_File_get_info(fh, &used));
+    MPI_Info_get(used, "romio_cb_write", sizeof value - 1, value, &flag);
+    CHECK(flag && strcmp(value, "enable") == 0, "romio_cb_write reported as '%s'", flag ? value : "");
+    MPI_Info_get(used, "cb_buffer_size", sizeof value - 1, value, &flag);
+    CHECK(flag && strcmp(value, "16777216") == 0, "cb_buffer_size reported as '%s'",
+          flag ? value : "");
+    MPI_Info_get(used, "cb_nodes", sizeof value - 1, value, &flag);
+    CHECK(flag && atoi(value) >= 1, "cb_nodes reported as '%s'", flag ? value : "");
+    MPI_Info_free(&used);
+    MPI_Info_free(&given);
+    CALL(MPI_File_close(&fh));
+}
+
 /* A wrong count on one rank (not a whole number of etypes) is an error on every rank, and
  * nobody hangs. */
 static void error_everywhere(const char *path)
@@ -182,6 +205,7 @@ int main(int argc, char **argv)
         short_read(path, info, sets[i].label);
         MPI_Info_free(&info);
     }
+    hints_reported(path);
     error_everywhere(path);
     mtest_rmtmpdir(MPI_COMM_WORLD, dir);
     return MTest_Finalize();

@@ -29,8 +29,10 @@ pub fn comm(w: &Mpi, h: MPI_Comm) -> Result<CommId> {
             format!("{h:#x} is not a communicator handle"),
         )
     })?;
-    if id.0 < reflex_engine::FIRST_USER_COMM {
-        world_model_comm(id)?;
+    if id.0 < reflex_engine::FIRST_USER_COMM
+        && crate::state::world_model() != crate::state::WorldModel::Active
+    {
+        return Err(world_model_comm(id));
     }
     w.world.engine.comm(id)?;
     Ok(id)
@@ -39,22 +41,16 @@ pub fn comm(w: &Mpi, h: MPI_Comm) -> Result<CommId> {
 /// `MPI_COMM_WORLD` and `MPI_COMM_SELF` are valid only in the World Model (MPI-4.0 §11.2):
 /// not in a process that uses sessions alone, nor after `MPI_Finalize` while sessions are open.
 #[cold]
-fn world_model_comm(id: CommId) -> Result<()> {
+fn world_model_comm(id: CommId) -> MpiError {
     let name = match id {
         reflex_engine::COMM_WORLD => "MPI_COMM_WORLD",
         _ => "MPI_COMM_SELF",
     };
-    match crate::state::world_model() {
-        crate::state::WorldModel::Active => Ok(()),
-        crate::state::WorldModel::NotStarted => Err(MpiError::new(
-            ErrorClass::Comm,
-            format!("{name} is not valid: MPI_Init was not called (sessions only)"),
-        )),
-        crate::state::WorldModel::Ended => Err(MpiError::new(
-            ErrorClass::Comm,
-            format!("{name} is not valid after MPI_Finalize"),
-        )),
-    }
+    let why = match crate::state::world_model() {
+        crate::state::WorldModel::Ended => " after MPI_Finalize",
+        _ => ": MPI_Init was not called (sessions only)",
+    };
+    MpiError::new(ErrorClass::Comm, format!("{name} is not valid{why}"))
 }
 
 /// A session handle that names an open session.

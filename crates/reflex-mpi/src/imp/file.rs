@@ -203,13 +203,17 @@ pub fn file_get_group(w: &mut Mpi, fh: FileId, group: *mut MPI_Group) -> Result<
     Ok(())
 }
 
-/// `MPI_File_get_info`: a new info object with the hints in use.
+/// `MPI_File_get_info`: a new info object with the hints in use (those given, and the
+/// collective-buffering defaults).
 pub fn file_get_info(w: &mut Mpi, fh: FileId, info_used: *mut MPI_Info) -> Result<()> {
-    let dict = w.objects.files.get(fh)?.hints.clone();
+    let f = w.objects.files.get(fh)?;
+    let nranks = w.world.engine.comm(f.comm)?.group.size();
+    let dict = super::file_aggregate::hints_in_use(&f.hints, nranks)?;
     new_info(w, dict, info_used)
 }
 
-/// `MPI_File_set_info` (collective): the hints are recorded; none changes the I/O.
+/// `MPI_File_set_info` (collective): the hints are recorded; the collective-buffering ones
+/// steer the collective accesses that follow (`file_aggregate`), the others change nothing.
 pub fn file_set_info(w: &mut Mpi, fh: FileId, info: Option<InfoId>) -> Result<()> {
     let dict = w.objects.infos.get(required(info)?).clone();
     let comm = w.objects.files.get(fh)?.comm;

@@ -41,6 +41,25 @@ fn hints(dict: &Dict, dir: Dir) -> Hints {
     h
 }
 
+/// The hints of a file as `MPI_File_get_info` reports them: those given, and the
+/// collective-buffering ones in effect where none was given (`nranks`: the file's group size,
+/// the default number of aggregators).
+pub(super) fn hints_in_use(dict: &Dict, nranks: usize) -> Result<Dict> {
+    let mut out = dict.clone();
+    let defaults = [
+        ("romio_cb_read", "automatic".to_string()),
+        ("romio_cb_write", "automatic".to_string()),
+        ("cb_buffer_size", Hints::default().buffer.to_string()),
+        ("cb_nodes", nranks.to_string()),
+    ];
+    for (key, value) in defaults {
+        if dict.get(key).is_none() {
+            out.set(key, &value)?;
+        }
+    }
+    Ok(out)
+}
+
 /// A collective access by every rank of the file's group (without the final agreement):
 /// through aggregators when the ranks agree on a plan, independently otherwise.
 pub(super) fn access_all(
@@ -118,5 +137,13 @@ mod tests {
         assert_eq!(r.buffering, Buffering::Disable);
         let none = hints(&Dict::default(), Dir::Read(std::ptr::null_mut()));
         assert_eq!(none, Hints::default());
+        let used = hints_in_use(&d, 4).unwrap();
+        assert_eq!(used.get("romio_cb_write"), Some("enable"));
+        assert_eq!(used.get("cb_nodes"), Some("3"));
+        assert_eq!(used.get("cb_buffer_size"), Some("lots"));
+        let defaults = hints_in_use(&Dict::default(), 4).unwrap();
+        assert_eq!(defaults.get("romio_cb_read"), Some("automatic"));
+        assert_eq!(defaults.get("cb_nodes"), Some("4"));
+        assert_eq!(defaults.get("cb_buffer_size"), Some("16777216"));
     }
 }
