@@ -157,7 +157,7 @@ impl<T: Transport> Engine<T> {
         Ok((highest.max(theirs[0]), remote))
     }
 
-    fn insert_inter(
+    pub(crate) fn insert_inter(
         &mut self,
         ctx: u32,
         rank: u32,

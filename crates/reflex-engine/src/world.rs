@@ -60,6 +60,7 @@ impl World {
         };
         let segment_base = fabric.node_segment_name().map(str::to_owned);
         let mut engine = Engine::new(fabric, rank, (0..size).collect(), tuning, single_copy);
+        engine.set_job(crate::procs::job_id(pmi.kvsname()));
         if let Some(base) = segment_base {
             engine.set_segment_base(base);
         }

@@ -396,6 +396,8 @@ fn max_field(reply: &Message, key: &str, default: usize) -> Result<usize, PmiErr
     }
 }
 
+mod names;
+
 #[cfg(test)]
 #[path = "client_tests.rs"]
 mod tests;
