@@ -84,6 +84,46 @@ impl World {
         self.pmi.universe_size()
     }
 
+    /// `MPI_Publish_name`: `port` under `service` in the launcher's name service.
+    pub fn publish_name(&mut self, service: &str, port: &str) -> Result<()> {
+        self.pmi.publish_name(service, port).map_err(|e| {
+            MpiError::new(
+                ErrorClass::Service,
+                format!("cannot publish service {service:?}: {e}"),
+            )
+        })
+    }
+
+    /// `MPI_Lookup_name`: the port published under `service` (`MPI_ERR_NAME` when none is).
+    pub fn lookup_name(&mut self, service: &str) -> Result<String> {
+        match self.pmi.lookup_name(service) {
+            Ok(Some(port)) => Ok(port),
+            Ok(None) => Err(MpiError::new(
+                ErrorClass::Name,
+                format!("no port is published under service {service:?}"),
+            )),
+            Err(e) => Err(MpiError::new(
+                ErrorClass::Name,
+                format!("cannot look up service {service:?}: {e}"),
+            )),
+        }
+    }
+
+    /// `MPI_Unpublish_name` (`MPI_ERR_SERVICE` when `service` is not published).
+    pub fn unpublish_name(&mut self, service: &str) -> Result<()> {
+        match self.pmi.unpublish_name(service) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(MpiError::new(
+                ErrorClass::Service,
+                format!("service {service:?} is not published"),
+            )),
+            Err(e) => Err(MpiError::new(
+                ErrorClass::Service,
+                format!("cannot unpublish service {service:?}: {e}"),
+            )),
+        }
+    }
+
     /// `MPI_Finalize`: waits for every rank, then says goodbye to the launcher.
     pub fn finalize(mut self) -> Result<()> {
         self.engine.barrier(crate::COMM_WORLD)?;

@@ -75,6 +75,16 @@ impl BridgeIds {
         self.ids.get(index).copied().flatten()
     }
 
+    /// Whether `hello` is proper (this bridge's cookie, this process's rank) but from a process
+    /// this bridge was not told about yet: the transport keeps such a connection waiting (its
+    /// job may have heard of this process first) instead of refusing it.
+    pub fn awaits(&self, cookie: u64, hello: &Hello) -> bool {
+        hello.cookie == cookie
+            && hello.to == self.me.1
+            && (hello.job, hello.from) != self.me
+            && !self.by_id.contains_key(&(hello.job, hello.from))
+    }
+
     /// The sender of `hello`, received by this bridge whose cookie is `cookie`, or why it is
     /// refused.
     pub fn sender(&self, cookie: u64, hello: &Hello) -> Result<Sender, String> {
@@ -145,6 +155,12 @@ mod tests {
             let e = ids.sender(11, &h).unwrap_err();
             assert!(e.contains(why), "{h:?}: {e}");
         }
+        // Only a proper hello from an unknown process waits to be told about.
+        assert!(ids.awaits(11, &hello(9, 1, 1, 11)));
+        assert!(!ids.awaits(11, &hello(9, 0, 1, 11)), "known already");
+        assert!(!ids.awaits(12, &hello(9, 1, 1, 11)), "wrong cookie");
+        assert!(!ids.awaits(11, &hello(9, 1, 2, 11)), "not for this rank");
+        assert!(!ids.awaits(11, &hello(7, 1, 1, 11)), "this process itself");
     }
 
     #[test]

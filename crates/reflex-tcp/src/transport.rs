@@ -144,6 +144,9 @@ pub struct TcpTransport {
     pub(crate) epoll: Epoll,
     /// On a bridge between jobs: who this process is and which processes may connect.
     bridge: Option<BridgeIds>,
+    /// On a bridge: accepted connections whose hello names a process not known yet (token,
+    /// hello, connection), oldest first, at most [`MAX_UNIDENTIFIED`].
+    parked: Vec<(u64, Hello, Conn)>,
 }
 
 fn errno(e: Errno) -> io::Error {
@@ -196,6 +199,7 @@ impl TcpTransport {
             self.stripes.resize_with(index + 1, Streams::default);
         }
         self.cards[index] = Some(card);
+        self.unpark();
         Ok(())
     }
 
@@ -250,6 +254,7 @@ impl TcpTransport {
             listener,
             epoll,
             bridge: None,
+            parked: Vec::new(),
         })
     }
 
@@ -480,8 +485,32 @@ impl TcpTransport {
             Ok(ReadOutcome::Eof) => Err("closed before hello".into()),
             Err(e) => Err(e.to_string()),
         };
-        let verdict = match hello {
-            Ok(h) => {
+        match hello {
+            Ok(h) => self.decide(h, conn, token),
+            Err(why) => self.act_on(Verdict::Refuse(why), conn),
+        }
+    }
+
+    /// Judges the hello `h` of connection `conn` (epoll token `token`). On a bridge, a proper
+    /// hello from a process this one was not told about yet is parked: its job may learn of
+    /// this process before this process learns of it (the two groups of an accept/connect hear
+    /// the outcome from their roots at different times). [`TcpTransport::add_peer`] takes it up.
+    fn decide(&mut self, h: Hello, conn: Conn, token: u64) {
+        if self
+            .bridge
+            .as_ref()
+            .is_some_and(|ids| ids.awaits(self.cookie, &h))
+        {
+            let _ = self.epoll.delete(&conn.stream);
+            if self.parked.len() >= MAX_UNIDENTIFIED {
+                self.parked.remove(0);
+                self.stats.refused += 1;
+            }
+            self.parked.push((token, h, conn));
+            return;
+        }
+        let verdict = {
+            {
                 let (links, stripes) = (&self.links, &self.stripes);
                 let joinable = |p: usize, k: usize| {
                     links[p].phase() == LinkPhase::Up
@@ -494,9 +523,27 @@ impl TcpTransport {
                 };
                 judge_from(who, self.streams, &h, |p| links[p].phase(), joinable)
             }
-            Err(why) => Verdict::Refuse(why),
         };
         self.act_on(verdict, conn);
+    }
+
+    /// Judges again the parked hellos whose senders are known now.
+    fn unpark(&mut self) {
+        let parked = std::mem::take(&mut self.parked);
+        for (token, h, conn) in parked {
+            let known = self
+                .bridge
+                .as_ref()
+                .is_some_and(|ids| !ids.awaits(self.cookie, &h));
+            if !known {
+                self.parked.push((token, h, conn));
+                continue;
+            }
+            let event = EpollEvent::new(EpollFlags::EPOLLIN, token);
+            if self.epoll.add(&conn.stream, event).is_ok() {
+                self.decide(h, conn, token);
+            }
+        }
     }
 
     fn act_on(&mut self, verdict: Verdict, mut conn: Conn) {
