@@ -28,6 +28,8 @@ pub struct OpenFile {
     pub comm: CommId,
     /// The current view.
     pub view: View,
+    /// The data representation of the view.
+    pub rep: crate::datarep::Rep,
     /// The etype and filetype handles `MPI_File_get_view` returns (derived ones are private
     /// duplicates, freed with the view).
     pub view_types: (MPI_Datatype, MPI_Datatype),

@@ -7484,7 +7484,7 @@ pub unsafe extern "C" fn MPI_File_get_size(fh: ffi::MPI_File, size: *mut ffi::MP
 pub unsafe extern "C" fn PMPI_File_get_type_extent(fh: ffi::MPI_File, datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Aint) -> c_int {
     crate::call::world("MPI_File_get_type_extent", Some(crate::handles::file_target(fh)), |w| {
             let fh = crate::kinds::file(w, fh)?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(extent, "extent")?;
             crate::imp::file_get_type_extent(w, fh, datatype, extent)
         })
@@ -7537,7 +7537,7 @@ pub unsafe extern "C" fn PMPI_File_iread(fh: ffi::MPI_File, buf: *mut c_void, co
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread(w, fh, buf, count, datatype, request)
         })
@@ -7564,7 +7564,7 @@ pub unsafe extern "C" fn PMPI_File_iread_all(fh: ffi::MPI_File, buf: *mut c_void
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_all(w, fh, buf, count, datatype, request)
         })
@@ -7591,7 +7591,7 @@ pub unsafe extern "C" fn PMPI_File_iread_at(fh: ffi::MPI_File, offset: ffi::MPI_
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_at(w, fh, offset, buf, count, datatype, request)
         })
@@ -7618,7 +7618,7 @@ pub unsafe extern "C" fn PMPI_File_iread_at_all(fh: ffi::MPI_File, offset: ffi::
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_at_all(w, fh, offset, buf, count, datatype, request)
         })
@@ -7645,7 +7645,7 @@ pub unsafe extern "C" fn PMPI_File_iread_shared(fh: ffi::MPI_File, buf: *mut c_v
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_shared(w, fh, buf, count, datatype, request)
         })
@@ -7672,7 +7672,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite(fh: ffi::MPI_File, buf: *const c_void,
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite(w, fh, buf, count, datatype, request)
         })
@@ -7699,7 +7699,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_all(fh: ffi::MPI_File, buf: *const c_v
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_all(w, fh, buf, count, datatype, request)
         })
@@ -7726,7 +7726,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_at(fh: ffi::MPI_File, offset: ffi::MPI
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_at(w, fh, offset, buf, count, datatype, request)
         })
@@ -7753,7 +7753,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_at_all(fh: ffi::MPI_File, offset: ffi:
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_at_all(w, fh, offset, buf, count, datatype, request)
         })
@@ -7780,7 +7780,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_shared(fh: ffi::MPI_File, buf: *const 
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_shared(w, fh, buf, count, datatype, request)
         })
@@ -7855,7 +7855,7 @@ pub unsafe extern "C" fn PMPI_File_read(fh: ffi::MPI_File, buf: *mut c_void, cou
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read(w, fh, buf, count, datatype, status)
         })
 }
@@ -7881,7 +7881,7 @@ pub unsafe extern "C" fn PMPI_File_read_all(fh: ffi::MPI_File, buf: *mut c_void,
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_all(w, fh, buf, count, datatype, status)
         })
 }
@@ -7907,7 +7907,7 @@ pub unsafe extern "C" fn PMPI_File_read_all_begin(fh: ffi::MPI_File, buf: *mut c
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_all_begin(w, fh, buf, count, datatype)
         })
 }
@@ -7956,7 +7956,7 @@ pub unsafe extern "C" fn PMPI_File_read_at(fh: ffi::MPI_File, offset: ffi::MPI_O
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_at(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -7982,7 +7982,7 @@ pub unsafe extern "C" fn PMPI_File_read_at_all(fh: ffi::MPI_File, offset: ffi::M
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_at_all(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -8008,7 +8008,7 @@ pub unsafe extern "C" fn PMPI_File_read_at_all_begin(fh: ffi::MPI_File, offset: 
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_at_all_begin(w, fh, offset, buf, count, datatype)
         })
 }
@@ -8057,7 +8057,7 @@ pub unsafe extern "C" fn PMPI_File_read_ordered(fh: ffi::MPI_File, buf: *mut c_v
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_ordered(w, fh, buf, count, datatype, status)
         })
 }
@@ -8083,7 +8083,7 @@ pub unsafe extern "C" fn PMPI_File_read_ordered_begin(fh: ffi::MPI_File, buf: *m
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_ordered_begin(w, fh, buf, count, datatype)
         })
 }
@@ -8132,7 +8132,7 @@ pub unsafe extern "C" fn PMPI_File_read_shared(fh: ffi::MPI_File, buf: *mut c_vo
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_shared(w, fh, buf, count, datatype, status)
         })
 }
@@ -8346,7 +8346,7 @@ pub unsafe extern "C" fn PMPI_File_write(fh: ffi::MPI_File, buf: *const c_void, 
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write(w, fh, buf, count, datatype, status)
         })
 }
@@ -8372,7 +8372,7 @@ pub unsafe extern "C" fn PMPI_File_write_all(fh: ffi::MPI_File, buf: *const c_vo
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_all(w, fh, buf, count, datatype, status)
         })
 }
@@ -8398,7 +8398,7 @@ pub unsafe extern "C" fn PMPI_File_write_all_begin(fh: ffi::MPI_File, buf: *cons
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_all_begin(w, fh, buf, count, datatype)
         })
 }
@@ -8447,7 +8447,7 @@ pub unsafe extern "C" fn PMPI_File_write_at(fh: ffi::MPI_File, offset: ffi::MPI_
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_at(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -8473,7 +8473,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_all(fh: ffi::MPI_File, offset: ffi::
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_at_all(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -8499,7 +8499,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_all_begin(fh: ffi::MPI_File, offset:
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_at_all_begin(w, fh, offset, buf, count, datatype)
         })
 }
@@ -8548,7 +8548,7 @@ pub unsafe extern "C" fn PMPI_File_write_ordered(fh: ffi::MPI_File, buf: *const 
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_ordered(w, fh, buf, count, datatype, status)
         })
 }
@@ -8574,7 +8574,7 @@ pub unsafe extern "C" fn PMPI_File_write_ordered_begin(fh: ffi::MPI_File, buf: *
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_ordered_begin(w, fh, buf, count, datatype)
         })
 }
@@ -8623,7 +8623,7 @@ pub unsafe extern "C" fn PMPI_File_write_shared(fh: ffi::MPI_File, buf: *const c
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_shared(w, fh, buf, count, datatype, status)
         })
 }
@@ -8645,7 +8645,9 @@ pub unsafe extern "C" fn MPI_File_write_shared(fh: ffi::MPI_File, buf: *const c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Register_datarep(datarep: *const c_char, read_conversion_fn: *const c_void, write_conversion_fn: *const c_void, dtype_file_extent_fn: *const c_void, extra_state: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Register_datarep")
+    crate::call::world("MPI_Register_datarep", None, |w| {
+            crate::imp::register_datarep(w, datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state)
+        })
 }
 
 /// `MPI_Register_datarep`: forwards to `PMPI_Register_datarep` (profiling tools interpose this symbol).
@@ -12122,7 +12124,7 @@ pub unsafe extern "C" fn MPI_Exscan_init_c(sendbuf: *const c_void, recvbuf: *mut
 pub unsafe extern "C" fn PMPI_File_get_type_extent_c(fh: ffi::MPI_File, datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Count) -> c_int {
     crate::call::world("MPI_File_get_type_extent_c", Some(crate::handles::file_target(fh)), |w| {
             let fh = crate::kinds::file(w, fh)?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(extent, "extent")?;
             crate::imp::file_get_type_extent_c(w, fh, datatype, extent)
         })
@@ -12149,7 +12151,7 @@ pub unsafe extern "C" fn PMPI_File_iread_all_c(fh: ffi::MPI_File, buf: *mut c_vo
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_all_c(w, fh, buf, count, datatype, request)
         })
@@ -12176,7 +12178,7 @@ pub unsafe extern "C" fn PMPI_File_iread_at_all_c(fh: ffi::MPI_File, offset: ffi
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_at_all_c(w, fh, offset, buf, count, datatype, request)
         })
@@ -12203,7 +12205,7 @@ pub unsafe extern "C" fn PMPI_File_iread_at_c(fh: ffi::MPI_File, offset: ffi::MP
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_at_c(w, fh, offset, buf, count, datatype, request)
         })
@@ -12230,7 +12232,7 @@ pub unsafe extern "C" fn PMPI_File_iread_c(fh: ffi::MPI_File, buf: *mut c_void, 
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_c(w, fh, buf, count, datatype, request)
         })
@@ -12257,7 +12259,7 @@ pub unsafe extern "C" fn PMPI_File_iread_shared_c(fh: ffi::MPI_File, buf: *mut c
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_shared_c(w, fh, buf, count, datatype, request)
         })
@@ -12284,7 +12286,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_all_c(fh: ffi::MPI_File, buf: *const c
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_all_c(w, fh, buf, count, datatype, request)
         })
@@ -12311,7 +12313,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_at_all_c(fh: ffi::MPI_File, offset: ff
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_at_all_c(w, fh, offset, buf, count, datatype, request)
         })
@@ -12338,7 +12340,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_at_c(fh: ffi::MPI_File, offset: ffi::M
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_at_c(w, fh, offset, buf, count, datatype, request)
         })
@@ -12365,7 +12367,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_c(fh: ffi::MPI_File, buf: *const c_voi
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_c(w, fh, buf, count, datatype, request)
         })
@@ -12392,7 +12394,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_shared_c(fh: ffi::MPI_File, buf: *cons
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_shared_c(w, fh, buf, count, datatype, request)
         })
@@ -12419,7 +12421,7 @@ pub unsafe extern "C" fn PMPI_File_read_all_begin_c(fh: ffi::MPI_File, buf: *mut
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_all_begin_c(w, fh, buf, count, datatype)
         })
 }
@@ -12445,7 +12447,7 @@ pub unsafe extern "C" fn PMPI_File_read_all_c(fh: ffi::MPI_File, buf: *mut c_voi
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_all_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12471,7 +12473,7 @@ pub unsafe extern "C" fn PMPI_File_read_at_all_begin_c(fh: ffi::MPI_File, offset
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_at_all_begin_c(w, fh, offset, buf, count, datatype)
         })
 }
@@ -12497,7 +12499,7 @@ pub unsafe extern "C" fn PMPI_File_read_at_all_c(fh: ffi::MPI_File, offset: ffi:
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_at_all_c(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -12523,7 +12525,7 @@ pub unsafe extern "C" fn PMPI_File_read_at_c(fh: ffi::MPI_File, offset: ffi::MPI
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_at_c(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -12549,7 +12551,7 @@ pub unsafe extern "C" fn PMPI_File_read_c(fh: ffi::MPI_File, buf: *mut c_void, c
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12575,7 +12577,7 @@ pub unsafe extern "C" fn PMPI_File_read_ordered_begin_c(fh: ffi::MPI_File, buf: 
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_ordered_begin_c(w, fh, buf, count, datatype)
         })
 }
@@ -12601,7 +12603,7 @@ pub unsafe extern "C" fn PMPI_File_read_ordered_c(fh: ffi::MPI_File, buf: *mut c
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_ordered_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12627,7 +12629,7 @@ pub unsafe extern "C" fn PMPI_File_read_shared_c(fh: ffi::MPI_File, buf: *mut c_
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_shared_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12653,7 +12655,7 @@ pub unsafe extern "C" fn PMPI_File_write_all_begin_c(fh: ffi::MPI_File, buf: *co
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_all_begin_c(w, fh, buf, count, datatype)
         })
 }
@@ -12679,7 +12681,7 @@ pub unsafe extern "C" fn PMPI_File_write_all_c(fh: ffi::MPI_File, buf: *const c_
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_all_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12705,7 +12707,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_all_begin_c(fh: ffi::MPI_File, offse
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_at_all_begin_c(w, fh, offset, buf, count, datatype)
         })
 }
@@ -12731,7 +12733,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_all_c(fh: ffi::MPI_File, offset: ffi
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_at_all_c(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -12757,7 +12759,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_c(fh: ffi::MPI_File, offset: ffi::MP
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_at_c(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -12783,7 +12785,7 @@ pub unsafe extern "C" fn PMPI_File_write_c(fh: ffi::MPI_File, buf: *const c_void
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12809,7 +12811,7 @@ pub unsafe extern "C" fn PMPI_File_write_ordered_begin_c(fh: ffi::MPI_File, buf:
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_ordered_begin_c(w, fh, buf, count, datatype)
         })
 }
@@ -12835,7 +12837,7 @@ pub unsafe extern "C" fn PMPI_File_write_ordered_c(fh: ffi::MPI_File, buf: *cons
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_ordered_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12861,7 +12863,7 @@ pub unsafe extern "C" fn PMPI_File_write_shared_c(fh: ffi::MPI_File, buf: *const
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_shared_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -14676,7 +14678,9 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_init_c(sendbuf: *const c_void, recvb
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Register_datarep_c(datarep: *const c_char, read_conversion_fn: *const c_void, write_conversion_fn: *const c_void, dtype_file_extent_fn: *const c_void, extra_state: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Register_datarep_c")
+    crate::call::world("MPI_Register_datarep_c", None, |w| {
+            crate::imp::register_datarep_c(w, datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state)
+        })
 }
 
 /// `MPI_Register_datarep_c`: forwards to `PMPI_Register_datarep_c` (profiling tools interpose this symbol).
