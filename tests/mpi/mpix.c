@@ -1,7 +1,7 @@
 /*
  * mpix.c - the MPICH extensions Reflex exports because MPICH's Fortran binding links against them
- * (crates/reflex-mpi/src/mpix.rs). Reflex's mpi.h does not declare them; MPICH's mpi.h does, with
- * these prototypes.
+ * (crates/reflex-mpi/src/mpix.rs). Reflex's mpi.h declares them as MPICH's does; the prototypes
+ * below repeat them, so that a header which lacks one still compiles this test.
  * - ULFM without failures (a dead rank ends a Reflex job): MPIX_Comm_failure_ack succeeds,
  *   MPIX_Comm_failure_get_acked gives MPI_GROUP_EMPTY, MPIX_Comm_agree ANDs the flags,
  *   MPIX_Comm_shrink gives a working communicator of every rank, MPIX_Comm_revoke is

@@ -74,6 +74,8 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
         // Communication needs a committed type; constructors and queries take any valid one.
         "DATATYPE" => format!("let {n} = crate::kinds::datatype(w, {n})?;"),
         "DATATYPE_ANY" => format!("let {n} = crate::kinds::datatype_any(w, {n})?;"),
+        // Committed, and the handle kept (MPI-IO hands it to conversion functions).
+        "DATATYPE_ARG" => format!("let {n} = crate::kinds::datatype_arg(w, {n})?;"),
         // Not significant on every rank (root-only, or beside MPI_IN_PLACE): NULL allowed.
         "DATATYPE_OPT" => format!("let {n} = crate::kinds::datatype_opt(w, {n})?;"),
         "GROUP" => format!("let {n} = crate::kinds::group({n})?;"),

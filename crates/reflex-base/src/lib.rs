@@ -7,6 +7,7 @@
 //! - [`coop`]: the shared claim and done counters of a cooperative large-message copy;
 //! - [`config`]: every `REFLEX_*` setting, typed and documented in one table;
 //! - [`futex`], [`cache`], [`segment`]: the primitives of shared memory (doorbells, padding, mapped files);
+//! - [`slots`]: numbered tables (the lowest free number reused first) behind MPI's handles;
 //! - [`mutate`]: a seeded input mutator that runs the wire parsers' fuzz bodies under `cargo test`;
 //! - [`x87`]: `long double` arithmetic for the reductions on `MPI_LONG_DOUBLE`.
 
@@ -18,5 +19,6 @@ pub mod copy;
 pub mod futex;
 pub mod mutate;
 pub mod segment;
+pub mod slots;
 pub mod transport;
 pub mod x87;

@@ -16,6 +16,7 @@ use crate::request::{
     SendPhase, Status, PROC_NULL,
 };
 use reflex_base::buf::{RecvBuf, SendBuf};
+use reflex_base::slots::Slots;
 use reflex_base::transport::Transport;
 
 /// A message taken by `MPI_Mprobe`/`MPI_Improbe`.
@@ -30,25 +31,16 @@ pub enum Message {
 /// Messages taken by matched probes and not yet received.
 #[derive(Debug, Default)]
 pub(crate) struct Messages {
-    slots: Vec<Option<Unexpected>>,
+    slots: Slots<Unexpected>,
 }
 
 impl Messages {
     fn insert(&mut self, msg: Unexpected) -> u32 {
-        match self.slots.iter().position(Option::is_none) {
-            Some(i) => {
-                self.slots[i] = Some(msg);
-                i as u32
-            }
-            None => {
-                self.slots.push(Some(msg));
-                self.slots.len() as u32 - 1
-            }
-        }
+        self.slots.insert(msg) as u32
     }
 
     fn take(&mut self, id: u32) -> Option<Unexpected> {
-        self.slots.get_mut(id as usize).and_then(Option::take)
+        self.slots.remove(id as usize)
     }
 }
 

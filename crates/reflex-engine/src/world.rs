@@ -11,6 +11,7 @@ use crate::error::{ErrorClass, MpiError, Result};
 use crate::fabric::Fabric;
 use reflex_base::config::{Config, SingleCopy};
 use reflex_pmi::client::PmiClient;
+use reflex_pmi::PmiError;
 use std::time::Duration;
 
 /// The process's MPI world: launcher connection, configuration and the engine.
@@ -96,32 +97,30 @@ impl World {
 
     /// `MPI_Lookup_name`: the port published under `service` (`MPI_ERR_NAME` when none is).
     pub fn lookup_name(&mut self, service: &str) -> Result<String> {
-        match self.pmi.lookup_name(service) {
-            Ok(Some(port)) => Ok(port),
-            Ok(None) => Err(MpiError::new(
+        self.pmi.lookup_name(service).map_err(|e| match e {
+            PmiError::NameNotFound { .. } => MpiError::new(
                 ErrorClass::Name,
                 format!("no port is published under service {service:?}"),
-            )),
-            Err(e) => Err(MpiError::new(
+            ),
+            e => MpiError::new(
                 ErrorClass::Name,
                 format!("cannot look up service {service:?}: {e}"),
-            )),
-        }
+            ),
+        })
     }
 
     /// `MPI_Unpublish_name` (`MPI_ERR_SERVICE` when `service` is not published).
     pub fn unpublish_name(&mut self, service: &str) -> Result<()> {
-        match self.pmi.unpublish_name(service) {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(MpiError::new(
+        self.pmi.unpublish_name(service).map_err(|e| match e {
+            PmiError::NameNotFound { .. } => MpiError::new(
                 ErrorClass::Service,
                 format!("service {service:?} is not published"),
-            )),
-            Err(e) => Err(MpiError::new(
+            ),
+            e => MpiError::new(
                 ErrorClass::Service,
                 format!("cannot unpublish service {service:?}: {e}"),
-            )),
-        }
+            ),
+        })
     }
 
     /// `MPI_Finalize`: waits for every rank, then says goodbye to the launcher.

@@ -18,7 +18,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::sys::signalfd::SignalFd;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{getpid, Pid};
-use reflex_pmi::{Event, Outcome, Server};
+use reflex_pmi::{Event, Outcome, Server, SpawnResult};
 
 use crate::jobctl::{self, JobControl};
 use crate::output::{OutputPipe, Sink, Sinks};
@@ -461,6 +461,17 @@ impl Supervisor {
                     &format!("rank {rank} broke the pmi protocol: {error}; terminating the job"),
                     1,
                 );
+            }
+            Some(Event::Spawn { rank, request }) => {
+                let result = SpawnResult::refused(
+                    "this mpiexec cannot spawn processes yet",
+                    request.total_procs() as usize,
+                );
+                let reply = self.server.spawn_reply(rank, &result);
+                self.apply(Outcome {
+                    replies: vec![reply],
+                    event: None,
+                });
             }
             Some(Event::Finalize { .. } | Event::BarrierComplete) | None => {}
         }

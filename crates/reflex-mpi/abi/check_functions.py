@@ -60,6 +60,7 @@ KINDS.update({
     "KEYVAL": {"int"}, "KEYVAL_OUT": {"int *"}, "KEYVAL_INOUT": {"int *"},
     "DATATYPE_ANY": {"MPI_Datatype"},
     "DATATYPE_OPT": {"MPI_Datatype"},
+    "DATATYPE_ARG": {"MPI_Datatype"},
     "COMM_OPT": {"MPI_Comm"},
     "FILE_OPT": {"MPI_File"},
     "DATATYPE_ARRAY": {"const MPI_Datatype *", "MPI_Datatype *"},

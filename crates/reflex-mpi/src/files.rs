@@ -8,6 +8,7 @@
 use crate::ffi::{MPI_Datatype, MPI_Errhandler};
 use crate::handles;
 use crate::info::Dict;
+use reflex_base::slots::Slots;
 use reflex_engine::file::{Amode, SharedPointer, View};
 use reflex_engine::{CommId, ErrorClass, MpiError, Result};
 use std::path::PathBuf;
@@ -28,6 +29,8 @@ pub struct OpenFile {
     pub comm: CommId,
     /// The current view.
     pub view: View,
+    /// The data representation of the view.
+    pub rep: crate::datarep::Rep,
     /// The etype and filetype handles `MPI_File_get_view` returns (derived ones are private
     /// duplicates, freed with the view).
     pub view_types: (MPI_Datatype, MPI_Datatype),
@@ -83,7 +86,7 @@ impl Buffers {
 /// Open files by number, and the error handler of `MPI_FILE_NULL`.
 #[derive(Debug)]
 pub struct Files {
-    slots: Vec<Option<OpenFile>>,
+    slots: Slots<OpenFile>,
     /// `MPI_File_set_errhandler(MPI_FILE_NULL, ...)`: the default of new files (MPI-3.1 §13.7:
     /// `MPI_ERRORS_RETURN` to begin with).
     pub null_errhandler: MPI_Errhandler,
@@ -92,7 +95,7 @@ pub struct Files {
 impl Default for Files {
     fn default() -> Self {
         Self {
-            slots: Vec::new(),
+            slots: Slots::default(),
             null_errhandler: handles::ERRORS_RETURN,
         }
     }
@@ -108,40 +111,22 @@ fn closed(id: FileId) -> MpiError {
 impl Files {
     /// Adds a file; returns its number (the lowest free one).
     pub fn insert(&mut self, f: OpenFile) -> FileId {
-        match self.slots.iter().position(Option::is_none) {
-            Some(i) => {
-                self.slots[i] = Some(f);
-                i as FileId
-            }
-            None => {
-                self.slots.push(Some(f));
-                (self.slots.len() - 1) as FileId
-            }
-        }
+        self.slots.insert(f) as FileId
     }
 
     /// The open file number `id`.
     pub fn get(&self, id: FileId) -> Result<&OpenFile> {
-        self.slots
-            .get(id as usize)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| closed(id))
+        self.slots.get(id as usize).ok_or_else(|| closed(id))
     }
 
     /// The open file number `id`, to change.
     pub fn get_mut(&mut self, id: FileId) -> Result<&mut OpenFile> {
-        self.slots
-            .get_mut(id as usize)
-            .and_then(Option::as_mut)
-            .ok_or_else(|| closed(id))
+        self.slots.get_mut(id as usize).ok_or_else(|| closed(id))
     }
 
     /// Takes file `id` out of the table.
     pub fn remove(&mut self, id: FileId) -> Result<OpenFile> {
-        self.slots
-            .get_mut(id as usize)
-            .and_then(Option::take)
-            .ok_or_else(|| closed(id))
+        self.slots.remove(id as usize).ok_or_else(|| closed(id))
     }
 
     /// The error handler of a file (`None`: `MPI_FILE_NULL`).

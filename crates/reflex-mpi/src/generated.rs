@@ -7515,7 +7515,7 @@ pub unsafe extern "C" fn MPI_File_get_size(fh: ffi::MPI_File, size: *mut ffi::MP
 pub unsafe extern "C" fn PMPI_File_get_type_extent(fh: ffi::MPI_File, datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Aint) -> c_int {
     crate::call::world("MPI_File_get_type_extent", Some(crate::handles::file_target(fh)), |w| {
             let fh = crate::kinds::file(w, fh)?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(extent, "extent")?;
             crate::imp::file_get_type_extent(w, fh, datatype, extent)
         })
@@ -7568,7 +7568,7 @@ pub unsafe extern "C" fn PMPI_File_iread(fh: ffi::MPI_File, buf: *mut c_void, co
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread(w, fh, buf, count, datatype, request)
         })
@@ -7595,7 +7595,7 @@ pub unsafe extern "C" fn PMPI_File_iread_all(fh: ffi::MPI_File, buf: *mut c_void
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_all(w, fh, buf, count, datatype, request)
         })
@@ -7622,7 +7622,7 @@ pub unsafe extern "C" fn PMPI_File_iread_at(fh: ffi::MPI_File, offset: ffi::MPI_
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_at(w, fh, offset, buf, count, datatype, request)
         })
@@ -7649,7 +7649,7 @@ pub unsafe extern "C" fn PMPI_File_iread_at_all(fh: ffi::MPI_File, offset: ffi::
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_at_all(w, fh, offset, buf, count, datatype, request)
         })
@@ -7676,7 +7676,7 @@ pub unsafe extern "C" fn PMPI_File_iread_shared(fh: ffi::MPI_File, buf: *mut c_v
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_shared(w, fh, buf, count, datatype, request)
         })
@@ -7703,7 +7703,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite(fh: ffi::MPI_File, buf: *const c_void,
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite(w, fh, buf, count, datatype, request)
         })
@@ -7730,7 +7730,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_all(fh: ffi::MPI_File, buf: *const c_v
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_all(w, fh, buf, count, datatype, request)
         })
@@ -7757,7 +7757,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_at(fh: ffi::MPI_File, offset: ffi::MPI
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_at(w, fh, offset, buf, count, datatype, request)
         })
@@ -7784,7 +7784,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_at_all(fh: ffi::MPI_File, offset: ffi:
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_at_all(w, fh, offset, buf, count, datatype, request)
         })
@@ -7811,7 +7811,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_shared(fh: ffi::MPI_File, buf: *const 
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_shared(w, fh, buf, count, datatype, request)
         })
@@ -7886,7 +7886,7 @@ pub unsafe extern "C" fn PMPI_File_read(fh: ffi::MPI_File, buf: *mut c_void, cou
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read(w, fh, buf, count, datatype, status)
         })
 }
@@ -7912,7 +7912,7 @@ pub unsafe extern "C" fn PMPI_File_read_all(fh: ffi::MPI_File, buf: *mut c_void,
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_all(w, fh, buf, count, datatype, status)
         })
 }
@@ -7938,7 +7938,7 @@ pub unsafe extern "C" fn PMPI_File_read_all_begin(fh: ffi::MPI_File, buf: *mut c
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_all_begin(w, fh, buf, count, datatype)
         })
 }
@@ -7987,7 +7987,7 @@ pub unsafe extern "C" fn PMPI_File_read_at(fh: ffi::MPI_File, offset: ffi::MPI_O
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_at(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -8013,7 +8013,7 @@ pub unsafe extern "C" fn PMPI_File_read_at_all(fh: ffi::MPI_File, offset: ffi::M
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_at_all(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -8039,7 +8039,7 @@ pub unsafe extern "C" fn PMPI_File_read_at_all_begin(fh: ffi::MPI_File, offset: 
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_at_all_begin(w, fh, offset, buf, count, datatype)
         })
 }
@@ -8088,7 +8088,7 @@ pub unsafe extern "C" fn PMPI_File_read_ordered(fh: ffi::MPI_File, buf: *mut c_v
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_ordered(w, fh, buf, count, datatype, status)
         })
 }
@@ -8114,7 +8114,7 @@ pub unsafe extern "C" fn PMPI_File_read_ordered_begin(fh: ffi::MPI_File, buf: *m
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_ordered_begin(w, fh, buf, count, datatype)
         })
 }
@@ -8163,7 +8163,7 @@ pub unsafe extern "C" fn PMPI_File_read_shared(fh: ffi::MPI_File, buf: *mut c_vo
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_shared(w, fh, buf, count, datatype, status)
         })
 }
@@ -8377,7 +8377,7 @@ pub unsafe extern "C" fn PMPI_File_write(fh: ffi::MPI_File, buf: *const c_void, 
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write(w, fh, buf, count, datatype, status)
         })
 }
@@ -8403,7 +8403,7 @@ pub unsafe extern "C" fn PMPI_File_write_all(fh: ffi::MPI_File, buf: *const c_vo
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_all(w, fh, buf, count, datatype, status)
         })
 }
@@ -8429,7 +8429,7 @@ pub unsafe extern "C" fn PMPI_File_write_all_begin(fh: ffi::MPI_File, buf: *cons
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_all_begin(w, fh, buf, count, datatype)
         })
 }
@@ -8478,7 +8478,7 @@ pub unsafe extern "C" fn PMPI_File_write_at(fh: ffi::MPI_File, offset: ffi::MPI_
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_at(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -8504,7 +8504,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_all(fh: ffi::MPI_File, offset: ffi::
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_at_all(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -8530,7 +8530,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_all_begin(fh: ffi::MPI_File, offset:
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_at_all_begin(w, fh, offset, buf, count, datatype)
         })
 }
@@ -8579,7 +8579,7 @@ pub unsafe extern "C" fn PMPI_File_write_ordered(fh: ffi::MPI_File, buf: *const 
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_ordered(w, fh, buf, count, datatype, status)
         })
 }
@@ -8605,7 +8605,7 @@ pub unsafe extern "C" fn PMPI_File_write_ordered_begin(fh: ffi::MPI_File, buf: *
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_ordered_begin(w, fh, buf, count, datatype)
         })
 }
@@ -8654,7 +8654,7 @@ pub unsafe extern "C" fn PMPI_File_write_shared(fh: ffi::MPI_File, buf: *const c
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_shared(w, fh, buf, count, datatype, status)
         })
 }
@@ -8676,7 +8676,9 @@ pub unsafe extern "C" fn MPI_File_write_shared(fh: ffi::MPI_File, buf: *const c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Register_datarep(datarep: *const c_char, read_conversion_fn: *const c_void, write_conversion_fn: *const c_void, dtype_file_extent_fn: *const c_void, extra_state: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Register_datarep")
+    crate::call::world("MPI_Register_datarep", None, |w| {
+            crate::imp::register_datarep(w, datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state)
+        })
 }
 
 /// `MPI_Register_datarep`: forwards to `PMPI_Register_datarep` (profiling tools interpose this symbol).
@@ -12153,7 +12155,7 @@ pub unsafe extern "C" fn MPI_Exscan_init_c(sendbuf: *const c_void, recvbuf: *mut
 pub unsafe extern "C" fn PMPI_File_get_type_extent_c(fh: ffi::MPI_File, datatype: ffi::MPI_Datatype, extent: *mut ffi::MPI_Count) -> c_int {
     crate::call::world("MPI_File_get_type_extent_c", Some(crate::handles::file_target(fh)), |w| {
             let fh = crate::kinds::file(w, fh)?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(extent, "extent")?;
             crate::imp::file_get_type_extent_c(w, fh, datatype, extent)
         })
@@ -12180,7 +12182,7 @@ pub unsafe extern "C" fn PMPI_File_iread_all_c(fh: ffi::MPI_File, buf: *mut c_vo
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_all_c(w, fh, buf, count, datatype, request)
         })
@@ -12207,7 +12209,7 @@ pub unsafe extern "C" fn PMPI_File_iread_at_all_c(fh: ffi::MPI_File, offset: ffi
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_at_all_c(w, fh, offset, buf, count, datatype, request)
         })
@@ -12234,7 +12236,7 @@ pub unsafe extern "C" fn PMPI_File_iread_at_c(fh: ffi::MPI_File, offset: ffi::MP
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_at_c(w, fh, offset, buf, count, datatype, request)
         })
@@ -12261,7 +12263,7 @@ pub unsafe extern "C" fn PMPI_File_iread_c(fh: ffi::MPI_File, buf: *mut c_void, 
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_c(w, fh, buf, count, datatype, request)
         })
@@ -12288,7 +12290,7 @@ pub unsafe extern "C" fn PMPI_File_iread_shared_c(fh: ffi::MPI_File, buf: *mut c
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iread_shared_c(w, fh, buf, count, datatype, request)
         })
@@ -12315,7 +12317,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_all_c(fh: ffi::MPI_File, buf: *const c
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_all_c(w, fh, buf, count, datatype, request)
         })
@@ -12342,7 +12344,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_at_all_c(fh: ffi::MPI_File, offset: ff
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_at_all_c(w, fh, offset, buf, count, datatype, request)
         })
@@ -12369,7 +12371,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_at_c(fh: ffi::MPI_File, offset: ffi::M
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_at_c(w, fh, offset, buf, count, datatype, request)
         })
@@ -12396,7 +12398,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_c(fh: ffi::MPI_File, buf: *const c_voi
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_c(w, fh, buf, count, datatype, request)
         })
@@ -12423,7 +12425,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_shared_c(fh: ffi::MPI_File, buf: *cons
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::file_iwrite_shared_c(w, fh, buf, count, datatype, request)
         })
@@ -12450,7 +12452,7 @@ pub unsafe extern "C" fn PMPI_File_read_all_begin_c(fh: ffi::MPI_File, buf: *mut
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_all_begin_c(w, fh, buf, count, datatype)
         })
 }
@@ -12476,7 +12478,7 @@ pub unsafe extern "C" fn PMPI_File_read_all_c(fh: ffi::MPI_File, buf: *mut c_voi
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_all_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12502,7 +12504,7 @@ pub unsafe extern "C" fn PMPI_File_read_at_all_begin_c(fh: ffi::MPI_File, offset
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_at_all_begin_c(w, fh, offset, buf, count, datatype)
         })
 }
@@ -12528,7 +12530,7 @@ pub unsafe extern "C" fn PMPI_File_read_at_all_c(fh: ffi::MPI_File, offset: ffi:
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_at_all_c(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -12554,7 +12556,7 @@ pub unsafe extern "C" fn PMPI_File_read_at_c(fh: ffi::MPI_File, offset: ffi::MPI
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_at_c(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -12580,7 +12582,7 @@ pub unsafe extern "C" fn PMPI_File_read_c(fh: ffi::MPI_File, buf: *mut c_void, c
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12606,7 +12608,7 @@ pub unsafe extern "C" fn PMPI_File_read_ordered_begin_c(fh: ffi::MPI_File, buf: 
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_ordered_begin_c(w, fh, buf, count, datatype)
         })
 }
@@ -12632,7 +12634,7 @@ pub unsafe extern "C" fn PMPI_File_read_ordered_c(fh: ffi::MPI_File, buf: *mut c
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_ordered_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12658,7 +12660,7 @@ pub unsafe extern "C" fn PMPI_File_read_shared_c(fh: ffi::MPI_File, buf: *mut c_
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_read_shared_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12684,7 +12686,7 @@ pub unsafe extern "C" fn PMPI_File_write_all_begin_c(fh: ffi::MPI_File, buf: *co
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_all_begin_c(w, fh, buf, count, datatype)
         })
 }
@@ -12710,7 +12712,7 @@ pub unsafe extern "C" fn PMPI_File_write_all_c(fh: ffi::MPI_File, buf: *const c_
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_all_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12736,7 +12738,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_all_begin_c(fh: ffi::MPI_File, offse
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_at_all_begin_c(w, fh, offset, buf, count, datatype)
         })
 }
@@ -12762,7 +12764,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_all_c(fh: ffi::MPI_File, offset: ffi
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_at_all_c(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -12788,7 +12790,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_c(fh: ffi::MPI_File, offset: ffi::MP
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_at_c(w, fh, offset, buf, count, datatype, status)
         })
 }
@@ -12814,7 +12816,7 @@ pub unsafe extern "C" fn PMPI_File_write_c(fh: ffi::MPI_File, buf: *const c_void
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12840,7 +12842,7 @@ pub unsafe extern "C" fn PMPI_File_write_ordered_begin_c(fh: ffi::MPI_File, buf:
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_ordered_begin_c(w, fh, buf, count, datatype)
         })
 }
@@ -12866,7 +12868,7 @@ pub unsafe extern "C" fn PMPI_File_write_ordered_c(fh: ffi::MPI_File, buf: *cons
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_ordered_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -12892,7 +12894,7 @@ pub unsafe extern "C" fn PMPI_File_write_shared_c(fh: ffi::MPI_File, buf: *const
             let fh = crate::kinds::file(w, fh)?;
             crate::kinds::typed_buffer(buf, count, datatype, "buf")?;
             let count = crate::kinds::count(count, "count")?;
-            let datatype = crate::kinds::datatype(w, datatype)?;
+            let datatype = crate::kinds::datatype_arg(w, datatype)?;
             crate::imp::file_write_shared_c(w, fh, buf, count, datatype, status)
         })
 }
@@ -14707,7 +14709,9 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_init_c(sendbuf: *const c_void, recvb
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Register_datarep_c(datarep: *const c_char, read_conversion_fn: *const c_void, write_conversion_fn: *const c_void, dtype_file_extent_fn: *const c_void, extra_state: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_Register_datarep_c")
+    crate::call::world("MPI_Register_datarep_c", None, |w| {
+            crate::imp::register_datarep_c(w, datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state)
+        })
 }
 
 /// `MPI_Register_datarep_c`: forwards to `PMPI_Register_datarep_c` (profiling tools interpose this symbol).

@@ -8,6 +8,7 @@
 //! `MPI_INFO_ENV` `0x5c000001`, user objects `0x9c000000 | index`.
 
 use crate::ffi::MPI_Info;
+use reflex_base::slots::Slots;
 use reflex_engine::{ErrorClass, MpiError, Result};
 
 /// `MPI_MAX_INFO_KEY`.
@@ -135,7 +136,7 @@ pub enum InfoId {
 /// The user info objects and `MPI_INFO_ENV`.
 #[derive(Debug, Default)]
 pub struct Infos {
-    slots: Vec<Option<Dict>>,
+    slots: Slots<Dict>,
     env: Dict,
 }
 
@@ -158,7 +159,7 @@ impl Infos {
                 let index = (h as u32)
                     .checked_sub(INFO_USER)
                     .filter(|&i| i < INDEX_LIMIT)
-                    .filter(|&i| self.slots.get(i as usize).is_some_and(Option::is_some))
+                    .filter(|&i| self.slots.get(i as usize).is_some())
                     .ok_or_else(|| info_error(format!("{h:#x} is not an info object (freed?)")))?;
                 Ok(Some(InfoId::User(index)))
             }
@@ -177,8 +178,9 @@ impl Infos {
     pub fn get(&self, id: InfoId) -> &Dict {
         match id {
             InfoId::Env => &self.env,
-            InfoId::User(i) => self.slots[i as usize]
-                .as_ref()
+            InfoId::User(i) => self
+                .slots
+                .get(i as usize)
                 .expect("looked-up info object exists"),
         }
     }
@@ -187,25 +189,19 @@ impl Infos {
     pub fn get_mut(&mut self, id: InfoId) -> Result<&mut Dict> {
         match id {
             InfoId::Env => Err(info_error("MPI_INFO_ENV cannot be modified".into())),
-            InfoId::User(i) => Ok(self.slots[i as usize]
-                .as_mut()
+            InfoId::User(i) => Ok(self
+                .slots
+                .get_mut(i as usize)
                 .expect("looked-up info object exists")),
         }
     }
 
     /// A new user object holding `dict`.
     pub fn insert(&mut self, dict: Dict) -> Result<InfoId> {
-        let index = match self.slots.iter().position(Option::is_none) {
-            Some(i) => i,
-            None => {
-                self.slots.push(None);
-                self.slots.len() - 1
-            }
-        };
-        if index as u32 >= INDEX_LIMIT {
-            return Err(MpiError::new(ErrorClass::NoMem, "too many info objects"));
-        }
-        self.slots[index] = Some(dict);
+        let index = self
+            .slots
+            .insert_below(dict, INDEX_LIMIT as usize)
+            .map_err(|_| MpiError::new(ErrorClass::NoMem, "too many info objects"))?;
         Ok(InfoId::User(index as u32))
     }
 
@@ -214,7 +210,7 @@ impl Infos {
         match id {
             InfoId::Env => Err(info_error("MPI_INFO_ENV cannot be freed".into())),
             InfoId::User(i) => {
-                self.slots[i as usize] = None;
+                self.slots.remove(i as usize);
                 Ok(())
             }
         }

@@ -156,6 +156,15 @@ pub fn op(w: &Mpi, h: MPI_Op) -> Result<crate::ops::OpArg> {
     w.objects.ops.lookup(h)
 }
 
+/// A datatype communication may use, with its handle (for the calls that hand the handle on:
+/// MPI-IO passes it to the conversion functions of a data representation).
+pub fn datatype_arg(w: &Mpi, h: MPI_Datatype) -> Result<TypeArg> {
+    Ok(TypeArg {
+        handle: h,
+        dt: datatype(w, h)?,
+    })
+}
+
 /// Checks that a datatype taken as [`TypeArg`] may be used for communication (predefined or
 /// committed), for the calls that also need its handle.
 pub fn committed(w: &Mpi, t: &TypeArg) -> Result<()> {

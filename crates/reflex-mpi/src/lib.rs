@@ -9,6 +9,7 @@
 
 pub mod attr;
 pub mod call;
+pub mod datarep;
 pub mod datatypes;
 pub mod errors;
 pub mod external32;

@@ -29,6 +29,8 @@ pub struct Objects {
     pub wins: HashMap<reflex_engine::WinId, WinExtra>,
     /// Open files and `MPI_FILE_NULL`'s error handler.
     pub files: crate::files::Files,
+    /// Data representations registered with `MPI_Register_datarep`.
+    pub datareps: crate::datarep::Datareps,
     /// Open sessions (MPI-4.0).
     pub sessions: crate::sessions::Sessions,
 }

@@ -9,6 +9,7 @@
 
 use crate::ffi::MPI_Op;
 use crate::handles::OP_NULL;
+use reflex_base::slots::Slots;
 use reflex_engine::{ErrorClass, MpiError, ReduceOp, Result};
 use std::ffi::c_void;
 
@@ -38,7 +39,7 @@ pub enum OpArg {
 /// The user-defined operations.
 #[derive(Debug, Default)]
 pub struct OpTable {
-    slots: Vec<Option<UserOp>>,
+    slots: Slots<UserOp>,
 }
 
 fn op_error(message: String) -> MpiError {
@@ -67,7 +68,7 @@ impl OpTable {
         }
         let u = h as u32;
         let slot = (u & !SLOT_MASK == USER)
-            .then(|| self.slots.get((u & SLOT_MASK) as usize).copied().flatten())
+            .then(|| self.slots.get((u & SLOT_MASK) as usize).copied())
             .flatten();
         match slot {
             Some(op) => Ok(OpArg::User(h, op)),
@@ -80,15 +81,10 @@ impl OpTable {
 
     /// Registers a user operation; returns its handle.
     pub fn create(&mut self, op: UserOp) -> Result<MPI_Op> {
-        let slot = match self.slots.iter().position(Option::is_none) {
-            Some(s) => s,
-            None if self.slots.len() <= SLOT_MASK as usize => {
-                self.slots.push(None);
-                self.slots.len() - 1
-            }
-            None => return Err(MpiError::new(ErrorClass::NoMem, "too many operations")),
-        };
-        self.slots[slot] = Some(op);
+        let slot = self
+            .slots
+            .insert_below(op, SLOT_MASK as usize + 1)
+            .map_err(|_| MpiError::new(ErrorClass::NoMem, "too many operations"))?;
         Ok((USER | slot as u32) as MPI_Op)
     }
 
@@ -99,7 +95,7 @@ impl OpTable {
                 "{h:#x} is a predefined operation and cannot be freed"
             ))),
             OpArg::User(..) => {
-                self.slots[(h as u32 & SLOT_MASK) as usize] = None;
+                self.slots.remove((h as u32 & SLOT_MASK) as usize);
                 Ok(())
             }
         }

@@ -8,6 +8,7 @@
 //! `mpi://WORLD` and `mpi://SELF`; Reflex's launcher defines no others.
 
 use crate::ffi::MPI_Errhandler;
+use reflex_base::slots::Slots;
 use reflex_engine::{ErrorClass, MpiError, Result};
 
 /// The names of the thread levels, `MPI_THREAD_SINGLE` (0) to `MPI_THREAD_MULTIPLE` (3), as the
@@ -86,51 +87,37 @@ pub struct Session {
 /// The table of open sessions.
 #[derive(Debug, Default)]
 pub struct Sessions {
-    slots: Vec<Option<Session>>,
+    slots: Slots<Session>,
 }
 
 impl Sessions {
     /// Opens a session; returns its number (the lowest free one).
     pub fn insert(&mut self, session: Session) -> u32 {
-        match self.slots.iter().position(Option::is_none) {
-            Some(i) => {
-                self.slots[i] = Some(session);
-                i as u32
-            }
-            None => {
-                self.slots.push(Some(session));
-                self.slots.len() as u32 - 1
-            }
-        }
+        self.slots.insert(session) as u32
     }
 
     /// Session `index`.
     pub fn get(&self, index: u32) -> Result<&Session> {
-        self.slots
-            .get(index as usize)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| invalid(index))
+        self.slots.get(index as usize).ok_or_else(|| invalid(index))
     }
 
     /// Session `index`, to change it.
     pub fn get_mut(&mut self, index: u32) -> Result<&mut Session> {
         self.slots
             .get_mut(index as usize)
-            .and_then(Option::as_mut)
             .ok_or_else(|| invalid(index))
     }
 
     /// Closes session `index`.
     pub fn remove(&mut self, index: u32) -> Result<Session> {
         self.slots
-            .get_mut(index as usize)
-            .and_then(Option::take)
+            .remove(index as usize)
             .ok_or_else(|| invalid(index))
     }
 
     /// The number of open sessions.
     pub fn open(&self) -> usize {
-        self.slots.iter().filter(|s| s.is_some()).count()
+        self.slots.count()
     }
 }
 

@@ -25,7 +25,14 @@ use crate::{fd, new_kvsname, PmiError};
 enum Backend {
     Wire(Wire),
     Pmix(PmixJob),
-    Singleton(HashMap<String, String>),
+    Singleton(Local),
+}
+
+/// A singleton's own key-value space and name service.
+#[derive(Debug, Default)]
+struct Local {
+    kvs: HashMap<String, String>,
+    names: HashMap<String, String>,
 }
 
 /// A connected PMI client (see the module documentation).
@@ -39,6 +46,8 @@ pub struct PmiClient {
     mapping: Option<Vec<u32>>,
     keylen_max: usize,
     vallen_max: usize,
+    /// Started by another job's spawn (`PMI_SPAWNED`).
+    spawned: bool,
     backend: Backend,
 }
 
@@ -58,11 +67,11 @@ impl PmiClient {
                 value: fd,
                 reason,
             })?;
-            return Self::over_unix(stream, rank, size);
+            return Self::over_unix(stream, rank, size).map(Self::spawned_from_env);
         }
         if let Some(port) = env_var("PMI_PORT") {
             let id = required_env::<u32>("PMI_ID")?;
-            return Self::over_tcp(&port, id);
+            return Self::over_tcp(&port, id).map(Self::spawned_from_env);
         }
         Ok(Self::singleton())
     }
@@ -103,6 +112,7 @@ impl PmiClient {
             mapping: facts.mapping,
             keylen_max: pmix::KEYLEN_MAX,
             vallen_max: pmix::VALLEN_MAX,
+            spawned: false,
             backend: Backend::Pmix(job),
         })
     }
@@ -118,7 +128,8 @@ impl PmiClient {
             mapping: Some(vec![0]),
             keylen_max: KEYLEN_MAX,
             vallen_max: VALLEN_MAX,
-            backend: Backend::Singleton(HashMap::new()),
+            spawned: false,
+            backend: Backend::Singleton(Local::default()),
         }
     }
 
@@ -143,6 +154,7 @@ impl PmiClient {
             mapping: None,
             keylen_max,
             vallen_max,
+            spawned: false,
             backend: Backend::Wire(wire),
         };
         client.mapping = match client.get(PROCESS_MAPPING_KEY) {
@@ -151,6 +163,20 @@ impl PmiClient {
             Err(e) => return Err(e),
         };
         Ok(client)
+    }
+
+    /// Marks the client as spawned when `PMI_SPAWNED` is a non-zero number (MPICH's reading).
+    fn spawned_from_env(mut self) -> Self {
+        self.spawned = env_var("PMI_SPAWNED")
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .is_some_and(|n| n != 0);
+        self
+    }
+
+    /// Whether another job started this one (`MPI_Comm_spawn`): the parent's port is then in
+    /// the key-value space (see [`PmiClient::get_optional`]).
+    pub fn spawned(&self) -> bool {
+        self.spawned
     }
 
     /// This process's rank in the job.
@@ -223,9 +249,9 @@ impl PmiClient {
                 check_rc("put", &reply)
             }
             Backend::Pmix(job) => job.put(key, value),
-            Backend::Singleton(store) => {
+            Backend::Singleton(local) => {
                 put_line(&self.kvsname, key, value)?;
-                store.insert(key.to_owned(), value.to_owned());
+                local.kvs.insert(key.to_owned(), value.to_owned());
                 Ok(())
             }
         }
@@ -253,8 +279,9 @@ impl PmiClient {
                 }
             }
             Backend::Pmix(job) => job.get(key),
-            Backend::Singleton(store) => {
-                store
+            Backend::Singleton(local) => {
+                local
+                    .kvs
                     .get(key)
                     .cloned()
                     .ok_or_else(|| PmiError::KeyNotFound {
@@ -396,7 +423,8 @@ fn max_field(reply: &Message, key: &str, default: usize) -> Result<usize, PmiErr
     }
 }
 
-mod names;
+#[path = "client_dyn.rs"]
+mod dynamic;
 
 #[cfg(test)]
 #[path = "client_tests.rs"]

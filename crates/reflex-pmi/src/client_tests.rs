@@ -3,6 +3,7 @@
 use super::*;
 use crate::codec::LineBuffer;
 use crate::server::Server;
+use crate::spawn::{SpawnCommand, SpawnResult};
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
@@ -21,7 +22,12 @@ fn serve(
     let mut events = Vec::new();
     loop {
         while let Some(line) = lines.next_line().unwrap() {
-            let outcome = server.lock().unwrap().handle_line(rank, &line);
+            let mut outcome = server.lock().unwrap().handle_line(rank, &line);
+            if let Some(crate::Event::Spawn { rank, request }) = &outcome.event {
+                outcome
+                    .replies
+                    .push(fake_spawn(&server.lock().unwrap(), *rank, request));
+            }
             for reply in outcome.replies {
                 writers[reply.rank as usize]
                     .lock()
@@ -42,6 +48,22 @@ fn serve(
 }
 
 type UnixOrTcp = Box<dyn Write + Send>;
+
+/// A launcher's answer without a launcher: commands named `missing` fail, with MPI_ERR_SPAWN
+/// (42) for each of their processes; anything else starts.
+fn fake_spawn(server: &Server, rank: u32, request: &crate::SpawnRequest) -> crate::Reply {
+    let codes: Vec<i32> = request
+        .commands
+        .iter()
+        .flat_map(|c| vec![if c.command == "missing" { 42 } else { 0 }; c.maxprocs as usize])
+        .collect();
+    let result = if codes.iter().all(|&c| c == 0) {
+        SpawnResult::success(codes.len())
+    } else {
+        SpawnResult::failure("missing: no such file", codes)
+    };
+    server.spawn_reply(rank, &result)
+}
 
 /// Starts a server for `size` ranks on socketpairs; returns the client ends and the server threads.
 fn socketpair_job(size: u32) -> (Vec<UnixStream>, Vec<thread::JoinHandle<Vec<crate::Event>>>) {
@@ -269,4 +291,73 @@ fn a_pmix_launch_without_libpmix_says_what_to_install() {
     assert!(matches!(err, PmiError::PmixUnavailable { .. }), "{text}");
     assert!(text.contains("PMIX_NAMESPACE is set"), "{text}");
     assert!(text.contains("libpmix2"), "{text}");
+}
+
+fn command(name: &str, maxprocs: u32) -> SpawnCommand {
+    SpawnCommand {
+        command: name.to_owned(),
+        args: vec!["an arg".to_owned()],
+        maxprocs,
+        info: vec![("wdir".to_owned(), "/tmp".to_owned())],
+    }
+}
+
+#[test]
+fn spawn_names_and_optional_keys_over_the_wire() {
+    let (mut clients, servers) = socketpair_job(1);
+    let mut client = PmiClient::over_unix(clients.remove(0), 0, 1).unwrap();
+    assert!(!client.spawned());
+    let preput = [("PARENT_ROOT_PORT_NAME".to_owned(), "tag#0$x$".to_owned())];
+    let ok = client.spawn(&[command("./child", 2), command("./other", 1)], &preput);
+    assert_eq!(ok.unwrap(), SpawnResult::success(3));
+    let failed = client
+        .spawn(&[command("./child", 1), command("missing", 2)], &preput)
+        .unwrap();
+    assert!(!failed.all_started());
+    assert_eq!((failed.rc, failed.errcodes), (-1, vec![0, 42, 42]));
+    assert_eq!(failed.msg.as_deref(), Some("missing:_no_such_file"));
+    let refused = client.spawn(&[], &preput).unwrap_err();
+    assert!(matches!(refused, PmiError::BadRequest { .. }), "{refused}");
+
+    client.publish_name("svc", "tag#1$").unwrap();
+    assert_eq!(client.lookup_name("svc").unwrap(), "tag#1$");
+    client.unpublish_name("svc").unwrap();
+    let gone = client.lookup_name("svc").unwrap_err();
+    assert!(matches!(gone, PmiError::NameNotFound { .. }), "{gone}");
+    let gone = client.unpublish_name("svc").unwrap_err();
+    assert!(matches!(gone, PmiError::NameNotFound { .. }), "{gone}");
+
+    assert_eq!(client.get_optional("PARENT_ROOT_PORT_NAME").unwrap(), None);
+    client.put("k", "v").unwrap();
+    client.barrier().unwrap();
+    assert_eq!(client.get_optional("k").unwrap().as_deref(), Some("v"));
+    client.finalize().unwrap();
+    drop(client);
+    let events = servers.into_iter().next().unwrap().join().unwrap();
+    let spawns = events
+        .iter()
+        .filter(|e| matches!(e, crate::Event::Spawn { .. }));
+    assert_eq!(spawns.count(), 2, "{events:?}");
+}
+
+#[test]
+fn singleton_names_are_local_and_spawn_is_unsupported() {
+    let mut client = PmiClient::singleton();
+    client.publish_name("svc", "p").unwrap();
+    let twice = client.publish_name("svc", "q").unwrap_err();
+    assert!(twice.to_string().contains("already published"), "{twice}");
+    assert_eq!(client.lookup_name("svc").unwrap(), "p");
+    client.unpublish_name("svc").unwrap();
+    assert!(matches!(
+        client.lookup_name("svc"),
+        Err(PmiError::NameNotFound { .. })
+    ));
+    assert!(matches!(
+        client.publish_name("a b", "p"),
+        Err(PmiError::Codec(_))
+    ));
+    assert_eq!(client.get_optional("absent").unwrap(), None);
+    let err = client.spawn(&[command("./child", 1)], &[]).unwrap_err();
+    assert!(matches!(err, PmiError::Unsupported { .. }), "{err}");
+    assert!(err.to_string().contains("singleton"), "{err}");
 }

@@ -43,6 +43,15 @@ pub enum PmiError {
     BadLargeValue { key: String, reason: String },
     /// `PMIX_NAMESPACE` is set but the PMIx library cannot be loaded.
     PmixUnavailable { library: String, reason: String },
+    /// A request the client refuses to send (an empty spawn, a line break inside an argument).
+    BadRequest { reason: String },
+    /// The backend (PMIx, singleton) cannot do `what`.
+    Unsupported {
+        what: &'static str,
+        backend: &'static str,
+    },
+    /// `lookup_name` or `unpublish_name` of a service nobody published.
+    NameNotFound { service: String },
     /// A PMIx call failed with a status code.
     Pmix {
         call: &'static str,
@@ -87,6 +96,13 @@ impl fmt::Display for PmiError {
                  be loaded: {reason}; install the PMIx library (Debian: libpmix2) or launch with \
                  srun --mpi=pmi2 or Reflex's mpiexec"
             ),
+            Self::BadRequest { reason } => write!(f, "pmi request refused: {reason}"),
+            Self::Unsupported { what, backend } => {
+                write!(f, "{what} is not supported under {backend}")
+            }
+            Self::NameNotFound { service } => {
+                write!(f, "service name {service:?} is not published")
+            }
             Self::Pmix { call, status, text } => write!(f, "{call} failed: {text} ({status})"),
         }
     }

@@ -5,6 +5,8 @@
 //!   singleton, with [`PmiClient::put_large`] for values longer than a line;
 //! - [`pmix`]: the PMIx backend, through `libpmix.so.2` loaded at run time;
 //! - [`server`]: an I/O-free PMI-1 server state machine that a launcher drives line by line;
+//! - [`spawn`]: the multi-line `mcmd=spawn` request and its `spawn_result` reply (client
+//!   [`PmiClient::spawn`], server [`spawn::SpawnAssembler`]);
 //! - [`mapping`]: `PMI_process_mapping` to a node index per rank.
 //!
 //! Wire facts (formats, limits, quirks) come from `shared/reference/launchers.md` §2, measured
@@ -22,11 +24,13 @@ mod large;
 pub mod mapping;
 pub mod pmix;
 pub mod server;
+pub mod spawn;
 mod wire;
 
 pub use client::PmiClient;
 pub use error::PmiError;
 pub use server::{Event, Outcome, Reply, Server};
+pub use spawn::{SpawnCommand, SpawnRequest, SpawnResult};
 
 use std::hash::{BuildHasher, Hasher};
 

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 
 use crate::codec::{parse_abort, Message};
+use crate::spawn::{SpawnAssembler, SpawnRequest, SpawnResult, SPAWN_START};
 
 /// `cmd=maxes` limits, as Hydra and Slurm announce them (launchers.md §2.2).
 pub const KVSNAME_MAX: usize = 256;
@@ -45,6 +46,9 @@ pub enum Event {
     BarrierBroken { missing: u32, waiting: u32 },
     /// The rank sent something that is not valid PMI-1; it will wait forever for a reply.
     ProtocolError { rank: u32, error: String },
+    /// The rank asked for a new job (`mcmd=spawn`, complete and checked); it waits for the
+    /// launcher's answer, formatted by [`Server::spawn_reply`].
+    Spawn { rank: u32, request: SpawnRequest },
 }
 
 /// What one incoming line (or a disconnect) produced.
@@ -97,6 +101,8 @@ pub struct Server {
     visible: HashMap<String, String>,
     staged: Vec<(String, String)>,
     names: HashMap<String, String>,
+    /// Ranks in the middle of a multi-line `mcmd=spawn`.
+    spawns: HashMap<u32, SpawnAssembler>,
     ranks: Vec<RankState>,
     in_barrier: u32,
 }
@@ -118,6 +124,7 @@ impl Server {
             visible,
             staged: Vec::new(),
             names: HashMap::new(),
+            spawns: HashMap::new(),
             ranks: vec![RankState::Active; size as usize],
             in_barrier: 0,
         }
@@ -160,6 +167,9 @@ impl Server {
             let error = format!("rank {rank} is outside the job of {} ranks", self.size);
             return Outcome::event(Event::ProtocolError { rank, error });
         }
+        if self.spawns.contains_key(&rank) || line.starts_with(SPAWN_START.as_bytes()) {
+            return self.spawn_line(rank, line);
+        }
         if let Some(abort) = parse_abort(line) {
             return Outcome::event(Event::Abort {
                 rank,
@@ -185,8 +195,36 @@ impl Server {
         if *state == RankState::InBarrier {
             self.in_barrier -= 1;
         }
+        self.spawns.remove(&rank);
         *state = RankState::Gone;
         self.check_barrier_broken()
+    }
+
+    /// The reply to a spawn request of `rank` (after [`Event::Spawn`]).
+    pub fn spawn_reply(&self, rank: u32, result: &SpawnResult) -> Reply {
+        Reply {
+            rank,
+            line: result.to_reply_line(),
+        }
+    }
+
+    /// One line of a multi-line `mcmd=spawn`: buffered per rank until the last `endcmd`.
+    fn spawn_line(&mut self, rank: u32, line: &[u8]) -> Outcome {
+        let assembler = self.spawns.entry(rank).or_default();
+        match assembler.push_line(line) {
+            Ok(None) => Outcome::default(),
+            Ok(Some(request)) => {
+                self.spawns.remove(&rank);
+                Outcome::event(Event::Spawn { rank, request })
+            }
+            Err(e) => {
+                self.spawns.remove(&rank);
+                Outcome::event(Event::ProtocolError {
+                    rank,
+                    error: e.to_string(),
+                })
+            }
+        }
     }
 
     fn handle_request(&mut self, rank: u32, request: &Message) -> Outcome {

@@ -98,14 +98,23 @@ impl Wire {
         Ok(reply)
     }
 
+    /// Sends `request` and reads the `cmd=<expected>` reply, whatever its `rc`.
+    pub(crate) fn call_raw(
+        &mut self,
+        request: &Message,
+        expected: &'static str,
+    ) -> Result<Message, PmiError> {
+        self.send_line(&request.to_line()?)?;
+        self.expect(expected)
+    }
+
     /// Sends `request`, reads the `cmd=<expected>` reply and checks that its `rc` (if any) is 0.
     pub(crate) fn call(
         &mut self,
         request: &Message,
         expected: &'static str,
     ) -> Result<Message, PmiError> {
-        self.send_line(&request.to_line()?)?;
-        let reply = self.expect(expected)?;
+        let reply = self.call_raw(request, expected)?;
         check_rc(expected, &reply)?;
         Ok(reply)
     }

@@ -33,6 +33,7 @@ use crate::comm::CommId;
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
 use reflex_base::buf::RecvBuf;
+use reflex_base::slots::Slots;
 use reflex_base::transport::Transport;
 use reflex_shm::window::WinSegment;
 use std::collections::{BTreeSet, VecDeque};
@@ -163,7 +164,7 @@ impl Window {
 /// The engine's windows.
 #[derive(Debug, Default)]
 pub(crate) struct Windows {
-    slots: Vec<Option<Window>>,
+    slots: Slots<Window>,
     /// Set while requests are being served (sends they post must not re-enter).
     pub(crate) serving: bool,
     /// Private windows (requests to serve while non-zero).
@@ -178,46 +179,32 @@ impl Windows {
     /// The window `id`, if it exists.
     #[inline]
     pub(crate) fn find(&self, id: WinId) -> Option<&Window> {
-        self.slots.get(id.0 as usize).and_then(Option::as_ref)
+        self.slots.get(id.0 as usize)
     }
 
     /// The window `id`, if it exists, writable.
     #[inline]
     pub(crate) fn find_mut(&mut self, id: WinId) -> Option<&mut Window> {
-        self.slots.get_mut(id.0 as usize).and_then(Option::as_mut)
+        self.slots.get_mut(id.0 as usize)
     }
 
     pub(crate) fn get_mut(&mut self, id: WinId) -> Result<&mut Window> {
-        self.slots
-            .get_mut(id.0 as usize)
-            .and_then(Option::as_mut)
-            .ok_or_else(|| invalid(id))
+        self.slots.get_mut(id.0 as usize).ok_or_else(|| invalid(id))
     }
 
     fn insert(&mut self, w: Window) -> WinId {
         self.private += usize::from(!w.is_shared());
-        match self.slots.iter().position(Option::is_none) {
-            Some(i) => {
-                self.slots[i] = Some(w);
-                WinId(i as u32)
-            }
-            None => {
-                self.slots.push(Some(w));
-                WinId(self.slots.len() as u32 - 1)
-            }
-        }
+        WinId(self.slots.insert(w) as u32)
     }
 
     /// Number of window slots (ids run below it).
     pub(crate) fn slots(&self) -> usize {
-        self.slots.len()
+        self.slots.bound()
     }
 
     /// Whether slot `i` holds a private window (one with requests to serve).
     pub(crate) fn is_private(&self, i: usize) -> bool {
-        self.slots
-            .get(i)
-            .is_some_and(|w| w.as_ref().is_some_and(|w| !w.is_shared()))
+        self.slots.get(i).is_some_and(|w| !w.is_shared())
     }
 
     pub(crate) fn any_private(&self) -> bool {
@@ -225,7 +212,7 @@ impl Windows {
     }
 
     fn remove(&mut self, id: WinId) {
-        if let Some(w) = self.slots.get_mut(id.0 as usize).and_then(Option::take) {
+        if let Some(w) = self.slots.remove(id.0 as usize) {
             self.private -= usize::from(!w.is_shared());
         }
     }

@@ -12,7 +12,7 @@ use nix::errno::Errno;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::Signal;
 use nix::sys::signalfd::SignalFd;
-use reflex_pmi::{Event, Outcome, Server};
+use reflex_pmi::{Event, Outcome, Server, SpawnResult};
 use reflexd::proto::client::{HostEvent, HostProtocol};
 use reflexd::proto::codec::{LaunchSpec, Msg, VERSION};
 use reflexd::proto::heartbeat::{Beat, Liveness};
@@ -441,6 +441,17 @@ impl RemoteJob {
                 &format!("rank {rank} broke the pmi protocol: {error}; terminating the job"),
                 1,
             ),
+            Some(Event::Spawn { rank, request }) => {
+                let result = SpawnResult::refused(
+                    "MPI_Comm_spawn is not supported across hosts (mpiexec --hosts)",
+                    request.total_procs() as usize,
+                );
+                let reply = self.server.spawn_reply(rank, &result);
+                self.apply(Outcome {
+                    replies: vec![reply],
+                    event: None,
+                });
+            }
             Some(Event::Finalize { .. } | Event::BarrierComplete) | None => {}
         }
     }

@@ -1973,6 +1973,50 @@ int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
 int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr);
 int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr);
 
+/* ------------------------------------------------------------------ */
+/* MPICH extensions Reflex provides (crates/reflex-mpi/src/mpix.rs)    */
+/* ------------------------------------------------------------------ */
+
+/* Fault tolerance (ULFM): no process of a Reflex job fails without ending the job, so
+ * MPIX_Comm_failure_* report none, MPIX_Comm_agree is an AND over the communicator and
+ * MPIX_Comm_shrink a duplicate; MPIX_Comm_revoke returns MPI_ERR_UNSUPPORTED_OPERATION. */
+#define MPIX_ERR_PROC_FAILED         101
+#define MPIX_ERR_PROC_FAILED_PENDING 102
+#define MPIX_ERR_REVOKED             103
+#define MPIX_ERR_EAGAIN              104
+#define MPIX_ERR_NOREQ               105
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int PMPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Comm_revoke(MPI_Comm comm);
+int PMPIX_Comm_revoke(MPI_Comm comm);
+
+/* GPU memory: Reflex supports none of these devices (every query answers 0). */
+#define MPIX_GPU_SUPPORT_CUDA (0)
+#define MPIX_GPU_SUPPORT_ZE   (1)
+#define MPIX_GPU_SUPPORT_HIP  (2)
+int MPIX_GPU_query_support(int gpu_type, int *is_supported);
+int PMPIX_GPU_query_support(int gpu_type, int *is_supported);
+int MPIX_Query_cuda_support(void);
+int PMPIX_Query_cuda_support(void);
+int MPIX_Query_ze_support(void);
+int PMPIX_Query_ze_support(void);
+int MPIX_Query_hip_support(void);
+int PMPIX_Query_hip_support(void);
+
+/* Retiring user error classes, codes and strings (MPI-4.1's MPI_Remove_error_*). */
+int MPIX_Delete_error_class(int errorclass);
+int PMPIX_Delete_error_class(int errorclass);
+int MPIX_Delete_error_code(int errorcode);
+int PMPIX_Delete_error_code(int errorcode);
+int MPIX_Delete_error_string(int errorcode);
+int PMPIX_Delete_error_string(int errorcode);
+
 #if defined(__cplusplus)
 }
 #endif

@@ -77,6 +77,7 @@ pub fn file_open(
         amode: mode,
         comm: dup,
         view: View::bytes(),
+        rep: Default::default(),
         view_types: (handles::BYTE, handles::BYTE),
         pointer: 0,
         atomic: false,

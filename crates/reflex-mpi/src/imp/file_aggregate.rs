@@ -9,13 +9,14 @@
 //! every rank by default) and `cb_buffer_size` (bytes per aggregator per round, 16 MiB by
 //! default); values that do not parse are ignored, as hints may be.
 
-use super::file_io::{access, advance, locate, packed, At, Dir};
-use super::pack::{dense_out, unpack_native};
+use super::file_io::{access, advance, locate, At, Dir};
+use super::file_rep::{check_external_len, coder};
 use crate::files::FileId;
 use crate::info::Dict;
+use crate::kinds::TypeArg;
 use crate::state::Mpi;
 use reflex_engine::file::{Buffering, Direction, Hints};
-use reflex_engine::{Datatype, Result};
+use reflex_engine::Result;
 
 /// The collective-buffering hints of a file for reads or writes.
 fn hints(dict: &Dict, dir: Dir) -> Hints {
@@ -68,9 +69,15 @@ pub(super) fn access_all(
     at: At,
     dir: Dir,
     count: usize,
-    dt: &Datatype,
+    t: &TypeArg,
 ) -> Result<usize> {
-    let located = locate(w, fh, at, dir, count, dt);
+    let dt = &t.dt;
+    // A rank whose arguments are wrong still takes part in agreeing on the plan (as none).
+    let coder = coder(w, fh, t).and_then(|c| check_external_len(&c, count, dt).map(|()| c));
+    let located = match &coder {
+        Ok(_) => locate(w, fh, at, dir, count, dt),
+        Err(e) => Err(e.clone()),
+    };
     let f = w.objects.files.get(fh)?;
     let (runs, mine) = match &located {
         Ok((start, len)) => (f.view.runs(*start, *len), hints(&f.hints, dir)),
@@ -88,8 +95,9 @@ pub(super) fn access_all(
     };
     let plan = w.world.engine.file_plan(f.comm, &runs, mine, way)?;
     let (start, len) = located?;
+    let coder = coder?;
     let Some(plan) = plan else {
-        return access(w, fh, at, dir, count, dt);
+        return access(w, fh, at, dir, count, t);
     };
     let f = w.objects.files.get_mut(fh)?;
     let mut buffers = std::mem::take(&mut f.buffers);
@@ -97,20 +105,15 @@ pub(super) fn access_all(
     let staging = buffers.staging(len);
     let (engine, comm, file) = (&mut w.world.engine, f.comm, &f.file);
     let moved = match dir {
-        Dir::Write(buf) => packed(buf, count, dt, staging)
+        Dir::Write(buf) => coder
+            .outgoing(buf, count, dt, staging)
             .and_then(|data| {
                 engine.file_write_aggregated(comm, file, &plan, &runs, data, &mut collective)
             })
             .map(|()| len),
-        Dir::Read(buf) => match dense_out(buf, count, dt) {
-            Ok(Some(out)) => {
-                engine.file_read_aggregated(comm, file, &plan, &runs, out, &mut collective)
-            }
-            Ok(None) => engine
-                .file_read_aggregated(comm, file, &plan, &runs, staging, &mut collective)
-                .and_then(|n| unpack_native(buf, count, dt, &staging[..n]).map(|()| n)),
-            Err(e) => Err(e),
-        },
+        Dir::Read(buf) => coder.incoming(buf, count, dt, staging, |out| {
+            engine.file_read_aggregated(comm, file, &plan, &runs, out, &mut collective)
+        }),
     };
     buffers.collective = collective;
     f.buffers = buffers.trimmed();

@@ -11,11 +11,12 @@
 //! Nonblocking forms complete before returning and hand out a completed request; a split
 //! collective does its work in `_begin` and keeps the byte count for `_end`.
 
-use super::pack::{dense_in, dense_out, pack_native, unpack_native};
+use super::file_rep::{check_external_len, coder};
 use super::util::{write, write_status};
 use crate::ffi::*;
 use crate::files::FileId;
 use crate::handles;
+use crate::kinds::TypeArg;
 use crate::state::Mpi;
 use reflex_engine::file::{read_view, with_lock, write_view};
 use reflex_engine::{Datatype, ErrorClass, MpiError, Result, Status};
@@ -92,23 +93,6 @@ pub(super) fn locate(
     Ok((start, len))
 }
 
-/// The packed bytes of `count` elements of `dt` at `buf`: the memory itself when the type is
-/// dense, else packed into `staging` (of the packed length).
-pub(super) fn packed<'a>(
-    buf: *const c_void,
-    count: usize,
-    dt: &Datatype,
-    staging: &'a mut [u8],
-) -> Result<&'a [u8]> {
-    match dense_in(buf, count, dt)? {
-        Some(bytes) => Ok(bytes),
-        None => {
-            pack_native(buf, count, dt, staging)?;
-            Ok(staging)
-        }
-    }
-}
-
 /// Moves the individual file pointer past an access that started at `start` (when it used it).
 pub(super) fn advance(w: &mut Mpi, fh: FileId, at: At, start: u64, moved: usize) -> Result<()> {
     if let At::Pointer = at {
@@ -117,30 +101,33 @@ pub(super) fn advance(w: &mut Mpi, fh: FileId, at: At, start: u64, moved: usize)
     Ok(())
 }
 
-/// One independent access of `count` elements of `dt`; returns the bytes moved.
+/// One independent access of `count` elements of `t`; returns the bytes moved.
 pub(super) fn access(
     w: &mut Mpi,
     fh: FileId,
     at: At,
     dir: Dir,
     count: usize,
-    dt: &Datatype,
+    t: &TypeArg,
 ) -> Result<usize> {
+    let dt = &t.dt;
+    let coder = coder(w, fh, t)?;
+    check_external_len(&coder, count, dt)?;
     let (start, len) = locate(w, fh, at, dir, count, dt)?;
     let f = w.objects.files.get_mut(fh)?;
     let mut buffers = std::mem::take(&mut f.buffers);
     let staging = buffers.staging(len);
     let mut io = || match dir {
-        Dir::Read(buf) => match dense_out(buf, count, dt)? {
-            Some(out) => read_view(&f.file, &f.view, start, out),
-            None => {
-                let n = read_view(&f.file, &f.view, start, staging)?;
-                unpack_native(buf, count, dt, &staging[..n])?;
-                Ok(n)
-            }
-        },
+        Dir::Read(buf) => coder.incoming(buf, count, dt, staging, |out| {
+            read_view(&f.file, &f.view, start, out)
+        }),
         Dir::Write(buf) => {
-            write_view(&f.file, &f.view, start, packed(buf, count, dt, staging)?)?;
+            write_view(
+                &f.file,
+                &f.view,
+                start,
+                coder.outgoing(buf, count, dt, staging)?,
+            )?;
             Ok(len)
         }
     };
@@ -161,11 +148,13 @@ fn collective(
     at: At,
     dir: Dir,
     count: usize,
-    dt: &Datatype,
+    dt: &TypeArg,
 ) -> Result<usize> {
     let comm = w.objects.files.get(fh)?.comm;
     let at = match at {
-        At::Ordered => At::Data(super::file_shared::ordered_start(w, fh, comm, count, dt)?),
+        At::Ordered => At::Data(super::file_shared::ordered_start(
+            w, fh, comm, count, &dt.dt,
+        )?),
         _ => at,
     };
     let moved = match w.objects.files.get(fh)?.atomic {
@@ -194,7 +183,7 @@ fn request_of(w: &mut Mpi, request: *mut MPI_Request, bytes: usize) {
 
 /// `_begin` of a split collective: the access now, its count kept for `_end`. Misuse (two
 /// `_begin`s, an `_end` without one) is `MPI_ERR_IO`, as in MPICH.
-fn begin(w: &mut Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &Datatype) -> Result<()> {
+fn begin(w: &mut Mpi, fh: FileId, at: At, dir: Dir, count: usize, dt: &TypeArg) -> Result<()> {
     if w.objects.files.get(fh)?.split.is_some() {
         return Err(MpiError::new(
             ErrorClass::Io,
@@ -247,7 +236,7 @@ macro_rules! form {
             $($off: MPI_Offset,)?
             $buf: $bt,
             $count: usize,
-            $dt: Datatype,
+            $dt: TypeArg,
             $($out: $ot)?
         ) -> Result<()> {
             $body;

@@ -3,10 +3,12 @@
 //!
 //! Offsets are in etypes relative to the view; the individual file pointer is kept in bytes of
 //! view data (`OpenFile::pointer`) and the mapping to file bytes is `reflex_engine::file::View`.
-//! Only the "native" representation (and "internal", which is native here) is provided:
-//! "external32" and user representations are `MPI_ERR_UNSUPPORTED_DATAREP`.
+//! The data representation is checked against the view's types here and applied to each access
+//! by `file_rep`.
 
+use super::file_rep::check_layout;
 use super::util::{c_string, write, write_string};
+use crate::datarep::{Rep, MAX_DATAREP_STRING};
 use crate::ffi::*;
 use crate::files::FileId;
 use crate::handles;
@@ -14,7 +16,7 @@ use crate::info::InfoId;
 use crate::kinds::TypeArg;
 use crate::state::Mpi;
 use reflex_engine::file::View;
-use reflex_engine::{Datatype, ErrorClass, MpiError, Result};
+use reflex_engine::{ErrorClass, MpiError, Result};
 use std::ffi::{c_char, c_int};
 
 /// `MPI_DISPLACEMENT_CURRENT`.
@@ -23,23 +25,6 @@ const DISPLACEMENT_CURRENT: MPI_Offset = -54_278_278;
 pub(super) const SEEK_SET: c_int = 600;
 pub(super) const SEEK_CUR: c_int = 602;
 pub(super) const SEEK_END: c_int = 604;
-/// `MPI_MAX_DATAREP_STRING` (MPICH's value).
-const MAX_DATAREP_STRING: usize = 128;
-
-/// Checks the data representation: "native" and "internal" (the same here) only.
-fn check_datarep(rep: &str) -> Result<()> {
-    match rep {
-        "native" | "internal" => Ok(()),
-        "external32" => Err(MpiError::new(
-            ErrorClass::UnsupportedDatarep,
-            "data representation \"external32\" is not supported by Reflex's MPI-IO yet (use \"native\")",
-        )),
-        _ => Err(MpiError::new(
-            ErrorClass::UnsupportedDatarep,
-            format!("unknown data representation \"{rep}\" (Reflex knows \"native\" and \"internal\")"),
-        )),
-    }
-}
 
 fn is_builtin(h: MPI_Datatype) -> bool {
     crate::datatypes::builtin(h).is_some()
@@ -71,17 +56,19 @@ fn offset_arg(v: MPI_Offset, what: &str) -> Result<u64> {
         .map_err(|_| MpiError::new(ErrorClass::Arg, format!("{what} is negative ({v})")))
 }
 
-/// The view this rank asks for, checked.
+/// The view this rank asks for, checked, and its data representation.
 fn new_view(
     w: &Mpi,
     disp: MPI_Offset,
     etype: &TypeArg,
     filetype: &TypeArg,
     datarep: *const c_char,
-) -> Result<View> {
-    check_datarep(&c_string(datarep, "datarep")?)?;
+) -> Result<(View, Rep)> {
+    let rep = w.objects.datareps.find(&c_string(datarep, "datarep")?)?;
     crate::kinds::datatype(w, etype.handle)?;
     crate::kinds::datatype(w, filetype.handle)?;
+    check_layout(w, rep, etype, "etype")?;
+    check_layout(w, rep, filetype, "filetype")?;
     if disp == DISPLACEMENT_CURRENT {
         return Err(MpiError::new(
             ErrorClass::Arg,
@@ -89,7 +76,7 @@ fn new_view(
         ));
     }
     let disp = offset_arg(disp, "the displacement")?;
-    View::new(disp, etype.dt.clone(), filetype.dt.clone())
+    Ok((View::new(disp, etype.dt.clone(), filetype.dt.clone())?, rep))
 }
 
 /// `MPI_File_set_view` (collective): the file pointers go back to 0.
@@ -109,13 +96,14 @@ pub fn file_set_view(
     engine.file_same(comm, rep.as_bytes(), "the data representation")?;
     let esize = etype.dt.size() as u64;
     engine.file_same(comm, &esize.to_le_bytes(), "the etype size")?;
-    let view = engine.file_agree(comm, view)?;
+    let (view, rep) = engine.file_agree(comm, view)?;
     let kept = (keep_type(w, &etype)?, keep_type(w, &filetype)?);
     let hints = info.map(|i| w.objects.infos.get(i).clone());
     reset_shared(w, fh)?;
     let f = w.objects.files.get_mut(fh)?;
     let old = std::mem::replace(&mut f.view_types, kept);
     f.view = view;
+    f.rep = rep;
     f.pointer = 0;
     for (k, v) in hints.iter().flat_map(|d| d.pairs()) {
         f.hints.set(k, v)?;
@@ -156,29 +144,12 @@ pub fn file_get_view(
     datarep: *mut c_char,
 ) -> Result<()> {
     let f = w.objects.files.get(fh)?;
-    let (d, (e, t)) = (f.view.disp, f.view_types);
+    let (d, (e, t), rep) = (f.view.disp, f.view_types, f.rep);
     write(disp, d as MPI_Offset);
     hand_out(w, e, etype)?;
     hand_out(w, t, filetype)?;
-    write_string(datarep, std::ptr::null_mut(), "native", MAX_DATAREP_STRING)
-}
-
-/// `MPI_File_get_type_extent` (`MPI_Aint`) and `_c` (`MPI_Count`): the native extent.
-pub fn file_get_type_extent<T: TryFrom<isize>>(
-    _w: &mut Mpi,
-    _fh: FileId,
-    datatype: Datatype,
-    extent: *mut T,
-) -> Result<()> {
-    let e = datatype.extent();
-    let e = T::try_from(e).map_err(|_| {
-        MpiError::new(
-            ErrorClass::Count,
-            format!("extent {e} does not fit the argument"),
-        )
-    })?;
-    write(extent, e);
-    Ok(())
+    let name = w.objects.datareps.name(rep);
+    write_string(datarep, std::ptr::null_mut(), name, MAX_DATAREP_STRING)
 }
 
 /// `MPI_File_get_byte_offset`: the absolute byte of view offset `offset` (in etypes).
@@ -231,22 +202,4 @@ pub fn file_get_position(w: &mut Mpi, fh: FileId, offset: *mut MPI_Offset) -> Re
     let f = w.objects.files.get(fh)?;
     write(offset, (f.pointer / f.view.etype_size()) as MPI_Offset);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_native_representations_are_accepted() {
-        assert!(check_datarep("native").is_ok());
-        assert!(check_datarep("internal").is_ok());
-        let e = check_datarep("external32").unwrap_err();
-        assert_eq!(e.class, ErrorClass::UnsupportedDatarep);
-        assert!(e.message.contains("external32"));
-        assert_eq!(
-            check_datarep("mine").unwrap_err().class,
-            ErrorClass::UnsupportedDatarep
-        );
-    }
 }

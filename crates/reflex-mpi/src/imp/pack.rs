@@ -209,7 +209,7 @@ pub fn leaves(
 }
 
 /// The external32 size of `count` elements of `t`.
-fn external_len(t: &TypeRef, count: usize) -> Result<usize> {
+pub(super) fn external_len(t: &TypeRef, count: usize) -> Result<usize> {
     let mut total = 0usize;
     leaves(t, count, &mut |h, n| {
         total = external32::ext_size(h)?
@@ -240,7 +240,7 @@ fn external_type(w: &Mpi, t: &TypeArg) -> Result<(Datatype, TypeRef)> {
 }
 
 /// Converts between `count` elements of packed native data and external32, leaf by leaf.
-fn convert(
+pub(super) fn convert(
     t: &TypeRef,
     count: usize,
     native: &mut [u8],
