@@ -38,6 +38,7 @@ pub mod procs;
 pub mod request;
 pub mod rma;
 mod single_copy;
+pub mod spawn;
 mod spin;
 pub mod testing;
 pub mod topo;

@@ -21,7 +21,10 @@ pub struct World {
     pub engine: Engine<Fabric>,
     /// Effective configuration.
     pub config: Config,
-    pmi: PmiClient,
+    pub(crate) pmi: PmiClient,
+    /// The intercommunicator to the job that spawned this one (`MPI_Comm_get_parent`); `None`
+    /// when it was not spawned or the application freed or disconnected it.
+    pub parent: Option<crate::CommId>,
 }
 
 fn pmi_error(what: &str, e: impl std::fmt::Display) -> MpiError {
@@ -68,11 +71,14 @@ impl World {
         if let Some(base) = board_base {
             engine.enable_boards(base);
         }
-        Ok(World {
+        let mut world = World {
             engine,
             config,
             pmi,
-        })
+            parent: None,
+        };
+        world.parent = world.connect_parent()?;
+        Ok(world)
     }
 
     /// `MPI_APPNUM` from the launcher, if it set one.

@@ -5757,7 +5757,13 @@ pub unsafe extern "C" fn MPI_Comm_join(fd: c_int, intercomm: *mut ffi::MPI_Comm)
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, intercomm: *mut ffi::MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Comm_spawn")
+    crate::call::world("MPI_Comm_spawn", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(intercomm, "intercomm")?;
+            crate::imp::comm_spawn(w, command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes)
+        })
 }
 
 /// `MPI_Comm_spawn`: forwards to `PMPI_Comm_spawn` (profiling tools interpose this symbol).
@@ -5777,7 +5783,13 @@ pub unsafe extern "C" fn MPI_Comm_spawn(command: *const c_char, argv: *mut *mut 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(count: c_int, array_of_commands: *mut *mut c_char, array_of_argv: *mut *mut *mut c_char, array_of_maxprocs: *const c_int, array_of_info: *const ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, intercomm: *mut ffi::MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Comm_spawn_multiple")
+    crate::call::world("MPI_Comm_spawn_multiple", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let count = crate::kinds::count(count, "count")?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(intercomm, "intercomm")?;
+            crate::imp::comm_spawn_multiple(w, count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes)
+        })
 }
 
 /// `MPI_Comm_spawn_multiple`: forwards to `PMPI_Comm_spawn_multiple` (profiling tools interpose this symbol).
