@@ -12,8 +12,8 @@ use reflex_engine::spawn::SpawnCommand;
 use reflex_engine::{CommId, ErrorClass, MpiError, Result};
 use std::ffi::{c_char, c_int};
 
-/// Most arguments of one command read from a NULL-terminated `argv` (a missing terminator ends
-/// with an error instead of a read past the array's end... as far as it can tell).
+/// Most arguments read from one NULL-terminated `argv`: past this many the array is taken to
+/// lack its terminator (`MPI_ERR_ARG`).
 const MAX_ARGS: usize = 1 << 16;
 
 /// The strings of a NULL-terminated `argv` (`MPI_ARGV_NULL`: none).
