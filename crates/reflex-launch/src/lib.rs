@@ -5,7 +5,8 @@
 //! launch"), with the I/O-free [`reflex_pmi::Server`] inside a `poll(2)` loop. Modules:
 //! - [`args`]: the Hydra-compatible command line;
 //! - [`spawn`]: one rank's environment, PMI socket, pipes and process group;
-//! - [`supervise`]: the event loop (PMI, stdio, signals, reaping, termination, cleanup);
+//! - [`supervise`]: the event loop (PMI, stdio, signals, reaping, termination, cleanup), which
+//!   also starts the jobs a job spawns (`MPI_Comm_spawn`, checked by [`dynamic`]);
 //! - [`jobctl`]: Ctrl-Z and `fg` for the whole job (one host or many);
 //! - [`pmi_conn`], [`output`], [`stdin`]: the byte plumbing of that loop;
 //! - [`procs`]: exit statuses, signal names, finding leftover processes;
@@ -17,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod args;
+pub mod dynamic;
 pub mod hosts;
 pub mod info;
 pub mod jobctl;
@@ -117,6 +119,7 @@ fn prepare_and_launch(spec: &JobSpec, kvsname: &str) -> Result<Supervisor, Strin
     check_settings(&job.vars)?;
     let server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, spec.ranks as i32);
     let mut supervisor = Supervisor::new(signals, server, spec.label);
+    supervisor.allow_spawn(job.vars.clone());
     for rank in 0..spec.ranks {
         match spawn::spawn_rank(
             &job,
