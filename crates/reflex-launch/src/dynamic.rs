@@ -138,11 +138,9 @@ fn find_program(
 }
 
 fn check_executable(program: &Path) -> Result<(), String> {
-    if !program.is_file() {
-        return Err(format!(
-            "{} does not exist or is not a file",
-            program.display()
-        ));
+    let meta = std::fs::metadata(program).map_err(|e| format!("{}: {e}", program.display()))?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a file", program.display()));
     }
     access(program, AccessFlags::X_OK)
         .map_err(|e| format!("{} is not executable: {}", program.display(), e.desc()))
@@ -219,7 +217,12 @@ mod tests {
         let e = refuse("/etc/passwd", 1, &[]);
         assert!(e.contains("/etc/passwd is not executable"), "{e}");
         let e = refuse("/bin", 1, &[]);
-        assert!(e.contains("/bin does not exist or is not a file"), "{e}");
+        assert!(e.contains("/bin is not a file"), "{e}");
+        let e = refuse("/no/such", 1, &[]);
+        assert!(
+            e.contains("/no/such: No such file or directory (os error 2)"),
+            "{e}"
+        );
         let e = refuse("sh", 1, &[("wdir", "/no/such/dir")]);
         assert!(
             e.contains("wdir=\"/no/such/dir\" is not a directory"),

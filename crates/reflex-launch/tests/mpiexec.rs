@@ -562,7 +562,7 @@ fn spawning_a_missing_program_gives_error_codes_and_starts_nothing() {
         lines[0]
     );
     assert!(
-        lines[0].contains("/no/such/program_does_not_exist"),
+        lines[0].contains("/no/such/program:_No_such_file_or_directory"),
         "{}",
         lines[0]
     );
