@@ -117,7 +117,7 @@ fn prepare_and_launch(spec: &JobSpec, kvsname: &str) -> Result<Supervisor, Strin
         vars: spawn::job_variables(spec),
     };
     check_settings(&job.vars)?;
-    let server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, spec.ranks as i32);
+    let server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, universe_size(spec));
     let mut supervisor = Supervisor::new(signals, server, spec.label);
     supervisor.allow_spawn(job.vars.clone());
     for rank in 0..spec.ranks {
@@ -160,7 +160,7 @@ fn prepare_remote(spec: &JobSpec, kvsname: &str) -> Result<remote::RemoteJob, St
     let cwd = spec.wdir.as_ref().map_or(here.clone(), |w| here.join(w));
     let signals = route_signals().map_err(|e| format!("cannot set up signal handling: {e}"))?;
     let socks = remote::connect_all(&assignments, spec.remote.port)?;
-    let mut server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, spec.ranks as i32);
+    let mut server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, universe_size(spec));
     server.set_process_mapping(&mapping);
     let mut parts = Vec::with_capacity(assignments.len());
     for (a, sock) in assignments.into_iter().zip(socks) {
@@ -170,6 +170,11 @@ fn prepare_remote(spec: &JobSpec, kvsname: &str) -> Result<remote::RemoteJob, St
         parts.push((a, link, launch));
     }
     Ok(remote::RemoteJob::new(parts, server, signals, spec.label))
+}
+
+/// `get_universe_size`: `-usize`, else the number of ranks.
+fn universe_size(spec: &JobSpec) -> i32 {
+    spec.universe.unwrap_or(spec.ranks) as i32
 }
 
 /// Checks the `REFLEX_*` settings the ranks will see, once for the whole job: an invalid value

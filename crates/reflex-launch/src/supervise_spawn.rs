@@ -106,6 +106,7 @@ impl Supervisor {
             env_policy: EnvPolicy::None,
             wdir: None,
             label: self.label,
+            universe: None,
             program: command.program.clone().into_os_string(),
             args: command.args.clone(),
             remote: Default::default(),

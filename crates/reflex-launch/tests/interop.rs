@@ -185,7 +185,7 @@ fn client_spawns_under_hydra() {
     let mut want = vec!["spawned rc=0 errcodes=0,0,0 msg=".to_owned()];
     for (rank, appnum) in [(0, 0), (1, 0), (2, 1)] {
         want.push(format!(
-            "parent {rank} spawned=true port=port-of-0 appnum=Some({appnum}) size=3"
+            "parent {rank} spawned=true port=port-of-0 appnum=Some({appnum}) size=3 universe=None"
         ));
         want.push("pwd /tmp".to_owned());
         want.push(format!("rank {rank} of 3 exchanged with every peer"));

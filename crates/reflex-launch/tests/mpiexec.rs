@@ -476,7 +476,7 @@ fn spawn_starts_a_job_with_its_own_ranks_appnums_and_preput_keys() {
         &["init", "@0:spawn:2+1", "barrier", "finalize"],
         &["init", "parent", "exchange", "shm", "finalize"],
     );
-    let run = run_ranks(&["-l", "-n", "2"], &steps);
+    let run = run_ranks(&["-l", "-n", "2", "-usize", "8"], &steps);
     assert_eq!(run.code(), 0, "{}", run.stderr);
     assert_eq!(run.stderr, "");
     assert_eq!(
@@ -484,11 +484,11 @@ fn spawn_starts_a_job_with_its_own_ranks_appnums_and_preput_keys() {
         ["[0] spawned rc=0 errcodes=0,0,0 msg="]
     );
     let want = [
-        "[1:0] parent 0 spawned=true port=port-of-0 appnum=Some(0) size=3",
+        "[1:0] parent 0 spawned=true port=port-of-0 appnum=Some(0) size=3 universe=Some(8)",
         "[1:0] rank 0 of 3 exchanged with every peer",
-        "[1:1] parent 1 spawned=true port=port-of-0 appnum=Some(0) size=3",
+        "[1:1] parent 1 spawned=true port=port-of-0 appnum=Some(0) size=3 universe=Some(8)",
         "[1:1] rank 1 of 3 exchanged with every peer",
-        "[1:2] parent 2 spawned=true port=port-of-0 appnum=Some(1) size=3",
+        "[1:2] parent 2 spawned=true port=port-of-0 appnum=Some(1) size=3 universe=Some(8)",
         "[1:2] rank 2 of 3 exchanged with every peer",
     ];
     let got: Vec<String> = lines_with(&run, "[1:")
@@ -535,7 +535,8 @@ fn spawned_jobs_spawn_too_and_honour_wdir_and_env() {
         "[1:0] SPAWN_B=x=y".to_owned(),
         format!("[1:0] pwd {}", dir.display()),
         "[1:0] spawned rc=0 errcodes=0 msg=".to_owned(),
-        "[2:0] parent 0 spawned=true port=port-of-0 appnum=Some(0) size=1".to_owned(),
+        "[2:0] parent 0 spawned=true port=port-of-0 appnum=Some(0) size=1 universe=Some(1)"
+            .to_owned(),
     ];
     let mut got = lines_with(&run, "[1:");
     got.extend(lines_with(&run, "[2:"));

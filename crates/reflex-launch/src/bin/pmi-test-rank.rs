@@ -17,7 +17,7 @@
 //!   the steps after `--` (which the spawning rank skips), info pairs for every command, and
 //!   preput `PARENT_ROOT_PORT_NAME=port-of-R`; prints `spawned rc=.. errcodes=..`.
 //!   `spawn-prog:PROGRAM:N` does the same for another program; `parent` prints
-//!   `parent R spawned=.. port=.. appnum=.. size=..` (the preput key, if any).
+//!   `parent R spawned=.. port=.. appnum=.. size=.. universe=..` (the preput key, if any).
 
 #![forbid(unsafe_code)]
 
@@ -154,11 +154,12 @@ fn run_step(
                 .get_optional("PARENT_ROOT_PORT_NAME")
                 .map_err(|e| e.to_string())?;
             let line = format!(
-                "parent {rank} spawned={} port={} appnum={:?} size={}",
+                "parent {rank} spawned={} port={} appnum={:?} size={} universe={:?}",
                 c.spawned(),
                 port.as_deref().unwrap_or("none"),
                 c.appnum(),
-                c.size()
+                c.size(),
+                c.universe_size()
             );
             writeln!(out, "{line}").map_err(|e| e.to_string())?;
         }
