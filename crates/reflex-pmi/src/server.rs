@@ -6,7 +6,10 @@
 //! error). Replies follow Hydra 4.0.2 byte for byte (launchers.md §2.2), since MPICH-built
 //! programs are tested against it. Puts are staged and become visible at the next barrier, as
 //! under Hydra, so a program that forgets the fence fails here too rather than only under Slurm.
-//! The `-pmi-port` handshake (§2.3) is [`Server::accept_initack`].
+//! The `-pmi-port` handshake (§2.3) is [`Server::accept_initack`]. A multi-line `mcmd=spawn`
+//! request is buffered per rank until its last `endcmd` ([`crate::spawn::SpawnAssembler`]) and
+//! becomes [`Event::Spawn`]; the launcher starts the job, builds its server with
+//! [`Server::child`] (shared name service) and answers with [`Server::spawn_reply`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
