@@ -1,8 +1,8 @@
 /* MPI_Comm_spawn of two copies of this program, which find the parent with
  * MPI_Comm_get_parent; then the shared intercommunicator checks between the parent job and the
  * children. DYNPROC_SPAWN=multiple: MPI_Comm_spawn_multiple of two commands of one process each
- * (appnum 0 and 1). DYNPROC_SPAWN=refused: the launcher cannot spawn (Reflex's own mpiexec today), so
- * the call must fail with MPI_ERR_SPAWN and every error code must say so. */
+ * (appnum 0 and 1). DYNPROC_SPAWN=refused: a program that does not exist, which the launcher
+ * refuses to start, so the call must fail with MPI_ERR_SPAWN and every error code must say so. */
 #include "mtest_dynproc.h"
 
 #define CHILDREN 2
@@ -38,7 +38,8 @@ int main(int argc, char **argv)
         rc = MPI_Comm_spawn_multiple(2, cmds, argvs, procs, infos, 0, MPI_COMM_WORLD, &children, codes);
     } else {
         char *args[] = {"child", NULL};
-        rc = MPI_Comm_spawn(argv[0], args, CHILDREN, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &children, codes);
+        const char *program = refused ? "./dynproc-no-such-program" : argv[0];
+        rc = MPI_Comm_spawn(program, args, CHILDREN, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &children, codes);
     }
     if (refused) {
         CHECK_CLASS(rc, MPI_ERR_SPAWN);
