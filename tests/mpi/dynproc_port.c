@@ -51,6 +51,24 @@ static void names(void)
     CALL(MPI_Close_port(port));
 }
 
+/* A bad argument at the root of a larger group is every process's error: nobody waits for it. */
+static void bad_root_arguments(void)
+{
+    char longname[400];
+    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Info bad;
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    CHECK_CLASS(MPI_Comm_connect(mtest_rank == 0 ? longname : NULL, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &c),
+                MPI_ERR_PORT);
+    MPI_Info_create(&bad);
+    MPI_Info_set(bad, "timeout", "-1");
+    CHECK_CLASS(MPI_Comm_accept("reflex-port:tcp://127.0.0.1:9:0123456789abcdef", bad, mtest_size - 1,
+                                MPI_COMM_WORLD, &c), MPI_ERR_INFO);
+    MPI_Info_free(&bad);
+    CHECK(c == MPI_COMM_NULL, "a failed accept/connect set the communicator");
+}
+
 /* Even world ranks accept, odd ones connect; the port travels through the name service. */
 static void halves(void)
 {
@@ -88,6 +106,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     bad_ports();
     names();
+    bad_root_arguments();
     if (mtest_size >= 2)
         halves();
     return MTest_Finalize();

@@ -77,7 +77,7 @@ impl World {
                 error: Some(error),
             });
         }
-        let accepted = self.engine.comm_accept(&port, root, comm, None);
+        let accepted = self.engine.comm_accept(Ok(&port), root, comm, None);
         if !port.is_empty() {
             let _ = self.engine.close_port(&port);
         }
@@ -133,7 +133,7 @@ impl World {
         };
         let parent = self
             .engine
-            .comm_connect(&port, 0, crate::COMM_WORLD, None)?;
+            .comm_connect(Ok(&port), 0, crate::COMM_WORLD, None)?;
         self.engine.comm_mut(parent)?.name = "MPI_COMM_PARENT".into();
         Ok(Some(parent))
     }

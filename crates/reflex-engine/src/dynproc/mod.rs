@@ -44,21 +44,13 @@ fn other(what: &str, e: impl std::fmt::Display) -> MpiError {
     MpiError::new(ErrorClass::Other, format!("{what}: {e}"))
 }
 
-/// An error's class as one byte of a root's summary, and back.
+/// An error's class as one byte of a root's summary (MPI classes fit), and back.
 fn class_byte(c: ErrorClass) -> u8 {
-    match c {
-        ErrorClass::Port => 1,
-        ErrorClass::Other => 2,
-        _ => 3,
-    }
+    u8::try_from(c as i32).unwrap_or(ErrorClass::Intern as u8)
 }
 
 fn byte_class(b: u8) -> ErrorClass {
-    match b {
-        1 => ErrorClass::Port,
-        2 => ErrorClass::Other,
-        _ => ErrorClass::Intern,
-    }
+    ErrorClass::from_i32(i32::from(b)).unwrap_or(ErrorClass::Intern)
 }
 
 impl Engine<Fabric> {
@@ -73,27 +65,29 @@ impl Engine<Fabric> {
     }
 
     /// `MPI_Comm_accept` (collective over `comm`; `port` significant at `root` only): waits for
-    /// a connector on `port`, at most `timeout` (`None`: for ever).
+    /// a connector on `port`, at most `timeout` (`None`: for ever). An `Err` port is the root's
+    /// invalid argument: every process of `comm` returns that error.
     pub fn comm_accept(
         &mut self,
-        port: &str,
+        port: Result<&str>,
         root: usize,
         comm: CommId,
         timeout: Option<Duration>,
     ) -> Result<CommId> {
-        self.connect_groups(Side::Accept(port), root, comm, timeout)
+        self.connect_groups(port.map(Side::Accept), root, comm, timeout)
     }
 
-    /// `MPI_Comm_connect` (collective over `comm`; `port` significant at `root` only); the
-    /// acceptor's answer is awaited at most `timeout` (`None`: for ever).
+    /// `MPI_Comm_connect` (collective over `comm`; `port` significant at `root` only, an `Err`
+    /// as for [`Engine::comm_accept`]); the acceptor's answer is awaited at most `timeout`
+    /// (`None`: for ever).
     pub fn comm_connect(
         &mut self,
-        port: &str,
+        port: Result<&str>,
         root: usize,
         comm: CommId,
         timeout: Option<Duration>,
     ) -> Result<CommId> {
-        self.connect_groups(Side::Connect(port), root, comm, timeout)
+        self.connect_groups(port.map(Side::Connect), root, comm, timeout)
     }
 
     /// `MPI_Comm_join`: an intercommunicator with the process at the other end of `socket`
@@ -183,10 +177,11 @@ impl Engine<Fabric> {
         Ok(index)
     }
 
-    /// Steps (1) to (4) of the module documentation over `comm`, whose `root` is the `side`.
+    /// Steps (1) to (4) of the module documentation over `comm`, whose `root` is the `side` (or
+    /// has the error every process returns).
     fn connect_groups(
         &mut self,
-        side: Side<'_>,
+        side: Result<Side<'_>>,
         root: usize,
         comm: CommId,
         timeout: Option<Duration>,
@@ -202,7 +197,7 @@ impl Engine<Fabric> {
         let mut summary = Vec::new();
         if rank == root {
             let deadline = timeout.map(|t| Instant::now() + t);
-            summary = match self.root_exchange(side, &offer, deadline) {
+            summary = match side.and_then(|side| self.root_exchange(side, &offer, deadline)) {
                 Ok(theirs) => {
                     let mut s = vec![0u8];
                     s.extend_from_slice(&offer.proposal.max(theirs.proposal).to_le_bytes());
@@ -427,6 +422,9 @@ mod tests {
             (e.class, e.message.as_str()),
             (ErrorClass::Port, "no such port")
         );
+        for class in [ErrorClass::Info, ErrorClass::Other, ErrorClass::Port] {
+            assert_eq!(byte_class(class_byte(class)), class);
+        }
         assert_eq!(parse_summary(&[]).unwrap_err().class, ErrorClass::Intern);
         assert_eq!(
             parse_summary(&[0, 1]).unwrap_err().class,

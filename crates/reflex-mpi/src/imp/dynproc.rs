@@ -80,15 +80,20 @@ fn accept_or_connect(
     newcomm: *mut MPI_Comm,
 ) -> Result<()> {
     let is_root = w.world.engine.comm(comm)?.rank as c_int == root;
-    // The port name and info are significant at the root only.
-    let (port, timeout) = match is_root {
-        true => (port_arg(port_name)?, port_timeout(w, info)?),
-        false => (String::new(), None),
+    // The port name and info are significant at the root only; a bad one there is every
+    // process's error (the engine passes it on), so that no process waits for the root.
+    let args = match is_root {
+        true => port_arg(port_name).and_then(|p| Ok((p, port_timeout(w, info)?))),
+        false => Ok((String::new(), None)),
+    };
+    let (port, timeout) = match &args {
+        Ok((p, t)) => (Ok(p.as_str()), *t),
+        Err(e) => (Err(e.clone()), None),
     };
     let engine = &mut w.world.engine;
     let id = match role {
-        Role::Accept => engine.comm_accept(&port, root as usize, comm, timeout)?,
-        Role::Connect => engine.comm_connect(&port, root as usize, comm, timeout)?,
+        Role::Accept => engine.comm_accept(port, root as usize, comm, timeout)?,
+        Role::Connect => engine.comm_connect(port, root as usize, comm, timeout)?,
     };
     write(newcomm, handles::comm_handle(id));
     Ok(())
