@@ -6,6 +6,11 @@
 //! bytes are copied, NUL-terminated, and `*len` becomes the number of bytes written including
 //! the NUL. Other outputs of the `*_get_info` calls may be NULL (ignored); the outputs a call
 //! exists to return must not be ([`required`], `MPI_T_ERR_INVALID`).
+//!
+//! The pointers are the C caller's, passed on unchanged by the `MPI_T_*` implementations
+//! (`crate::imp::tool*`), whose generated shims carry the `# Safety` contract (MPI's
+//! preconditions on output arguments); as there, these stay safe `fn`s.
+#![allow(clippy::not_unsafe_ptr_arg_deref)] // reason: see the module documentation
 
 use super::null_argument;
 use reflex_engine::Result;
