@@ -3,7 +3,8 @@
  * non-continuous counter keeps its value while traffic goes on; on Reflex (its variables found
  * by name) the message and byte counters count exactly the messages of a ring exchange (eager,
  * rendezvous, synchronous), handles in two sessions do not disturb each other, readreset and
- * write act on one handle, and the queue levels show unexpected messages and posted receives.
+ * write act on one handle, the queue levels show unexpected messages and posted receives, and
+ * every collective started is counted once.
  */
 #include "mtest.h"
 
@@ -183,6 +184,25 @@ static void queue_levels(void)
     CALL(MPI_T_pvar_session_free(&s));
 }
 
+/* Reflex: every collective started counts once, on the board or as a schedule. */
+static void collective_counts(void)
+{
+    MPI_T_pvar_session s;
+    MPI_Request req;
+    int in = 1, out = 0;
+    CALL(MPI_T_pvar_session_create(&s));
+    MPI_T_pvar_handle colls = reflex_handle(s, "reflex_collectives_started", MPI_T_PVAR_CLASS_COUNTER);
+    CALL(MPI_T_pvar_start(s, colls));
+    CALL(MPI_Barrier(MPI_COMM_WORLD));
+    CALL(MPI_Ibarrier(MPI_COMM_WORLD, &req));
+    CALL(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CALL(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK_EQ(out, mtest_size);
+    CALL(MPI_T_pvar_stop(s, colls));
+    CHECK_EQ(value(s, colls), 3);
+    CALL(MPI_T_pvar_session_free(&s));
+}
+
 int main(int argc, char **argv)
 {
     int provided, index;
@@ -194,6 +214,7 @@ int main(int argc, char **argv)
         MPI_SUCCESS) {
         exact_message_counts();
         queue_levels();
+        collective_counts();
     }
     CALL(MPI_T_finalize());
     return MTest_Finalize();

@@ -1,5 +1,5 @@
 //! Message counters for tools (`MPI_T` performance variables): messages and bytes this process
-//! sent and received, and the deepest the unexpected-message queue has been.
+//! sent and received, the deepest the unexpected-message queue has been, and collectives started.
 //!
 //! Plain per-process `u64` adds in fields the engine owns (no atomics, no branches): a send is
 //! counted where its first packet is handed to the transport or queued for it (the eager paths
@@ -8,7 +8,9 @@
 //! communication); a receive where an eager or rendezvous envelope arrives (matched at once or
 //! queued as unexpected) or where the blocking receive's direct path takes it. Control packets
 //! (CTS, FIN, acknowledgements, data chunks) are not messages. Collectives run on a shared-memory
-//! board send no messages.
+//! board send no messages. A collective is counted where it starts: on the shared-memory board
+//! (the dense fast paths and `Engine::collective`), or as a schedule (blocking ones that do not
+//! fit the board, nonblocking ones, each start of a persistent one).
 
 /// Messages and bytes, cumulative since the engine started.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -23,6 +25,8 @@ pub struct Traffic {
     pub bytes_received: u64,
     /// Most messages the unexpected queue held at once.
     pub unexpected_peak: u64,
+    /// Collective operations started (on a board or as a schedule).
+    pub collectives: u64,
 }
 
 impl Traffic {

@@ -93,6 +93,12 @@ pub const TABLE: &[Pvar] = &[
     watch("reflex_unexpected_queue_peak", "most messages the unexpected queue has held at once since MPI started", CLASS_HIGHWATERMARK, P2P, |c| c.traffic.unexpected_peak),
     watch("reflex_posted_queue_length", "receives posted and not yet matched now", CLASS_LEVEL, P2P, |c| c.queues.posted as u64),
     watch("reflex_outbox_length", "sends and control packets waiting for room in the transport now (back-pressure)", CLASS_LEVEL, P2P, |c| c.queues.outbox as u64),
+    counter(
+        "reflex_collectives_started",
+        "collective operations this process started: on the shared-memory board, or as a schedule of messages (nonblocking ones, each start of a persistent one, blocking ones that do not fit the board)",
+        "reflex_coll",
+        |c| c.traffic.collectives,
+    ),
     watch("reflex_schedules_in_progress", "collective schedules and partitioned requests being advanced now", CLASS_LEVEL, "reflex_coll", |c| c.queues.schedules as u64),
     counter("reflex_copy_packed_bytes", "bytes copied out of application send buffers (into shared-memory cells, chunks or temporary buffers)", COPY, |c| c.copies.packed),
     counter("reflex_copy_unpacked_bytes", "bytes copied into application receive buffers (from cells or temporary buffers)", COPY, |c| c.copies.unpacked),
