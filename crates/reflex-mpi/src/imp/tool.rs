@@ -86,7 +86,7 @@ pub fn t_cvar_handle_alloc(
         if handle_out.is_null() || count.is_null() {
             return Err(null_argument("handle or count"));
         }
-        let id = t.new_handle();
+        let id = t.new_handle(ErrorClass::TOutOfHandles)?;
         t.cvar_handles.insert(id, cvar_index as usize);
         put(handle_out, handle::make(Kind::Cvar, id));
         put(count, cvar::count(v));

@@ -75,7 +75,7 @@ pub fn t_pvar_session_create(session: *mut MPI_T_handle) -> Result<()> {
         if session.is_null() {
             return Err(null_argument("session"));
         }
-        let id = t.new_handle();
+        let id = t.new_handle(ErrorClass::TOutOfSessions)?;
         t.sessions.create(id);
         put(session, handle::make(Kind::Session, id));
         Ok(())
@@ -120,7 +120,7 @@ pub fn t_pvar_handle_alloc(
         if handle_out.is_null() || count.is_null() {
             return Err(null_argument("handle or count"));
         }
-        let id = t.new_handle();
+        let id = t.new_handle(ErrorClass::TOutOfHandles)?;
         t.sessions
             .alloc(s, id, index, (v.read)(&live::counters()))?;
         put(handle_out, handle::make(Kind::Pvar, id));

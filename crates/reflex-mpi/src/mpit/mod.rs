@@ -53,10 +53,14 @@ pub struct Tool {
 }
 
 impl Tool {
-    /// A fresh handle number.
-    pub fn new_handle(&mut self) -> u32 {
-        self.next_handle += 1;
-        self.next_handle
+    /// A fresh handle number; `out_of` (`MPI_T_ERR_OUT_OF_HANDLES` or `_OUT_OF_SESSIONS`) once
+    /// all 2^32 - 1 have been handed out in this process.
+    pub fn new_handle(&mut self, out_of: ErrorClass) -> Result<u32> {
+        self.next_handle = self
+            .next_handle
+            .checked_add(1)
+            .ok_or_else(|| error(out_of, "every handle number has been used"))?;
+        Ok(self.next_handle)
     }
 }
 
@@ -136,5 +140,45 @@ pub fn frame(name: &'static str, body: impl FnOnce() -> Result<()>) -> c_int {
             }
             e.class as c_int
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn init_and_finalize_are_counted() {
+        // The only test that touches the process-wide state.
+        assert_eq!(init(0).unwrap(), 0);
+        assert_eq!(init(7).unwrap(), threads::THREAD_MULTIPLE);
+        assert_eq!(init(-1).unwrap_err().class, ErrorClass::TInvalid);
+        with_tool(|t| {
+            let id = t.new_handle(ErrorClass::TOutOfSessions)?;
+            t.sessions.create(id);
+            Ok(())
+        })
+        .unwrap();
+        finalize().unwrap();
+        assert!(with_tool(|_| Ok(())).is_ok(), "one user left");
+        finalize().unwrap();
+        let e = with_tool(|_| Ok(())).unwrap_err();
+        assert_eq!(e.class, ErrorClass::TNotInitialized);
+        assert_eq!(finalize().unwrap_err().class, ErrorClass::TNotInitialized);
+        assert_eq!(
+            tool().sessions.free(1).unwrap_err().class,
+            ErrorClass::TInvalidSession
+        );
+    }
+
+    #[test]
+    fn handle_numbers_run_out_with_the_class_asked_for() {
+        let mut t = Tool {
+            next_handle: u32::MAX - 1,
+            ..Tool::default()
+        };
+        assert_eq!(t.new_handle(ErrorClass::TOutOfHandles).unwrap(), u32::MAX);
+        let e = t.new_handle(ErrorClass::TOutOfSessions).unwrap_err();
+        assert_eq!(e.class, ErrorClass::TOutOfSessions);
     }
 }

@@ -85,34 +85,165 @@ const TCP: &str = "reflex_tcp";
 
 /// Every performance variable.
 pub const TABLE: &[Pvar] = &[
-    counter("reflex_messages_sent", "messages this process sent (point-to-point, and the messages of collective schedules, one-sided and partitioned communication; not collectives run on the shared-memory board)", P2P, |c| c.traffic.messages_sent),
-    counter("reflex_bytes_sent", "payload bytes of the messages this process sent", P2P, |c| c.traffic.bytes_sent),
-    counter("reflex_messages_received", "messages that arrived for this process (matched at once or queued as unexpected)", P2P, |c| c.traffic.messages_received),
-    counter("reflex_bytes_received", "payload bytes of the messages that arrived for this process (as sent)", P2P, |c| c.traffic.bytes_received),
-    watch("reflex_unexpected_queue_length", "messages that arrived before their receive was posted, waiting now", CLASS_LEVEL, P2P, |c| c.queues.unexpected as u64),
-    watch("reflex_unexpected_queue_peak", "most messages the unexpected queue has held at once since MPI started", CLASS_HIGHWATERMARK, P2P, |c| c.traffic.unexpected_peak),
-    watch("reflex_posted_queue_length", "receives posted and not yet matched now", CLASS_LEVEL, P2P, |c| c.queues.posted as u64),
-    watch("reflex_outbox_length", "sends and control packets waiting for room in the transport now (back-pressure)", CLASS_LEVEL, P2P, |c| c.queues.outbox as u64),
+    counter(
+        "reflex_messages_sent",
+        "messages this process sent (point-to-point, and the messages of collective schedules, \
+         one-sided and partitioned communication; not collectives run on the shared-memory \
+         board)",
+        P2P,
+        |c| c.traffic.messages_sent,
+    ),
+    counter(
+        "reflex_bytes_sent",
+        "payload bytes of the messages this process sent",
+        P2P,
+        |c| c.traffic.bytes_sent,
+    ),
+    counter(
+        "reflex_messages_received",
+        "messages that arrived for this process (matched at once or queued as unexpected)",
+        P2P,
+        |c| c.traffic.messages_received,
+    ),
+    counter(
+        "reflex_bytes_received",
+        "payload bytes of the messages that arrived for this process (as sent)",
+        P2P,
+        |c| c.traffic.bytes_received,
+    ),
+    watch(
+        "reflex_unexpected_queue_length",
+        "messages that arrived before their receive was posted, waiting now",
+        CLASS_LEVEL,
+        P2P,
+        |c| c.queues.unexpected as u64,
+    ),
+    watch(
+        "reflex_unexpected_queue_peak",
+        "most messages the unexpected queue has held at once since MPI started",
+        CLASS_HIGHWATERMARK,
+        P2P,
+        |c| c.traffic.unexpected_peak,
+    ),
+    watch(
+        "reflex_posted_queue_length",
+        "receives posted and not yet matched now",
+        CLASS_LEVEL,
+        P2P,
+        |c| c.queues.posted as u64,
+    ),
+    watch(
+        "reflex_outbox_length",
+        "sends and control packets waiting for room in the transport now (back-pressure)",
+        CLASS_LEVEL,
+        P2P,
+        |c| c.queues.outbox as u64,
+    ),
     counter(
         "reflex_collectives_started",
-        "collective operations this process started: on the shared-memory board, or as a schedule of messages (nonblocking ones, each start of a persistent one, blocking ones that do not fit the board)",
+        "collective operations this process started: on the shared-memory board, or as a \
+         schedule of messages (nonblocking ones, each start of a persistent one, blocking ones \
+         that do not fit the board)",
         "reflex_coll",
         |c| c.traffic.collectives,
     ),
-    watch("reflex_schedules_in_progress", "collective schedules and partitioned requests being advanced now", CLASS_LEVEL, "reflex_coll", |c| c.queues.schedules as u64),
-    counter("reflex_copy_packed_bytes", "bytes copied out of application send buffers (into shared-memory cells, chunks or temporary buffers)", COPY, |c| c.copies.packed),
-    counter("reflex_copy_unpacked_bytes", "bytes copied into application receive buffers (from cells or temporary buffers)", COPY, |c| c.copies.unpacked),
-    counter("reflex_copy_staged_bytes", "bytes copied between engine temporary buffers and the transport (unexpected messages, staged and buffered sends)", COPY, |c| c.copies.staged),
-    counter("reflex_copy_single_bytes", "bytes moved by single-copy reads and writes of another process's memory (process_vm_readv/writev)", COPY, |c| c.copies.single_copy),
-    watch("reflex_shm_sleeps", "waits that blocked in the kernel on the shared-memory doorbell, since MPI started", CLASS_COUNTER, SHM, |c| c.shm.sleeps),
-    watch("reflex_shm_sleep_timeouts", "doorbell sleeps that ended by their timeout, since MPI started", CLASS_COUNTER, SHM, |c| c.shm.timeouts),
-    watch("reflex_shm_sleeps_avoided", "doorbell sleeps not taken because a packet arrived meanwhile, since MPI started", CLASS_COUNTER, SHM, |c| c.shm.sleeps_avoided),
-    watch("reflex_shm_wakes_sent", "wake-ups this process sent to sleeping peers, since MPI started", CLASS_COUNTER, SHM, |c| c.shm.wakes_sent),
-    watch("reflex_tcp_connects", "TCP connections this process established, since MPI started", CLASS_COUNTER, TCP, |c| c.tcp.connects),
-    watch("reflex_tcp_accepts", "TCP connections this process accepted and kept, since MPI started", CLASS_COUNTER, TCP, |c| c.tcp.accepts),
-    watch("reflex_tcp_partial_sends", "TCP frames the kernel did not take whole, since MPI started", CLASS_COUNTER, TCP, |c| c.tcp.partial_sends),
-    watch("reflex_tcp_would_block", "TCP sends refused for lack of room (back-pressure), since MPI started", CLASS_COUNTER, TCP, |c| c.tcp.would_block),
-    watch("reflex_tcp_stripes_sent", "packets split across several TCP streams, since MPI started", CLASS_COUNTER, TCP, |c| c.tcp.stripes_sent),
+    watch(
+        "reflex_schedules_in_progress",
+        "collective schedules and partitioned requests being advanced now",
+        CLASS_LEVEL,
+        "reflex_coll",
+        |c| c.queues.schedules as u64,
+    ),
+    counter(
+        "reflex_copy_packed_bytes",
+        "bytes copied out of application send buffers (into shared-memory cells, chunks or \
+         temporary buffers)",
+        COPY,
+        |c| c.copies.packed,
+    ),
+    counter(
+        "reflex_copy_unpacked_bytes",
+        "bytes copied into application receive buffers (from cells or temporary buffers)",
+        COPY,
+        |c| c.copies.unpacked,
+    ),
+    counter(
+        "reflex_copy_staged_bytes",
+        "bytes copied between engine temporary buffers and the transport (unexpected messages, \
+         staged and buffered sends)",
+        COPY,
+        |c| c.copies.staged,
+    ),
+    counter(
+        "reflex_copy_single_bytes",
+        "bytes moved by single-copy reads and writes of another process's memory \
+         (process_vm_readv/writev)",
+        COPY,
+        |c| c.copies.single_copy,
+    ),
+    watch(
+        "reflex_shm_sleeps",
+        "waits that blocked in the kernel on the shared-memory doorbell, since MPI started",
+        CLASS_COUNTER,
+        SHM,
+        |c| c.shm.sleeps,
+    ),
+    watch(
+        "reflex_shm_sleep_timeouts",
+        "doorbell sleeps that ended by their timeout, since MPI started",
+        CLASS_COUNTER,
+        SHM,
+        |c| c.shm.timeouts,
+    ),
+    watch(
+        "reflex_shm_sleeps_avoided",
+        "doorbell sleeps not taken because a packet arrived meanwhile, since MPI started",
+        CLASS_COUNTER,
+        SHM,
+        |c| c.shm.sleeps_avoided,
+    ),
+    watch(
+        "reflex_shm_wakes_sent",
+        "wake-ups this process sent to sleeping peers, since MPI started",
+        CLASS_COUNTER,
+        SHM,
+        |c| c.shm.wakes_sent,
+    ),
+    watch(
+        "reflex_tcp_connects",
+        "TCP connections this process established, since MPI started",
+        CLASS_COUNTER,
+        TCP,
+        |c| c.tcp.connects,
+    ),
+    watch(
+        "reflex_tcp_accepts",
+        "TCP connections this process accepted and kept, since MPI started",
+        CLASS_COUNTER,
+        TCP,
+        |c| c.tcp.accepts,
+    ),
+    watch(
+        "reflex_tcp_partial_sends",
+        "TCP frames the kernel did not take whole, since MPI started",
+        CLASS_COUNTER,
+        TCP,
+        |c| c.tcp.partial_sends,
+    ),
+    watch(
+        "reflex_tcp_would_block",
+        "TCP sends refused for lack of room (back-pressure), since MPI started",
+        CLASS_COUNTER,
+        TCP,
+        |c| c.tcp.would_block,
+    ),
+    watch(
+        "reflex_tcp_stripes_sent",
+        "packets split across several TCP streams, since MPI started",
+        CLASS_COUNTER,
+        TCP,
+        |c| c.tcp.stripes_sent,
+    ),
 ];
 
 /// The variable at `index` (`MPI_T_ERR_INVALID_INDEX` otherwise).
