@@ -294,6 +294,30 @@ static void check_events(void)
 }
 #endif
 
+/* Every MPI_T error code is an error class of its own, with a text. */
+static void check_error_classes(void)
+{
+    const int codes[] = {MPI_T_ERR_MEMORY, MPI_T_ERR_NOT_INITIALIZED, MPI_T_ERR_CANNOT_INIT,
+                         MPI_T_ERR_INVALID_INDEX, MPI_T_ERR_INVALID_ITEM, MPI_T_ERR_INVALID_HANDLE,
+                         MPI_T_ERR_OUT_OF_HANDLES, MPI_T_ERR_OUT_OF_SESSIONS,
+                         MPI_T_ERR_INVALID_SESSION, MPI_T_ERR_CVAR_SET_NOT_NOW,
+                         MPI_T_ERR_CVAR_SET_NEVER, MPI_T_ERR_PVAR_NO_STARTSTOP,
+                         MPI_T_ERR_PVAR_NO_WRITE, MPI_T_ERR_PVAR_NO_ATOMIC, MPI_T_ERR_INVALID_NAME,
+                         MPI_T_ERR_INVALID
+#ifdef MPI_T_ERR_NOT_SUPPORTED
+                         , MPI_T_ERR_NOT_SUPPORTED
+#endif
+    };
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        int cls = -1, len = 0;
+        char text[MPI_MAX_ERROR_STRING];
+        CALL(MPI_Error_class(codes[i], &cls));
+        CHECK_EQ(cls, codes[i]);
+        CALL(MPI_Error_string(codes[i], text, &len));
+        CHECK(len > 0, "MPI_T error %d has no text", codes[i]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int provided = -1, index;
@@ -306,6 +330,7 @@ int main(int argc, char **argv)
     check_pvars();
     check_categories();
     check_strings();
+    check_error_classes();
 #if MPI_VERSION >= 4 || defined(REFLEX_VERSION) /* Reflex says 3.1 but has the MPI-4.0 calls */
     check_events();
 #endif
