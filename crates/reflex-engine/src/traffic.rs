@@ -50,3 +50,49 @@ impl Traffic {
         self.unexpected_peak = self.unexpected_peak.max(len as u64);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::request::SendMode;
+    use crate::testing::{run_ranks, small_tuning};
+    use crate::{Basic, Datatype, ValueKind, COMM_WORLD};
+    use reflex_base::buf::{RecvBuf, SendBuf};
+
+    fn byte() -> Datatype {
+        Datatype::Basic(Basic::plain(ValueKind::Byte, 1))
+    }
+
+    #[test]
+    fn every_message_counts_once_on_each_side() {
+        // Eager, rendezvous (above the 256-byte eager limit) and synchronous, each once.
+        const LENS: [usize; 3] = [8, 3000, 16];
+        run_ranks(2, 8, 4096, small_tuning(), |e| {
+            let total = LENS.iter().sum::<usize>() as u64;
+            if e.world_rank() == 0 {
+                for (tag, n) in LENS.into_iter().enumerate() {
+                    let mode = match tag {
+                        2 => SendMode::Synchronous,
+                        _ => SendMode::Standard,
+                    };
+                    let out = SendBuf::from_slice(Box::leak(vec![1u8; n].into_boxed_slice()));
+                    e.send(out, n, byte(), 1, tag as i32, COMM_WORLD, mode)
+                        .unwrap();
+                }
+                // The harness's final barrier may already have sent this rank an (empty)
+                // message: received bytes are exact, received messages 0 or 1.
+                let t = e.traffic();
+                assert_eq!((t.messages_sent, t.bytes_sent), (3, total));
+                assert!(t.messages_received <= 1 && t.bytes_received == 0, "{t:?}");
+                return;
+            }
+            for (tag, n) in LENS.into_iter().enumerate() {
+                let buf = RecvBuf::from_slice(Box::leak(vec![0u8; n].into_boxed_slice()));
+                e.recv(buf, n, byte(), 0, tag as i32, COMM_WORLD).unwrap();
+            }
+            let t = e.traffic();
+            assert_eq!(t.bytes_received, total);
+            assert!((3..=4).contains(&t.messages_received), "{t:?}");
+            assert_eq!(t.messages_sent, 0);
+        });
+    }
+}
