@@ -211,11 +211,13 @@ pub fn t_pvar_read(session: MPI_T_handle, h: MPI_T_handle, buf: *mut c_void) -> 
 
 /// `MPI_T_pvar_readreset`.
 pub fn t_pvar_readreset(session: MPI_T_handle, h: MPI_T_handle, buf: *mut c_void) -> Result<()> {
-    if buf.is_null() {
-        return Err(null_argument("buf"));
-    }
     let value = with_values(session, |t, s, now| {
-        t.sessions.readreset(s, handle_of(h)?, now)
+        let id = handle_of(h)?;
+        if buf.is_null() {
+            // Checked before the reset, which must not happen without the read.
+            return Err(null_argument("buf"));
+        }
+        t.sessions.readreset(s, id, now)
     })?;
     put_value(buf, value)
 }
