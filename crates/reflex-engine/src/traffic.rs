@@ -3,7 +3,7 @@
 //!
 //! Plain per-process `u64` adds in fields the engine owns (no atomics, no branches): a send is
 //! counted where its first packet is handed to the transport or queued for it (the eager paths
-//! with no request, and [`crate::engine::Engine::start_send`] for everything else: rendezvous,
+//! with no request, and `Engine::start_send` for everything else: rendezvous,
 //! synchronous, buffered, persistent and the sends of collective schedules, RMA and partitioned
 //! communication); a receive where an eager or rendezvous envelope arrives (matched at once or
 //! queued as unexpected) or where the blocking receive's direct path takes it. Control packets
