@@ -23,6 +23,9 @@ use reflex_shm::{ShmParams, ShmSegment, ShmTransport};
 use reflex_tcp::{TcpParams, TcpTransport};
 use std::time::Duration;
 
+pub use reflex_shm::ShmStats;
+pub use reflex_tcp::TcpStats;
+
 /// Every transport of Reflex. A job of one process needs none (`Alone`: all traffic is loopback).
 #[derive(Debug)]
 pub enum Fabric {
@@ -128,6 +131,29 @@ impl Fabric {
             Fabric::Mixed(m) => Some(m.shm.segment().name()),
             Fabric::Bridged(b) => b.base.node_segment_name(),
             Fabric::Tcp(_) | Fabric::Alone => None,
+        }
+    }
+}
+
+impl crate::engine::Engine<Fabric> {
+    /// The slow-path counters of the transports this process uses (tools' counters): those of
+    /// shared memory and of TCP (the bridge to other jobs included), `None` for a transport it
+    /// does not use.
+    pub fn transport_stats(&self) -> (Option<ShmStats>, Option<TcpStats>) {
+        fabric_stats(&self.fabric)
+    }
+}
+
+fn fabric_stats(fabric: &Fabric) -> (Option<ShmStats>, Option<TcpStats>) {
+    match fabric {
+        Fabric::Shm(t) => (Some(t.stats()), None),
+        Fabric::Tcp(t) => (None, Some(t.stats())),
+        Fabric::Mixed(m) => (Some(m.shm.stats()), Some(m.tcp.stats())),
+        Fabric::Alone => (None, None),
+        Fabric::Bridged(b) => {
+            let (shm, tcp) = fabric_stats(&b.base);
+            let bridge = b.bridge.stats();
+            (shm, Some(tcp.map_or(bridge, |t| t.sum(&bridge))))
         }
     }
 }

@@ -97,6 +97,21 @@ pub struct TcpStats {
     pub stripes_sent: u64,
 }
 
+impl TcpStats {
+    /// The counters of two transports together (a job's and its bridge to other jobs).
+    pub fn sum(&self, other: &TcpStats) -> TcpStats {
+        TcpStats {
+            connects: self.connects + other.connects,
+            accepts: self.accepts + other.accepts,
+            rejected: self.rejected + other.rejected,
+            refused: self.refused + other.refused,
+            partial_sends: self.partial_sends + other.partial_sends,
+            would_block: self.would_block + other.would_block,
+            stripes_sent: self.stripes_sent + other.stripes_sent,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) enum Link {
     Idle,
