@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import threading
+import tempfile
 import time
 import uuid
 
@@ -30,15 +31,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 TESTLIST = os.path.join(HERE, "testlist")
 HEADER = os.path.join(HERE, "mtest.h")
-HEADERS = [HEADER, os.path.join(HERE, "mtest_threads.h")]
+HEADERS = [HEADER, os.path.join(HERE, "mtest_threads.h"), os.path.join(HERE, "mtest_dynproc.h")]
 PROFLIB_SRC = os.path.join(HERE, "pmpi_prof.c")
 
-OPTION_KEYS = ("expect", "timeout", "only", "xfail", "mode", "output", "check")
+OPTION_KEYS = ("expect", "timeout", "only", "xfail", "mode", "output", "check", "pair")
 MODES = ("normal", "abi", "hydra", "pmpi")
 IMPLS = ("reflex", "mpich", "openmpi", "other")
 DEFAULT_TIMEOUT = 60.0
 CLEANUP_GRACE = 5.0  # seconds a dead job's processes and files get to disappear
 TAG_VAR = "MTEST_JOB_TAG"
+# A case with pair=N runs a second launcher of N ranks beside the first: both get a fresh
+# directory (PAIR_DIR_VAR) and their role (PAIR_ROLE_VAR: 0 for the first job, 1 for the second).
+PAIR_DIR_VAR = "MTEST_PAIR_DIR"
+PAIR_ROLE_VAR = "MTEST_PAIR_ROLE"
 
 
 class ListError(Exception):
@@ -48,11 +53,13 @@ class ListError(Exception):
 class Case:
     """One run: a program at one rank count, with its expectations."""
 
-    def __init__(self, prog, np, env, expect, timeout, only, xfail, mode, output, checks, lineno):
-        self.prog, self.np, self.env = prog, np, env
+    def __init__(self, prog, np, env, expect, timeout, only, xfail, mode, output, checks, lineno,
+                 pair=None):
+        self.prog, self.np, self.env, self.pair = prog, np, env, pair
         self.expect, self.timeout, self.only, self.xfail = expect, timeout, only, xfail
         self.mode, self.output, self.checks, self.lineno = mode, output, checks, lineno
-        self.name = f"{prog}/{np}" + ("" if mode == "normal" else f"/{mode}")
+        self.name = f"{prog}/{np}" + (f"+{pair}" if pair else "")
+        self.name += "" if mode == "normal" else f"/{mode}"
         # Settings that select another protocol path are part of the name (sizes/2/REFLEX_EAGER_LIMIT=0).
         self.name += "".join(f"/{k}={v}" for k, v in env.items())
 
@@ -96,7 +103,7 @@ def parse_line(line, lineno):
         raise ListError(f"testlist:{lineno}: want 'program ranks [options]'")
     prog, ranks = tokens[0], parse_ranks(tokens[1], lineno)
     env, opts = {}, {"expect": "pass", "timeout": None, "only": "", "xfail": "", "mode": "normal",
-                     "output": None, "check": ""}
+                     "output": None, "check": "", "pair": None}
     for tok in tokens[2:]:
         if tok == "env":
             continue
@@ -123,10 +130,15 @@ def parse_line(line, lineno):
     for c in checks:
         if c != "cleanup":
             raise ListError(f"testlist:{lineno}: unknown check '{c}' (want cleanup)")
+    pair = None
+    if opts["pair"] is not None:
+        if not re.fullmatch(r"[1-9]\d*", opts["pair"]) or opts["mode"] != "normal" or checks:
+            raise ListError(f"testlist:{lineno}: pair=N wants a rank count >= 1, mode=normal and no check=")
+        pair = int(opts["pair"])
     if not os.path.exists(os.path.join(HERE, prog + ".c")):
         raise ListError(f"testlist:{lineno}: no program tests/mpi/{prog}.c")
-    return [Case(prog, np, env, expect, timeout, only, xfail, opts["mode"], opts["output"], checks, lineno)
-            for np in ranks]
+    return [Case(prog, np, env, expect, timeout, only, xfail, opts["mode"], opts["output"], checks, lineno,
+                 pair) for np in ranks]
 
 
 def load_cases(path):
@@ -290,15 +302,38 @@ class Runner:
         return env
 
     def execute(self, case, binary):
-        """Run the launcher; returns (exit code or None on timeout, output, notes)."""
-        tag = uuid.uuid4().hex
-        cmd = self.command(case, binary)
+        """Run the launcher (two of them for a pair=N case); returns (exit code or None on
+        timeout, output, notes)."""
+        if not case.pair:
+            return self.execute_one(case, self.command(case, binary), self.environment(case, uuid.uuid4().hex))
+        with tempfile.TemporaryDirectory(prefix="mtest-pair-") as tmp:
+            results = [None, None]
+
+            def one(role, np):
+                env = self.environment(case, uuid.uuid4().hex)
+                env.update({PAIR_DIR_VAR: tmp, PAIR_ROLE_VAR: str(role)})
+                cmd = shlex.split(self.args.mpiexec) + [str(np), binary]
+                results[role] = self.execute_one(case, cmd, env)
+
+            second = threading.Thread(target=one, args=(1, case.pair))
+            second.start()
+            one(0, case.np)
+            second.join()
+        codes = [r[0] for r in results]
+        code = None if None in codes else next((c for c in codes if c != 0), 0)
+        out = "".join(f"[job {role}] " + line for role, r in enumerate(results)
+                      for line in r[1].splitlines(keepends=True))
+        return code, out, results[0][2] + results[1][2]
+
+    def execute_one(self, case, cmd, env):
+        """Run one launcher command; returns (exit code or None on timeout, output, notes)."""
+        tag = env[TAG_VAR]
         timeout = case.timeout * self.args.timeout_scale
         before = shm_files() if "cleanup" in case.checks else set()
         notes = []
         try:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, env=self.environment(case, tag),
+                                    stdin=subprocess.DEVNULL, env=env,
                                     start_new_session=True)
         except OSError as e:
             return -1, f"cannot start {cmd[0]}: {e}\n", notes
@@ -334,8 +369,9 @@ class Runner:
         if case.expect == "pass":
             if code != 0:
                 why.append(f"exit code {code}, want 0")
-            if not re.search(r"^ No Errors\s*$", out, re.M):
-                why.append("no ' No Errors' line")
+            jobs = 2 if case.pair else 1
+            if len(re.findall(r"^(?:\[job \d\] )? No Errors\s*$", out, re.M)) < jobs:
+                why.append("no ' No Errors' line" + (" from each job" if case.pair else ""))
         elif case.expect == "fail":
             if code == 0:
                 why.append("exit code 0, want non-zero")

@@ -9,12 +9,18 @@
 //! Constructors on an existing intercommunicator exchange a fixed-size record (proposal, color,
 //! key) among all members of both groups ([`Engine::allgather_inter`]), from which every process
 //! computes the same result.
+//!
+//! Groups may hold processes of other jobs (`crate::dynproc`), which number processes
+//! differently: members travel as global identities ([`crate::procs::GlobalId`]), never as this
+//! process's indices, and a process met only by another member is refused with a message (its
+//! bridge card is unknown here).
 
 use crate::coll::exchange::Peer;
 use crate::comm::{compare_groups, Comm, CommId, Comparison, Group, GroupId};
 use crate::comm_ops::UNDEFINED;
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
+use crate::procs::{GlobalId, GLOBAL_ID_LEN};
 use reflex_base::transport::Transport;
 use std::sync::Arc;
 
@@ -98,13 +104,15 @@ impl<T: Transport> Engine<T> {
             let (ctx, remote) =
                 self.swap_with_leader(peer, remote_leader, tag, highest, &group.members)?;
             summary = words(&[ctx]);
-            summary.extend(words(&remote));
+            summary.extend(remote);
         }
         let summaries = self.allgather_var(local, &summary)?;
-        let summary = unwords(&summaries[local_leader]);
-        let (ctx, remote) = summary
-            .split_first()
+        let summary = &summaries[local_leader];
+        let ctx = summary
+            .get(..4)
+            .map(|b| unwords(b)[0])
             .ok_or_else(|| MpiError::new(ErrorClass::Intern, "the local leader sent no summary"))?;
+        let remote = self.members_from_ids(&summary[4..])?;
         if let Some(both) = remote.iter().find(|m| group.rank_of(**m).is_some()) {
             return Err(MpiError::new(
                 ErrorClass::Arg,
@@ -115,11 +123,12 @@ impl<T: Transport> Engine<T> {
         let remote = Group {
             members: Arc::from(remote),
         };
-        Ok(self.insert_inter(*ctx, rank, group, remote, errhandler))
+        Ok(self.insert_inter(ctx, rank, group, remote, errhandler))
     }
 
     /// The leaders' half of `MPI_Intercomm_create`: swaps (highest proposal, group size), then
-    /// the group members, with the remote leader; returns the agreed context and the remote group.
+    /// the group members (global identities), with the remote leader; returns the agreed context
+    /// and the remote group's identities, encoded.
     fn swap_with_leader(
         &mut self,
         peer: CommId,
@@ -127,7 +136,7 @@ impl<T: Transport> Engine<T> {
         tag: i32,
         highest: u32,
         members: &[u32],
-    ) -> Result<(u32, Vec<u32>)> {
+    ) -> Result<(u32, Vec<u8>)> {
         let p = self.comms.get(peer)?;
         if p.is_inter() {
             return Err(MpiError::new(
@@ -153,11 +162,50 @@ impl<T: Transport> Engine<T> {
         };
         let head = words(&[highest, members.len() as u32]);
         let theirs = unwords(&self.swap_bytes(&leader, head, 8)?);
-        let remote = unwords(&self.swap_bytes(&leader, words(members), 4 * theirs[1] as usize)?);
+        let mine = self.ids_of_members(members);
+        let len = GLOBAL_ID_LEN * theirs[1] as usize;
+        let remote = self.swap_bytes(&leader, mine, len)?;
         Ok((highest.max(theirs[0]), remote))
     }
 
-    fn insert_inter(
+    /// The global identities of `members`, encoded (what travels instead of indices).
+    fn ids_of_members(&self, members: &[u32]) -> Vec<u8> {
+        members
+            .iter()
+            .flat_map(|&m| self.global_id(m).encode())
+            .collect()
+    }
+
+    /// The identity of process `index` (a member of some group, so known).
+    pub(crate) fn global_id(&self, index: u32) -> GlobalId {
+        self.procs.id_of(index as usize).unwrap_or(GlobalId {
+            job: self.procs.job(),
+            rank: index,
+        })
+    }
+
+    /// The indices of the processes encoded in `b` (identities from [`Engine::ids_of_members`]).
+    fn members_from_ids(&self, b: &[u8]) -> Result<Vec<u32>> {
+        b.chunks(GLOBAL_ID_LEN)
+            .map(|c| {
+                let id = GlobalId::decode(c).ok_or_else(|| {
+                    MpiError::new(ErrorClass::Intern, "a damaged list of group members")
+                })?;
+                self.procs.index_of(id).map(|i| i as u32).ok_or_else(|| {
+                    MpiError::new(
+                        ErrorClass::Other,
+                        format!(
+                            "process {} of job {:016x} is not connected to this process \
+                             (connect to its job first: MPI_Comm_connect/accept or MPI_Comm_join)",
+                            id.rank, id.job
+                        ),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) fn insert_inter(
         &mut self,
         ctx: u32,
         rank: u32,
@@ -196,14 +244,14 @@ impl<T: Transport> Engine<T> {
     }
 
     /// `MPI_Intercomm_merge`: an intracommunicator over both groups, the group whose processes
-    /// passed `high = false` first (on a tie, the group whose first member has the lower world
-    /// rank).
+    /// passed `high = false` first (on a tie, the group whose first member has the lower global
+    /// identity: the same answer in every job).
     pub fn intercomm_merge(&mut self, comm: CommId, high: bool) -> Result<CommId> {
         let c = self.inter(comm)?;
         let (group, remote, errhandler) = (c.group.clone(), c.peers().clone(), c.errhandler);
         let me = group.members[c.rank as usize];
         let (here, there, ctx) = self.agree_inter(comm, high as i32, 0, 2)?;
-        let key = |g: &Group, r: &[Record]| (r[0].color, g.members[0]);
+        let key = |g: &Group, r: &[Record]| (r[0].color, self.global_id(g.members[0]));
         let (first, second) = match key(&group, &here) < key(&remote, &there) {
             true => (&group, &remote),
             false => (&remote, &group),
@@ -254,7 +302,8 @@ impl<T: Transport> Engine<T> {
     }
 
     /// `MPI_Comm_split_type` on an intercommunicator (MPI-4.0 §7.4.2): processes of both groups
-    /// with equal labels get the same color (the lowest world rank among them).
+    /// with equal labels get the same color (the lowest position, in the order of global
+    /// identities, among them: the same in every job).
     pub(crate) fn inter_split_by_label(
         &mut self,
         comm: CommId,
@@ -262,12 +311,14 @@ impl<T: Transport> Engine<T> {
         key: i32,
     ) -> Result<Option<CommId>> {
         let c = self.inter(comm)?;
-        let worlds: Vec<u32> = c
-            .group
-            .members
+        let mut ids: Vec<GlobalId> = (c.group.members.iter().chain(&*c.peers().members))
+            .map(|&m| self.global_id(m))
+            .collect();
+        let unsorted = ids.clone();
+        ids.sort_unstable();
+        let worlds: Vec<u32> = unsorted
             .iter()
-            .chain(&*c.peers().members)
-            .copied()
+            .map(|id| ids.binary_search(id).unwrap_or(0) as u32)
             .collect();
         // A length word then the label padded to the longest; length u32::MAX is "no label".
         let len = label.map_or(u32::MAX, |l| l.len() as u32);

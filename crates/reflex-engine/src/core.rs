@@ -84,6 +84,9 @@ pub(crate) enum Out {
 #[derive(Debug)]
 pub(crate) struct Core {
     pub(crate) me: usize,
+    /// Ranks of this job: a process from this index on belongs to another job, whose memory is
+    /// never read by pid (it may be on another host).
+    pub(crate) world: usize,
     pub(crate) pid: u32,
     pub(crate) requests: Requests,
     pub(crate) posted: VecDeque<Posted>,
@@ -113,6 +116,7 @@ impl Core {
     pub(crate) fn new(me: usize, nranks: usize, single_copy: bool, iov_min: usize) -> Self {
         Self {
             me,
+            world: nranks,
             pid: std::process::id(),
             requests: Requests::default(),
             posted: VecDeque::new(),
@@ -159,7 +163,7 @@ impl Core {
                 pid,
                 addr,
                 layout,
-            }) => match decode_offer(&env, pid, addr, layout) {
+            }) => match decode_offer(&env, (pid, addr), layout, src_world < self.world) {
                 Ok(offer) => self.on_message(src_world, env, MessageBody::Rts(offer)),
                 Err(e) => self.record_fatal(MpiError::new(
                     e.class,
@@ -324,8 +328,14 @@ impl Core {
     }
 }
 
-/// Decodes the rendezvous offer of an RTS (validating a datatype description, if any).
-fn decode_offer(env: &Envelope, pid: u32, addr: u64, layout: &[u8]) -> crate::error::Result<Offer> {
+/// Decodes the rendezvous offer of an RTS (validating a datatype description, if any); an offer
+/// from another job (`same_job` false) is never read in place.
+fn decode_offer(
+    env: &Envelope,
+    (pid, addr): (u32, u64),
+    layout: &[u8],
+    same_job: bool,
+) -> crate::error::Result<Offer> {
     let layout = if layout.is_empty() {
         None
     } else {
@@ -335,7 +345,7 @@ fn decode_offer(env: &Envelope, pid: u32, addr: u64, layout: &[u8]) -> crate::er
         pid,
         addr,
         layout,
-        readable: env.flags & packet::FLAG_STREAM_ONLY == 0,
+        readable: same_job && env.flags & packet::FLAG_STREAM_ONLY == 0,
     })
 }
 

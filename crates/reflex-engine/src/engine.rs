@@ -113,6 +113,10 @@ pub struct Engine<T: Transport> {
     pub(crate) segment_base: Option<String>,
     /// How long the next wait spins ([`crate::spin`]).
     pub(crate) spin: crate::spin::SpinBudget,
+    /// Every addressable process: this job's ranks, then those of other jobs ([`crate::procs`]).
+    pub(crate) procs: crate::procs::Procs,
+    /// Ports this process opened (`MPI_Open_port`), for accept.
+    pub(crate) ports: crate::dynproc::port::Ports,
 }
 
 impl<T: Transport> Engine<T> {
@@ -150,6 +154,8 @@ impl<T: Transport> Engine<T> {
             wins: Default::default(),
             segment_base: None,
             spin: crate::spin::SpinBudget::new(tuning.spin_polls),
+            procs: crate::procs::Procs::new(0, nranks),
+            ports: Default::default(),
         };
         engine.core.coop.chunk = tuning.coop_chunk.filter(|_| single_copy);
         engine.install_predefined_comms(nranks);
@@ -188,7 +194,26 @@ impl<T: Transport> Engine<T> {
 
     /// Number of world ranks.
     pub fn world_size(&self) -> usize {
-        self.route.len()
+        self.procs.world()
+    }
+
+    /// Names this process's job (its id, `crate::procs::job_id`), before it meets other jobs.
+    pub fn set_job(&mut self, job: u64) {
+        self.procs.set_job(job);
+    }
+
+    /// Makes room for process `index` (of another job, the next free index): its route, its
+    /// outbox and its path limits. The transport must reach it once this returns.
+    pub(crate) fn grow_to(&mut self, index: usize) {
+        debug_assert_eq!(
+            index,
+            self.route.len(),
+            "processes are added in index order"
+        );
+        self.route.push(index);
+        self.world_of_index.push(index);
+        self.core.outbox.push(std::collections::VecDeque::new());
+        self.paths.push(&self.fabric, index, &self.tuning);
     }
 
     /// Tuning in effect.

@@ -6,6 +6,12 @@
 //! are named by job and node index, never by host name alone: emulated nodes share a host name
 //! (launchers.md §1.6). Ranks of one node use shared memory, ranks of different nodes TCP
 //! ([`Fabric::Mixed`] chooses per peer); `REFLEX_TCP_LOCAL=1` makes every pair use TCP.
+//!
+//! Processes of other jobs (dynamic process management) are reached over a bridge, a second TCP
+//! transport created on first use: [`Fabric::bridge`] wraps the start-up fabric in
+//! [`Fabric::Bridged`], which sends to indices from the world size on over the bridge and polls
+//! and sleeps on both. A job that never meets another keeps its start-up variant, so its paths
+//! do not change.
 
 use crate::error::{ErrorClass, MpiError, Result};
 use reflex_base::cache::CachePadded;
@@ -31,6 +37,18 @@ pub enum Fabric {
     Mixed(Box<Mixed>),
     /// No peers.
     Alone,
+    /// The start-up fabric plus a bridge to processes of other jobs.
+    Bridged(Box<Bridged>),
+}
+
+/// The start-up fabric for this job's ranks (indices below `world`) and a TCP bridge to the
+/// processes of other jobs (indices from `world` on, `reflex_tcp::bridge`).
+#[derive(Debug)]
+pub struct Bridged {
+    base: Fabric,
+    bridge: TcpTransport,
+    world: usize,
+    polls: u32,
 }
 
 /// Longest single sleep of a [`Mixed`] fabric: it sleeps on the shared-memory doorbell, which
@@ -74,10 +92,36 @@ impl Mixed {
 }
 
 impl Fabric {
+    /// The bridge to other jobs, created (listening) at the first call by process `me` of a job
+    /// of `world` ranks.
+    pub fn bridge(
+        &mut self,
+        world: usize,
+        me: reflex_tcp::bridge::GlobalId,
+    ) -> std::io::Result<&mut TcpTransport> {
+        if !matches!(self, Fabric::Bridged(_)) {
+            let bridge = TcpTransport::bind_bridge(me, TcpParams::default())?;
+            let base = std::mem::replace(self, Fabric::Alone);
+            *self = Fabric::Bridged(Box::new(Bridged {
+                base,
+                bridge,
+                world,
+                polls: 0,
+            }));
+        }
+        match self {
+            Fabric::Bridged(b) => Ok(&mut b.bridge),
+            _ => unreachable!("the fabric was bridged above"),
+        }
+    }
+
     /// Whether every peer is reached through this node's shared memory (so that the
     /// single-copy rendezvous, which reads a peer's memory by pid, is valid for all of them).
     pub fn shares_memory_with_all(&self) -> bool {
-        matches!(self, Fabric::Shm(_) | Fabric::Alone)
+        match self {
+            Fabric::Bridged(b) => b.base.shares_memory_with_all(),
+            f => matches!(f, Fabric::Shm(_) | Fabric::Alone),
+        }
     }
 
     /// Name of this node's shared segment, when ranks here use one (job and node in the name).
@@ -85,6 +129,7 @@ impl Fabric {
         match self {
             Fabric::Shm(t) => Some(t.segment().name()),
             Fabric::Mixed(m) => Some(m.shm.segment().name()),
+            Fabric::Bridged(b) => b.base.node_segment_name(),
             Fabric::Tcp(_) | Fabric::Alone => None,
         }
     }
@@ -92,13 +137,23 @@ impl Fabric {
 
 impl crate::engine::Engine<Fabric> {
     /// The slow-path counters of the transports this process uses (tools' counters): those of
-    /// shared memory and of TCP, `None` for a transport it does not use.
+    /// shared memory and of TCP (the bridge to other jobs included), `None` for a transport it
+    /// does not use.
     pub fn transport_stats(&self) -> (Option<ShmStats>, Option<TcpStats>) {
-        match &self.fabric {
-            Fabric::Shm(t) => (Some(t.stats()), None),
-            Fabric::Tcp(t) => (None, Some(t.stats())),
-            Fabric::Mixed(m) => (Some(m.shm.stats()), Some(m.tcp.stats())),
-            Fabric::Alone => (None, None),
+        fabric_stats(&self.fabric)
+    }
+}
+
+fn fabric_stats(fabric: &Fabric) -> (Option<ShmStats>, Option<TcpStats>) {
+    match fabric {
+        Fabric::Shm(t) => (Some(t.stats()), None),
+        Fabric::Tcp(t) => (None, Some(t.stats())),
+        Fabric::Mixed(m) => (Some(m.shm.stats()), Some(m.tcp.stats())),
+        Fabric::Alone => (None, None),
+        Fabric::Bridged(b) => {
+            let (shm, tcp) = fabric_stats(&b.base);
+            let bridge = b.bridge.stats();
+            (shm, Some(tcp.map_or(bridge, |t| t.sum(&bridge))))
         }
     }
 }
@@ -111,12 +166,15 @@ impl Transport for Fabric {
             Fabric::Tcp(t) => t.max_packet(),
             Fabric::Mixed(m) => m.shm.max_packet().min(m.tcp.max_packet()),
             Fabric::Alone => 1 << 20,
+            Fabric::Bridged(b) => b.base.max_packet().min(b.bridge.max_packet()),
         }
     }
 
     fn max_packet_to(&self, dest: usize) -> usize {
         match self {
             Fabric::Mixed(m) if m.local_index[dest] == NOT_LOCAL => m.tcp.max_packet(),
+            Fabric::Bridged(b) if dest >= b.world => b.bridge.max_packet(),
+            Fabric::Bridged(b) => b.base.max_packet_to(dest),
             _ => self.max_packet(),
         }
     }
@@ -125,6 +183,7 @@ impl Transport for Fabric {
         match self {
             Fabric::Tcp(t) => t.is_stream(dest),
             Fabric::Mixed(m) => m.local_index[dest] == NOT_LOCAL,
+            Fabric::Bridged(b) => dest >= b.world || b.base.is_stream(dest),
             Fabric::Shm(_) | Fabric::Alone => false,
         }
     }
@@ -141,6 +200,8 @@ impl Transport for Fabric {
             Fabric::Mixed(m) if m.local_index[dest] == NOT_LOCAL => {
                 m.tcp.try_send_parts(dest, head, body)
             }
+            Fabric::Bridged(b) if dest >= b.world => b.bridge.try_send_parts(dest, head, body),
+            Fabric::Bridged(b) => b.base.try_send_parts(dest, head, body),
             _ => self.try_send(dest, head.len() + body.len(), |b| copy_parts(b, head, body)),
         }
     }
@@ -159,6 +220,8 @@ impl Transport for Fabric {
                 NOT_LOCAL => m.tcp.try_send(dest, len, fill),
                 local => m.shm.try_send(local as usize, len, fill),
             },
+            Fabric::Bridged(b) if dest >= b.world => b.bridge.try_send(dest, len, fill),
+            Fabric::Bridged(b) => b.base.try_send(dest, len, fill),
             Fabric::Alone => unreachable!("a job of one process has no peer {dest}"),
         }
     }
@@ -186,6 +249,15 @@ impl Transport for Fabric {
             }
             Fabric::Shm(t) => t.poll(|src, bytes: &[u8]| sink.packet(src, bytes)),
             Fabric::Alone => 0,
+            Fabric::Bridged(b) => {
+                let local = b.base.poll_into(sink);
+                b.polls = b.polls.wrapping_add(1);
+                if local == 0 || b.polls % TCP_POLL_EVERY == 0 {
+                    local + b.bridge.poll_into(sink)
+                } else {
+                    local
+                }
+            }
         }
     }
 
@@ -193,6 +265,9 @@ impl Transport for Fabric {
     fn coop_slots(&self, sender: usize, receiver: usize) -> Option<&[CachePadded<CoopSlot>]> {
         match self {
             Fabric::Shm(t) => t.coop_slots(sender, receiver),
+            Fabric::Bridged(b) if sender.max(receiver) < b.world => {
+                b.base.coop_slots(sender, receiver)
+            }
             _ => None,
         }
     }
@@ -203,6 +278,10 @@ impl Transport for Fabric {
             Fabric::Tcp(t) => t.sleep(timeout),
             Fabric::Mixed(m) => m.shm.sleep(timeout.min(MIXED_SLEEP_SLICE)),
             Fabric::Alone => std::thread::sleep(timeout),
+            // The bridge's epoll alone when there is nothing else to wake on; else slices of
+            // the start-up fabric's sleep (its doorbell does not ring for bridge traffic).
+            Fabric::Bridged(b) if matches!(b.base, Fabric::Alone) => b.bridge.sleep(timeout),
+            Fabric::Bridged(b) => b.base.sleep(timeout.min(MIXED_SLEEP_SLICE)),
         }
     }
 }

@@ -40,33 +40,45 @@ impl PathLimits {
         let by_rank: Box<[Limits]> = route
             .iter()
             .enumerate()
-            .map(|(rank, &index)| {
-                let stream = rank != me && fabric.is_stream(index);
-                let max_packet = if rank == me {
-                    fabric.max_packet()
-                } else {
-                    fabric.max_packet_to(index)
-                };
-                let (eager, chunk) = if stream {
-                    (t.stream_eager_limit, t.stream_chunk)
-                } else {
-                    (t.eager_limit, t.chunk)
-                };
-                Limits {
-                    eager: eager.min(max_packet - packet::EAGER_HEADER),
-                    chunk: chunk.clamp(1, max_packet - packet::DATA_HEADER),
-                    gather: stream,
-                }
-            })
+            .map(|(rank, &index)| limits_to(fabric, (rank == me).then_some(index), index, t))
             .collect();
         let eager_max = by_rank.iter().map(|l| l.eager).max().unwrap_or(0);
         Self { by_rank, eager_max }
+    }
+
+    /// Adds the limits towards a new process (of another job), reached at transport `index`.
+    pub(crate) fn push<T: Transport>(&mut self, fabric: &T, index: usize, t: &Tuning) {
+        let limits = limits_to(fabric, None, index, t);
+        self.eager_max = self.eager_max.max(limits.eager);
+        let mut all = std::mem::take(&mut self.by_rank).into_vec();
+        all.push(limits);
+        self.by_rank = all.into();
     }
 
     /// The limits towards world rank `rank`.
     #[inline]
     pub(crate) fn of(&self, rank: usize) -> Limits {
         self.by_rank[rank]
+    }
+}
+
+/// The limits towards transport `index` (`me` = `Some(index)` for this process itself, which
+/// gets the memory limits).
+fn limits_to<T: Transport>(fabric: &T, me: Option<usize>, index: usize, t: &Tuning) -> Limits {
+    let stream = me.is_none() && fabric.is_stream(index);
+    let max_packet = match me {
+        Some(_) => fabric.max_packet(),
+        None => fabric.max_packet_to(index),
+    };
+    let (eager, chunk) = if stream {
+        (t.stream_eager_limit, t.stream_chunk)
+    } else {
+        (t.eager_limit, t.chunk)
+    };
+    Limits {
+        eager: eager.min(max_packet - packet::EAGER_HEADER),
+        chunk: chunk.clamp(1, max_packet - packet::DATA_HEADER),
+        gather: stream,
     }
 }
 

@@ -11,6 +11,7 @@ use crate::error::{ErrorClass, MpiError, Result};
 use crate::fabric::Fabric;
 use reflex_base::config::{Config, SingleCopy};
 use reflex_pmi::client::PmiClient;
+use reflex_pmi::PmiError;
 use std::time::Duration;
 
 /// The process's MPI world: launcher connection, configuration and the engine.
@@ -20,7 +21,10 @@ pub struct World {
     pub engine: Engine<Fabric>,
     /// Effective configuration.
     pub config: Config,
-    pmi: PmiClient,
+    pub(crate) pmi: PmiClient,
+    /// The intercommunicator to the job that spawned this one (`MPI_Comm_get_parent`); `None`
+    /// when it was not spawned or the application freed or disconnected it.
+    pub parent: Option<crate::CommId>,
 }
 
 fn pmi_error(what: &str, e: impl std::fmt::Display) -> MpiError {
@@ -60,17 +64,21 @@ impl World {
         };
         let segment_base = fabric.node_segment_name().map(str::to_owned);
         let mut engine = Engine::new(fabric, rank, (0..size).collect(), tuning, single_copy);
+        engine.set_job(crate::procs::job_id(pmi.kvsname()));
         if let Some(base) = segment_base {
             engine.set_segment_base(base);
         }
         if let Some(base) = board_base {
             engine.enable_boards(base);
         }
-        Ok(World {
+        let mut world = World {
             engine,
             config,
             pmi,
-        })
+            parent: None,
+        };
+        world.parent = world.connect_parent()?;
+        Ok(world)
     }
 
     /// `MPI_APPNUM` from the launcher, if it set one.
@@ -81,6 +89,44 @@ impl World {
     /// `MPI_UNIVERSE_SIZE` from the launcher, if it set one.
     pub fn universe_size(&self) -> Option<u32> {
         self.pmi.universe_size()
+    }
+
+    /// `MPI_Publish_name`: `port` under `service` in the launcher's name service.
+    pub fn publish_name(&mut self, service: &str, port: &str) -> Result<()> {
+        self.pmi.publish_name(service, port).map_err(|e| {
+            MpiError::new(
+                ErrorClass::Service,
+                format!("cannot publish service {service:?}: {e}"),
+            )
+        })
+    }
+
+    /// `MPI_Lookup_name`: the port published under `service` (`MPI_ERR_NAME` when none is).
+    pub fn lookup_name(&mut self, service: &str) -> Result<String> {
+        self.pmi.lookup_name(service).map_err(|e| match e {
+            PmiError::NameNotFound { .. } => MpiError::new(
+                ErrorClass::Name,
+                format!("no port is published under service {service:?}"),
+            ),
+            e => MpiError::new(
+                ErrorClass::Name,
+                format!("cannot look up service {service:?}: {e}"),
+            ),
+        })
+    }
+
+    /// `MPI_Unpublish_name` (`MPI_ERR_SERVICE` when `service` is not published).
+    pub fn unpublish_name(&mut self, service: &str) -> Result<()> {
+        self.pmi.unpublish_name(service).map_err(|e| match e {
+            PmiError::NameNotFound { .. } => MpiError::new(
+                ErrorClass::Service,
+                format!("service {service:?} is not published"),
+            ),
+            e => MpiError::new(
+                ErrorClass::Service,
+                format!("cannot unpublish service {service:?}: {e}"),
+            ),
+        })
     }
 
     /// `MPI_Finalize`: waits for every rank, then says goodbye to the launcher.

@@ -5615,7 +5615,9 @@ pub unsafe extern "C" fn MPI_Info_set(info: ffi::MPI_Info, key: *const c_char, v
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Close_port(port_name: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Close_port")
+    crate::call::world("MPI_Close_port", None, |w| {
+            crate::imp::close_port(w, port_name)
+        })
 }
 
 /// `MPI_Close_port`: forwards to `PMPI_Close_port` (profiling tools interpose this symbol).
@@ -5635,7 +5637,13 @@ pub unsafe extern "C" fn MPI_Close_port(port_name: *const c_char) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_accept(port_name: *const c_char, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_accept")
+    crate::call::world("MPI_Comm_accept", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::imp::comm_accept(w, port_name, info, root, comm, newcomm)
+        })
 }
 
 /// `MPI_Comm_accept`: forwards to `PMPI_Comm_accept` (profiling tools interpose this symbol).
@@ -5655,7 +5663,13 @@ pub unsafe extern "C" fn MPI_Comm_accept(port_name: *const c_char, info: ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_connect(port_name: *const c_char, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_connect")
+    crate::call::world("MPI_Comm_connect", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::imp::comm_connect(w, port_name, info, root, comm, newcomm)
+        })
 }
 
 /// `MPI_Comm_connect`: forwards to `PMPI_Comm_connect` (profiling tools interpose this symbol).
@@ -5675,7 +5689,9 @@ pub unsafe extern "C" fn MPI_Comm_connect(port_name: *const c_char, info: ffi::M
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_disconnect")
+    crate::call::world("MPI_Comm_disconnect", None, |w| {
+            crate::imp::comm_disconnect(w, comm)
+        })
 }
 
 /// `MPI_Comm_disconnect`: forwards to `PMPI_Comm_disconnect` (profiling tools interpose this symbol).
@@ -5718,7 +5734,10 @@ pub unsafe extern "C" fn MPI_Comm_get_parent(parent: *mut ffi::MPI_Comm) -> c_in
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::unsupported("MPI_Comm_join")
+    crate::call::world("MPI_Comm_join", None, |w| {
+            crate::kinds::out_ptr(intercomm, "intercomm")?;
+            crate::imp::comm_join(w, fd, intercomm)
+        })
 }
 
 /// `MPI_Comm_join`: forwards to `PMPI_Comm_join` (profiling tools interpose this symbol).
@@ -5738,7 +5757,13 @@ pub unsafe extern "C" fn MPI_Comm_join(fd: c_int, intercomm: *mut ffi::MPI_Comm)
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, intercomm: *mut ffi::MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Comm_spawn")
+    crate::call::world("MPI_Comm_spawn", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let info = crate::kinds::info(w, info)?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(intercomm, "intercomm")?;
+            crate::imp::comm_spawn(w, command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes)
+        })
 }
 
 /// `MPI_Comm_spawn`: forwards to `PMPI_Comm_spawn` (profiling tools interpose this symbol).
@@ -5758,7 +5783,13 @@ pub unsafe extern "C" fn MPI_Comm_spawn(command: *const c_char, argv: *mut *mut 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(count: c_int, array_of_commands: *mut *mut c_char, array_of_argv: *mut *mut *mut c_char, array_of_maxprocs: *const c_int, array_of_info: *const ffi::MPI_Info, root: c_int, comm: ffi::MPI_Comm, intercomm: *mut ffi::MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_Comm_spawn_multiple")
+    crate::call::world("MPI_Comm_spawn_multiple", Some(comm), |w| {
+            let comm = crate::kinds::comm(w, comm)?;
+            let count = crate::kinds::count(count, "count")?;
+            let root = crate::kinds::root(w, comm, root)?;
+            crate::kinds::out_ptr(intercomm, "intercomm")?;
+            crate::imp::comm_spawn_multiple(w, count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes)
+        })
 }
 
 /// `MPI_Comm_spawn_multiple`: forwards to `PMPI_Comm_spawn_multiple` (profiling tools interpose this symbol).
@@ -5778,7 +5809,10 @@ pub unsafe extern "C" fn MPI_Comm_spawn_multiple(count: c_int, array_of_commands
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Lookup_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *mut c_char) -> c_int {
-    crate::call::unsupported("MPI_Lookup_name")
+    crate::call::world("MPI_Lookup_name", None, |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::lookup_name(w, service_name, info, port_name)
+        })
 }
 
 /// `MPI_Lookup_name`: forwards to `PMPI_Lookup_name` (profiling tools interpose this symbol).
@@ -5798,7 +5832,10 @@ pub unsafe extern "C" fn MPI_Lookup_name(service_name: *const c_char, info: ffi:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Open_port(info: ffi::MPI_Info, port_name: *mut c_char) -> c_int {
-    crate::call::unsupported("MPI_Open_port")
+    crate::call::world("MPI_Open_port", None, |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::open_port(w, info, port_name)
+        })
 }
 
 /// `MPI_Open_port`: forwards to `PMPI_Open_port` (profiling tools interpose this symbol).
@@ -5818,7 +5855,10 @@ pub unsafe extern "C" fn MPI_Open_port(info: ffi::MPI_Info, port_name: *mut c_ch
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Publish_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Publish_name")
+    crate::call::world("MPI_Publish_name", None, |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::publish_name(w, service_name, info, port_name)
+        })
 }
 
 /// `MPI_Publish_name`: forwards to `PMPI_Publish_name` (profiling tools interpose this symbol).
@@ -5838,7 +5878,10 @@ pub unsafe extern "C" fn MPI_Publish_name(service_name: *const c_char, info: ffi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Unpublish_name(service_name: *const c_char, info: ffi::MPI_Info, port_name: *const c_char) -> c_int {
-    crate::call::unsupported("MPI_Unpublish_name")
+    crate::call::world("MPI_Unpublish_name", None, |w| {
+            let info = crate::kinds::info(w, info)?;
+            crate::imp::unpublish_name(w, service_name, info, port_name)
+        })
 }
 
 /// `MPI_Unpublish_name`: forwards to `PMPI_Unpublish_name` (profiling tools interpose this symbol).

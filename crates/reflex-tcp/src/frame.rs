@@ -19,11 +19,11 @@ use std::fmt;
 /// Bytes of a frame header.
 pub const HEADER_LEN: usize = 8;
 /// Bytes of a [`Hello`] payload.
-pub const HELLO_LEN: usize = 24;
+pub const HELLO_LEN: usize = 32;
 /// `"RFXT"`: the first bytes of every hello.
 pub const HELLO_MAGIC: u32 = u32::from_le_bytes(*b"RFXT");
 /// Version of this wire format; a hello with another one is refused.
-pub const WIRE_VERSION: u16 = 2;
+pub const WIRE_VERSION: u16 = 3;
 /// Bytes of a [`Stripe`] header, at the start of a `HEAD` or `PART` payload.
 pub const STRIPE_LEN: usize = 8;
 /// Most streams (sockets) per peer.
@@ -165,9 +165,12 @@ pub fn parse_header(bytes: &[u8; HEADER_LEN], max_data: usize) -> Result<Header,
 ///
 /// ```text
 ///  0 magic u32 | 4 version u16 | 6 stream u8 | 7 streams u8 | 8 from u32 | 12 to u32 | 16 cookie u64
+/// 24 job u64
 /// ```
 /// (little endian). `streams` is how many sockets the initiator opens to the acceptor (1 to
-/// [`MAX_STREAMS`]; both ranks must agree) and `stream` which one this is.
+/// [`MAX_STREAMS`]; both ranks must agree) and `stream` which one this is. `job` is the
+/// initiator's job id on a bridge between jobs (`TcpTransport::bind_bridge`), where `from` and
+/// `to` are ranks within their own jobs; 0 between the ranks of one job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hello {
     /// The initiator's rank.
@@ -180,6 +183,8 @@ pub struct Hello {
     pub stream: u8,
     /// Streams per peer the initiator uses.
     pub streams: u8,
+    /// The initiator's job (bridges between jobs; 0 within a job).
+    pub job: u64,
 }
 
 impl Hello {
@@ -195,6 +200,7 @@ impl Hello {
         b[8..12].copy_from_slice(&self.from.to_le_bytes());
         b[12..16].copy_from_slice(&self.to.to_le_bytes());
         b[16..24].copy_from_slice(&self.cookie.to_le_bytes());
+        b[24..32].copy_from_slice(&self.job.to_le_bytes());
         out
     }
 
@@ -216,12 +222,16 @@ impl Hello {
         if b[6] >= b[7] {
             return Err(FrameError::BadHello("stream index out of range"));
         }
-        let mut cookie = [0u8; 8];
-        cookie.copy_from_slice(&b[16..24]);
+        let u64_at = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(w)
+        };
         Ok(Hello {
             from: u32_at(8),
             to: u32_at(12),
-            cookie: u64::from_le_bytes(cookie),
+            cookie: u64_at(16),
+            job: u64_at(24),
             stream: b[6],
             streams: b[7],
         })
@@ -285,6 +295,7 @@ mod tests {
             cookie: 0xdead_beef_0bad_f00d,
             stream: 1,
             streams: 2,
+            job: 0x0102_0304_0506_0708,
         };
         let bytes = hello.encode();
         let mut head = [0u8; HEADER_LEN];
@@ -305,7 +316,7 @@ mod tests {
             ([0, 0, 0, 0, 9, 0, 0, 0], "unknown frame kind 9"),
             ([0, 0, 0, 0, 1, 0, 1, 0], "reserved"),
             ([1, 0, 1, 0, 1, 0, 0, 0], "exceeds the limit of 65536"),
-            ([23, 0, 0, 0, 2, 0, 0, 0], "Hello frame of 23 bytes"),
+            ([31, 0, 0, 0, 2, 0, 0, 0], "Hello frame of 31 bytes"),
             ([1, 0, 0, 0, 3, 0, 0, 0], "Accept frame of 1 bytes"),
             ([8, 0, 0, 0, 5, 0, 0, 0], "Head frame of 8 bytes"),
             ([0, 0, 0, 0, 6, 0, 0, 0], "Part frame of 0 bytes"),
@@ -328,10 +339,11 @@ mod tests {
             cookie: 3,
             stream: 0,
             streams: 4,
+            job: 0,
         }
         .encode();
         let body = &good[HEADER_LEN..];
-        assert!(Hello::parse(&body[..23]).is_err());
+        assert!(Hello::parse(&body[..31]).is_err());
         let edits = [
             (0, body[0] ^ 0x40, "magic"),
             (4, body[4] ^ 0x40, "version"),

@@ -119,6 +119,7 @@ pub fn seeds() -> Vec<Vec<u8>> {
         cookie: 0x0123_4567_89ab_cdef,
         stream: 1,
         streams: 4,
+        job: 0,
     }
     .encode();
     out.push(hello.to_vec());

@@ -5,6 +5,7 @@
 //! first send, polled through epoll by the engine's progress loop, with back-pressure as
 //! `WouldBlock` when the kernel's socket buffer is full. The crate README maps concepts to files:
 //! - [`frame`]: the 8-byte frame header and the hello, with a total, bounds-checked parser;
+//! - [`bridge`]: who may connect to a bridge between jobs (dynamic processes);
 //! - [`card`]: business cards (where a rank listens) and the choice of address;
 //! - [`link`]: the I/O-free rules that keep one connection per pair when both ranks connect;
 //! - `conn`: one connection's buffers; `place`: large frames read straight into the engine's
@@ -15,6 +16,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod bridge;
 pub mod card;
 mod conn;
 pub mod frame;

@@ -62,6 +62,25 @@ pub enum Verdict {
     Refuse(String),
 }
 
+/// Who sent a hello, as the acceptor's table of peers says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sender {
+    /// The sender's peer index.
+    pub peer: usize,
+    /// Whether the sender's connection wins over ours when both connect at once: the lower
+    /// rank's (on a bridge between jobs, the lower (job, rank)'s).
+    pub wins: bool,
+}
+
+/// The sender of a hello within one job: rank `hello.from`, when the hello carries this rank's
+/// cookie and names it.
+pub fn job_sender(me: usize, nranks: usize, cookie: u64, hello: &Hello) -> Result<Sender, String> {
+    sender(me, nranks, cookie, hello).map(|peer| Sender {
+        peer,
+        wins: peer < me,
+    })
+}
+
 /// Decides about a hello received by rank `me` of `nranks`, whose cookie is `cookie`;
 /// `phase(peer)` is the current state of the link to the sender.
 pub fn judge_hello(
@@ -71,8 +90,13 @@ pub fn judge_hello(
     hello: &Hello,
     phase: impl Fn(usize) -> LinkPhase,
 ) -> Verdict {
-    let peer = match sender(me, nranks, cookie, hello) {
-        Ok(peer) => peer,
+    decide_hello(job_sender(me, nranks, cookie, hello), phase)
+}
+
+/// Decides about a stream-0 hello from `who` (or why it is refused).
+fn decide_hello(who: Result<Sender, String>, phase: impl Fn(usize) -> LinkPhase) -> Verdict {
+    let Sender { peer, wins } = match who {
+        Ok(s) => s,
         Err(why) => return Verdict::Refuse(why),
     };
     match phase(peer) {
@@ -80,7 +104,7 @@ pub fn judge_hello(
             peer,
             abandon_own: false,
         },
-        LinkPhase::Connecting if peer < me => Verdict::Accept {
+        LinkPhase::Connecting if wins => Verdict::Accept {
             peer,
             abandon_own: true,
         },
@@ -99,21 +123,39 @@ pub fn judge(
     joinable: impl Fn(usize, usize) -> bool,
 ) -> Verdict {
     let (me, nranks, cookie, streams) = ids;
-    let peer = match sender(me, nranks, cookie, hello) {
-        Ok(peer) => peer,
-        Err(why) => return Verdict::Refuse(why),
+    judge_from(
+        job_sender(me, nranks, cookie, hello),
+        streams,
+        hello,
+        phase,
+        joinable,
+    )
+}
+
+/// [`judge`] for a hello whose sender `who` was already identified (or refused): by rank within
+/// a job ([`job_sender`]), or by job and rank on a bridge (`crate::bridge`).
+pub fn judge_from(
+    who: Result<Sender, String>,
+    streams: usize,
+    hello: &Hello,
+    phase: impl Fn(usize) -> LinkPhase,
+    joinable: impl Fn(usize, usize) -> bool,
+) -> Verdict {
+    let peer = match &who {
+        Ok(s) => s.peer,
+        Err(why) => return Verdict::Refuse(why.clone()),
     };
     if usize::from(hello.streams) != streams {
         return Verdict::Refuse(format!(
-            "rank {peer} uses {} streams per peer, rank {me} uses {streams} \
+            "rank {peer} uses {} streams per peer, this rank uses {streams} \
              (REFLEX_TCP_STREAMS must be the same for every rank)",
             hello.streams
         ));
     }
     if hello.stream == 0 {
-        judge_hello(me, nranks, cookie, hello, phase)
+        decide_hello(who, phase)
     } else {
-        judge_extra_stream(me, nranks, cookie, hello, joinable)
+        decide_extra_stream(peer, hello, joinable)
     }
 }
 
@@ -127,10 +169,17 @@ pub fn judge_extra_stream(
     hello: &Hello,
     joinable: impl Fn(usize, usize) -> bool,
 ) -> Verdict {
-    let peer = match sender(me, nranks, cookie, hello) {
-        Ok(peer) => peer,
-        Err(why) => return Verdict::Refuse(why),
-    };
+    match sender(me, nranks, cookie, hello) {
+        Ok(peer) => decide_extra_stream(peer, hello, joinable),
+        Err(why) => Verdict::Refuse(why),
+    }
+}
+
+fn decide_extra_stream(
+    peer: usize,
+    hello: &Hello,
+    joinable: impl Fn(usize, usize) -> bool,
+) -> Verdict {
     let stream = usize::from(hello.stream);
     if stream == 0 || !joinable(peer, stream) {
         return Verdict::Refuse(format!("unexpected stream {stream} from rank {peer}"));
@@ -164,6 +213,7 @@ mod tests {
             cookie: 7,
             stream: 0,
             streams: 1,
+            job: 0,
         }
     }
 

@@ -249,6 +249,7 @@ fn fake_peer(t: &mut TcpTransport) -> (TcpStream, SocketAddrV4, u64) {
         cookie: card.cookie,
         stream: 0,
         streams: 2,
+        job: 0,
     };
     s.write_all(&hello.encode()).unwrap();
     for _ in 0..MAX_ROUNDS {
@@ -309,6 +310,7 @@ fn a_stream_hello_is_taken_only_from_the_initiator_of_an_up_link() {
         cookie,
         stream,
         streams: 2,
+        job: 0,
     };
     // Rank 2 has no link: its stream 1 is refused; rank 1's stream 1 joins.
     let mut socks = Vec::new();

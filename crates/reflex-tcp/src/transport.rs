@@ -32,10 +32,11 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTime
 use nix::sys::socket::{connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
 use reflex_base::transport::{Sink, Transport, WouldBlock, PLACE_MIN};
 
+use crate::bridge::{BridgeIds, GlobalId};
 use crate::card::{local_addrs, Card, CardError, IfAddr};
 use crate::conn::{Conn, ReadOutcome};
 use crate::frame::{encode_header, Hello, Kind, HEADER_LEN, HELLO_LEN, MAX_STREAMS};
-use crate::link::{judge, LinkPhase, Verdict};
+use crate::link::{job_sender, judge_from, LinkPhase, Verdict};
 use crate::stripe::{token, untoken, Extra, Streams};
 
 /// Largest packet by default: 4 MiB (the engine clamps its TCP eager limit and chunk size to it;
@@ -96,6 +97,21 @@ pub struct TcpStats {
     pub stripes_sent: u64,
 }
 
+impl TcpStats {
+    /// The counters of two transports together (a job's and its bridge to other jobs).
+    pub fn sum(&self, other: &TcpStats) -> TcpStats {
+        TcpStats {
+            connects: self.connects + other.connects,
+            accepts: self.accepts + other.accepts,
+            rejected: self.rejected + other.rejected,
+            refused: self.refused + other.refused,
+            partial_sends: self.partial_sends + other.partial_sends,
+            would_block: self.would_block + other.would_block,
+            stripes_sent: self.stripes_sent + other.stripes_sent,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) enum Link {
     Idle,
@@ -141,6 +157,11 @@ pub struct TcpTransport {
     pub(crate) stats: TcpStats,
     listener: TcpListener,
     pub(crate) epoll: Epoll,
+    /// On a bridge between jobs: who this process is and which processes may connect.
+    bridge: Option<BridgeIds>,
+    /// On a bridge: accepted connections whose hello names a process not known yet (token,
+    /// hello, connection), oldest first, at most [`MAX_UNIDENTIFIED`].
+    parked: Vec<(u64, Hello, Conn)>,
 }
 
 fn errno(e: Errno) -> io::Error {
@@ -166,6 +187,38 @@ impl TcpTransport {
     /// every peer's card to [`TcpTransport::set_card`] before sending to it.
     pub fn bind(me: usize, nranks: usize, params: TcpParams) -> io::Result<TcpTransport> {
         assert!(me < nranks, "tcp: rank {me} outside a job of {nranks}");
+        Self::listen(me, nranks, params)
+    }
+
+    /// Listens for processes of other jobs as process `me` (job id, rank in that job): a
+    /// bridge (`crate::bridge`). It has no peers until [`TcpTransport::add_peer`] names them;
+    /// its peer indices are the caller's (the engine's process indices).
+    pub fn bind_bridge(me: GlobalId, params: TcpParams) -> io::Result<TcpTransport> {
+        let mut t = Self::listen(usize::MAX, 0, params)?;
+        t.bridge = Some(BridgeIds::new(me));
+        Ok(t)
+    }
+
+    /// Tells a bridge about process `id`, its peer `index`, which listens at `card`: from now
+    /// on it may connect to this process and this process to it.
+    pub fn add_peer(&mut self, index: usize, id: GlobalId, card: &str) -> Result<(), String> {
+        let ids = self
+            .bridge
+            .as_mut()
+            .ok_or("tcp: peers are added to a bridge only")?;
+        let card = Card::parse(card).map_err(|e| e.to_string())?;
+        ids.add(index, id)?;
+        if self.links.len() <= index {
+            self.cards.resize(index + 1, None);
+            self.links.resize_with(index + 1, || Link::Idle);
+            self.stripes.resize_with(index + 1, Streams::default);
+        }
+        self.cards[index] = Some(card);
+        self.unpark();
+        Ok(())
+    }
+
+    fn listen(me: usize, nranks: usize, params: TcpParams) -> io::Result<TcpTransport> {
         assert!(
             (1..=MAX_STREAMS).contains(&params.streams),
             "tcp: {} streams per peer (1 to {MAX_STREAMS})",
@@ -215,6 +268,8 @@ impl TcpTransport {
             stats: TcpStats::default(),
             listener,
             epoll,
+            bridge: None,
+            parked: Vec::new(),
         })
     }
 
@@ -233,6 +288,14 @@ impl TcpTransport {
     /// This rank's index.
     pub fn rank(&self) -> usize {
         self.me
+    }
+
+    /// How messages name this process: its rank, or on a bridge its job and rank.
+    fn name(&self) -> String {
+        match &self.bridge {
+            Some(ids) => format!("process {} of job {:016x} (bridge)", ids.me.1, ids.me.0),
+            None => format!("rank {}", self.me),
+        }
     }
 
     /// Counters.
@@ -279,12 +342,20 @@ impl TcpTransport {
             )
         })?;
         let addr = card.choose(&self.my_addrs);
+        let (job, from, to) = match &self.bridge {
+            Some(ids) => {
+                let them = ids.id_of(peer).map_or(u32::MAX, |id| id.1);
+                (ids.me.0, ids.me.1, them)
+            }
+            None => (0, self.me as u32, peer as u32),
+        };
         let hello = Hello {
-            from: self.me as u32,
-            to: peer as u32,
+            from,
+            to,
             cookie: card.cookie,
             stream: index as u8,
             streams: self.streams as u8,
+            job,
         };
         let fd: OwnedFd = socket(
             AddressFamily::Inet,
@@ -341,17 +412,17 @@ impl TcpTransport {
     /// Breaks the link to `peer`, which sent something that breaks the protocol.
     pub(crate) fn malformed(&mut self, peer: usize, what: &str) {
         let reason = format!("rank {peer} sent {what}; disconnected");
-        eprintln!("reflex: tcp: rank {}: {reason}", self.me);
+        eprintln!("reflex: tcp: {}: {reason}", self.name());
         self.break_link(peer, reason);
     }
 
     /// Prints once why `peer` cannot be reached.
     fn report_broken(&mut self, peer: usize) {
-        let me = self.me;
+        let me = self.name();
         if let Link::Broken { reason, reported } = &mut self.links[peer] {
             if !*reported {
                 *reported = true;
-                eprintln!("reflex: tcp: rank {me} cannot send to rank {peer}: {reason}");
+                eprintln!("reflex: tcp: {me} cannot send to rank {peer}: {reason}");
             }
         }
     }
@@ -429,20 +500,65 @@ impl TcpTransport {
             Ok(ReadOutcome::Eof) => Err("closed before hello".into()),
             Err(e) => Err(e.to_string()),
         };
-        let verdict = match hello {
-            Ok(h) => {
+        match hello {
+            Ok(h) => self.decide(h, conn, token),
+            Err(why) => self.act_on(Verdict::Refuse(why), conn),
+        }
+    }
+
+    /// Judges the hello `h` of connection `conn` (epoll token `token`). On a bridge, a proper
+    /// hello from a process this one was not told about yet is parked: its job may learn of
+    /// this process before this process learns of it (the two groups of an accept/connect hear
+    /// the outcome from their roots at different times). [`TcpTransport::add_peer`] takes it up.
+    fn decide(&mut self, h: Hello, conn: Conn, token: u64) {
+        if self
+            .bridge
+            .as_ref()
+            .is_some_and(|ids| ids.awaits(self.cookie, &h))
+        {
+            let _ = self.epoll.delete(&conn.stream);
+            if self.parked.len() >= MAX_UNIDENTIFIED {
+                self.parked.remove(0);
+                self.stats.refused += 1;
+            }
+            self.parked.push((token, h, conn));
+            return;
+        }
+        let verdict = {
+            {
                 let (links, stripes) = (&self.links, &self.stripes);
                 let joinable = |p: usize, k: usize| {
                     links[p].phase() == LinkPhase::Up
                         && stripes[p].acceptor
                         && stripes[p].extra.get(k - 1).is_some_and(Option::is_none)
                 };
-                let ids = (self.me, links.len(), self.cookie, self.streams);
-                judge(ids, &h, |p| links[p].phase(), joinable)
+                let who = match &self.bridge {
+                    Some(ids) => ids.sender(self.cookie, &h),
+                    None => job_sender(self.me, links.len(), self.cookie, &h),
+                };
+                judge_from(who, self.streams, &h, |p| links[p].phase(), joinable)
             }
-            Err(why) => Verdict::Refuse(why),
         };
         self.act_on(verdict, conn);
+    }
+
+    /// Judges again the parked hellos whose senders are known now.
+    fn unpark(&mut self) {
+        let parked = std::mem::take(&mut self.parked);
+        for (token, h, conn) in parked {
+            let known = self
+                .bridge
+                .as_ref()
+                .is_some_and(|ids| !ids.awaits(self.cookie, &h));
+            if !known {
+                self.parked.push((token, h, conn));
+                continue;
+            }
+            let event = EpollEvent::new(EpollFlags::EPOLLIN, token);
+            if self.epoll.add(&conn.stream, event).is_ok() {
+                self.decide(h, conn, token);
+            }
+        }
     }
 
     fn act_on(&mut self, verdict: Verdict, mut conn: Conn) {

@@ -341,6 +341,7 @@ fn strangers_are_refused_and_the_job_goes_on() {
         cookie: card.cookie ^ 1,
         stream: 0,
         streams: 1,
+        job: 0,
     };
     let attacks: Vec<Vec<u8>> = vec![
         b"GET / HTTP/1.1\r\n\r\n".to_vec(),
@@ -352,6 +353,7 @@ fn strangers_are_refused_and_the_job_goes_on() {
             cookie: card.cookie,
             stream: 0,
             streams: 1,
+            job: 0,
         }
         .encode()
         .to_vec(),
@@ -392,6 +394,7 @@ fn a_peer_with_a_malformed_frame_is_disconnected() {
             cookie: card.cookie,
             stream: 0,
             streams: 1,
+            job: 0,
         }
         .encode(),
     )
@@ -552,6 +555,7 @@ fn random_bytes_from_many_strangers_never_disturb_the_job() {
         cookie: card.cookie,
         stream: 0,
         streams: 1,
+        job: 0,
     }
     .encode()
     .to_vec();

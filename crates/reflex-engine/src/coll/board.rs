@@ -189,8 +189,15 @@ impl<T: Transport> Engine<T> {
     fn set_up_board(&mut self, comm: CommId) -> Result<()> {
         let c = self.comms.get(comm)?;
         let (me, n, ctx) = (c.rank as usize, c.size(), c.ctx);
+        // Processes of another job share no segment with this one (and every member sees the
+        // same: each sees the others' job as foreign).
+        let foreign = c
+            .group
+            .members
+            .iter()
+            .any(|&m| self.procs.is_foreign(m as usize));
         *self.comms.board_mut(comm) = Some(CommBoard::Off);
-        if n < 2 {
+        if n < 2 || foreign {
             return Ok(());
         }
         let name = format!("{}.c{ctx}", self.board_base.clone().unwrap_or_default());

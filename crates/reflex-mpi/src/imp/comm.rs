@@ -96,6 +96,9 @@ pub fn comm_free(w: &mut Mpi, comm: *mut MPI_Comm) -> Result<()> {
     }
     attr::delete_all(w, Obj::Comm(id), h)?;
     w.world.engine.comm_free(id)?;
+    if w.world.parent == Some(id) {
+        w.world.parent = None; // MPI_Comm_get_parent answers MPI_COMM_NULL from now on
+    }
     w.objects.forget_comm(id);
     write(comm, handles::COMM_NULL);
     Ok(())
@@ -111,12 +114,5 @@ pub fn comm_compare(w: &mut Mpi, comm1: CommId, comm2: CommId, result: *mut c_in
 pub fn comm_group(w: &mut Mpi, comm: CommId, group: *mut MPI_Group) -> Result<()> {
     let id = w.world.engine.comm_group(comm)?;
     write(group, handles::group_handle(id));
-    Ok(())
-}
-
-/// `MPI_Comm_get_parent`: `MPI_COMM_NULL`, since Reflex does not spawn processes (a process that
-/// was not spawned has no parent, MPI-3.1 §10.3.2).
-pub fn comm_get_parent(_w: &mut Mpi, parent: *mut MPI_Comm) -> Result<()> {
-    write(parent, handles::COMM_NULL);
     Ok(())
 }
