@@ -178,6 +178,12 @@ fn shim_body(f: &Function, style: Option<CallStyle>) -> String {
         None if f.ret == "int" => format!("crate::call::unsupported(\"{name}\")"),
         None => format!("crate::call::unsupported_value(\"{name}\")"),
         Some(CallStyle::Direct) => format!("crate::imp::{imp}({args})"),
+        Some(CallStyle::Tool) if args.is_empty() => {
+            format!("crate::mpit::frame(\"{name}\", crate::imp::{imp})")
+        }
+        Some(CallStyle::Tool) => {
+            format!("crate::mpit::frame(\"{name}\", || crate::imp::{imp}({args}))")
+        }
         Some(CallStyle::Anytime) if args.is_empty() => {
             format!("crate::call::anytime(\"{name}\", crate::imp::{imp})")
         }

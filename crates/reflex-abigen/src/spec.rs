@@ -37,6 +37,9 @@ pub enum CallStyle {
     Anytime,
     /// Returns a non-`int` value and cannot fail (`MPI_Wtime`): called directly.
     Direct,
+    /// A tool information interface call (`MPI_T_*`): legal at any time, never through an error
+    /// handler, errors returned as the bare `MPI_T_ERR_*` class (`crate::mpit::frame`).
+    Tool,
     /// As [`CallStyle::World`], after a fast path (`crate::fast`) that completes the common case
     /// or declines, leaving every check and error to the world path (`MPI_Put`).
     Fast,
@@ -133,6 +136,7 @@ pub fn parse_implemented(text: &str) -> Result<BTreeMap<String, CallStyle>, Stri
             Some("anytime") => CallStyle::Anytime,
             Some("direct") => CallStyle::Direct,
             Some("fast") => CallStyle::Fast,
+            Some("tool") => CallStyle::Tool,
             Some(other) => {
                 return Err(format!(
                     "implemented.txt line {}: unknown call style `{other}`",

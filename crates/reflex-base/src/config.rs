@@ -35,6 +35,22 @@ pub trait SettingValue: Sized {
     fn show(&self) -> String;
     /// What a valid value looks like, for error messages.
     fn expected() -> String;
+    /// What kind of value it is (how tools such as MPI_T present it).
+    fn kind() -> SettingKind;
+}
+
+/// The kind of a setting's value, for tools that present settings typed (MPI_T control
+/// variables): a byte count, a whole number, one of a fixed list of words, or free text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettingKind {
+    /// A [`ByteSize`].
+    Bytes,
+    /// A whole number (`u32`, [`TcpStreams`]).
+    Number,
+    /// One of these words (an enum setting, in declaration order).
+    Choice(&'static [&'static str]),
+    /// Any text.
+    Text,
 }
 
 /// A byte count, with an optional `k`/`M`/`G` suffix (powers of 1024): `16384`, `64k`, `4M`.
@@ -92,6 +108,10 @@ impl SettingValue for ByteSize {
     fn expected() -> String {
         "a byte size such as 16384, 64k or 4M".to_owned()
     }
+
+    fn kind() -> SettingKind {
+        SettingKind::Bytes
+    }
 }
 
 /// Sockets per peer of the TCP transport: a whole number from 1 to [`TcpStreams::MAX`].
@@ -121,6 +141,10 @@ impl SettingValue for TcpStreams {
     fn expected() -> String {
         format!("a whole number from 1 to {}", Self::MAX)
     }
+
+    fn kind() -> SettingKind {
+        SettingKind::Number
+    }
 }
 
 impl SettingValue for u32 {
@@ -135,6 +159,10 @@ impl SettingValue for u32 {
     fn expected() -> String {
         format!("a whole number from 0 to {}", u32::MAX)
     }
+
+    fn kind() -> SettingKind {
+        SettingKind::Number
+    }
 }
 
 impl SettingValue for String {
@@ -148,6 +176,10 @@ impl SettingValue for String {
 
     fn expected() -> String {
         "any text".to_owned()
+    }
+
+    fn kind() -> SettingKind {
+        SettingKind::Text
     }
 }
 
@@ -176,6 +208,10 @@ macro_rules! setting_enum {
 
             fn expected() -> String {
                 format!("one of {}", [$($text),+].join("|"))
+            }
+
+            fn kind() -> SettingKind {
+                SettingKind::Choice(&[$($text),+])
             }
         }
     };
@@ -334,6 +370,7 @@ pub struct SettingRow {
     pub source: Source,
     pub doc: &'static str,
     pub expected: String,
+    pub kind: SettingKind,
 }
 
 /// Generates [`Config`], its parser and [`Config::describe`] from one table of settings.
@@ -384,6 +421,7 @@ macro_rules! settings {
                     source: self.sources.$field,
                     doc: $doc,
                     expected: <$ty as SettingValue>::expected(),
+                    kind: <$ty as SettingValue>::kind(),
                 }),+]
             }
         }
@@ -546,6 +584,12 @@ impl Config {
         } else {
             Err(ConfigError { invalid })
         }
+    }
+
+    /// Sets the setting `name` from `text`, as if the environment said so (MPI_T control
+    /// variable writes); `None` when `name` is not a setting.
+    pub fn set(&mut self, name: &str, text: &str) -> Option<Result<(), InvalidValue>> {
+        self.assign(name, text)
     }
 
     /// Where the value of the setting `name` came from (`None` if `name` is not a setting).
@@ -731,6 +775,29 @@ mod tests {
         assert!(rows
             .iter()
             .all(|r| !r.doc.is_empty() && r.name.starts_with(PREFIX)));
+    }
+
+    #[test]
+    fn kinds_and_set_follow_the_types() {
+        let mut c = Config::default();
+        let rows = c.describe();
+        let kind = |name: &str| rows.iter().find(|r| r.name == name).unwrap().kind;
+        assert_eq!(kind("REFLEX_EAGER_LIMIT"), SettingKind::Bytes);
+        assert_eq!(kind("REFLEX_SPIN_POLLS"), SettingKind::Number);
+        assert_eq!(kind("REFLEX_TCP_STREAMS"), SettingKind::Number);
+        assert_eq!(kind("REFLEX_CC"), SettingKind::Text);
+        assert_eq!(
+            kind("REFLEX_COLL_BARRIER"),
+            SettingKind::Choice(&["auto", "dissemination", "pairwise"])
+        );
+        assert_eq!(c.set("REFLEX_COLL_BARRIER", "pairwise"), Some(Ok(())));
+        assert_eq!(c.coll_barrier, BarrierAlgo::Pairwise);
+        assert_eq!(
+            c.source_of("REFLEX_COLL_BARRIER"),
+            Some(Source::Environment)
+        );
+        assert!(matches!(c.set("REFLEX_COLL_BARRIER", "tree"), Some(Err(_))));
+        assert_eq!(c.set("REFLEX_NOPE", "1"), None);
     }
 
     #[test]

@@ -99,6 +99,8 @@ pub(crate) struct Core {
     pub(crate) bsend: crate::bsend::BsendPool,
     /// Bytes copied, by kind.
     pub(crate) stats: CopyStats,
+    /// Messages sent and received (tools' counters).
+    pub(crate) traffic: crate::traffic::Traffic,
     /// Smallest average block read in place over iovecs (else streamed).
     pub(crate) iov_min: usize,
     /// Temporary packed buffers kept for reuse.
@@ -122,6 +124,7 @@ impl Core {
             fatal: None,
             bsend: Default::default(),
             stats: CopyStats::default(),
+            traffic: Default::default(),
             iov_min,
             spares: Spares::default(),
             coop: Default::default(),
@@ -190,6 +193,7 @@ impl Core {
     }
 
     fn on_message(&mut self, src_world: usize, env: Envelope, body: MessageBody<'_>) {
+        self.traffic.received(env.len);
         // Usually the oldest receive matches (messages come in the order they are awaited).
         if self.posted.front().is_some_and(|p| p.matches(&env)) {
             let posted = self.posted.pop_front().expect("it has a front");
@@ -208,6 +212,7 @@ impl Core {
                 src_world,
                 body,
             });
+            self.traffic.unexpected_at(self.unexpected.len());
             return;
         };
         let posted = self.posted.remove(pos).expect("position is in range");

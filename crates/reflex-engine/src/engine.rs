@@ -63,6 +63,19 @@ impl Default for Tuning {
     }
 }
 
+/// Lengths of the engine's queues at one moment ([`Engine::queue_lengths`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueLengths {
+    /// Messages that arrived before their receive was posted.
+    pub unexpected: usize,
+    /// Receives posted and not yet matched.
+    pub posted: usize,
+    /// Sends and control packets waiting for room in the transport.
+    pub outbox: usize,
+    /// Collective schedules and partitioned requests being advanced.
+    pub schedules: usize,
+}
+
 /// The MPI engine of one process, generic over its transport (static dispatch on the hot path).
 #[derive(Debug)]
 pub struct Engine<T: Transport> {
@@ -186,6 +199,29 @@ impl<T: Transport> Engine<T> {
     /// Bytes copied so far, by kind (tests check which path a message took).
     pub fn copy_stats(&self) -> crate::msgbuf::CopyStats {
         self.core.stats
+    }
+
+    /// Messages and bytes sent and received so far (tools' counters, `crate::traffic`).
+    pub fn traffic(&self) -> crate::traffic::Traffic {
+        self.core.traffic
+    }
+
+    /// Queue lengths now: (unexpected messages, posted receives, units of work waiting for room
+    /// in the transport, collective schedules and partitioned requests in progress).
+    pub fn queue_lengths(&self) -> QueueLengths {
+        QueueLengths {
+            unexpected: self.core.unexpected.len(),
+            posted: self.core.posted.len(),
+            outbox: self.core.outbox_len,
+            schedules: self.colls.len(),
+        }
+    }
+
+    /// Replaces the collective settings in effect (`MPI_T_cvar_write` of a `REFLEX_COLL_*`
+    /// control variable): the next collective this process starts follows them. Every process
+    /// must make the same change before its next collective, as the schedules must agree.
+    pub fn set_coll_tuning(&mut self, coll: crate::coll::select::CollTuning) {
+        self.tuning.coll = coll;
     }
 
     /// Advances every operation once; returns how many events happened.

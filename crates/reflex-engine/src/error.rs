@@ -88,10 +88,11 @@ pub enum ErrorClass {
     Session = 75,
     ProcAborted = 76,
     ValueTooLarge = 77,
+    TNotSupported = 78,
 }
 
 /// Every class, for lookups by value.
-const ALL: [ErrorClass; 77] = {
+const ALL: [ErrorClass; 78] = {
     use ErrorClass::*;
     [
         Success,
@@ -171,6 +172,7 @@ const ALL: [ErrorClass; 77] = {
         Session,
         ProcAborted,
         ValueTooLarge,
+        TNotSupported,
     ]
 };
 
@@ -256,6 +258,7 @@ impl ErrorClass {
             Session => "invalid session",
             ProcAborted => "peer process aborted",
             ValueTooLarge => "value too large to store",
+            TNotSupported => "tool interface: not supported",
         }
     }
 

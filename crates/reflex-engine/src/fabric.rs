@@ -17,6 +17,9 @@ use reflex_shm::{ShmParams, ShmSegment, ShmTransport};
 use reflex_tcp::{TcpParams, TcpTransport};
 use std::time::Duration;
 
+pub use reflex_shm::ShmStats;
+pub use reflex_tcp::TcpStats;
+
 /// Every transport of Reflex. A job of one process needs none (`Alone`: all traffic is loopback).
 #[derive(Debug)]
 pub enum Fabric {
@@ -83,6 +86,19 @@ impl Fabric {
             Fabric::Shm(t) => Some(t.segment().name()),
             Fabric::Mixed(m) => Some(m.shm.segment().name()),
             Fabric::Tcp(_) | Fabric::Alone => None,
+        }
+    }
+}
+
+impl crate::engine::Engine<Fabric> {
+    /// The slow-path counters of the transports this process uses (tools' counters): those of
+    /// shared memory and of TCP, `None` for a transport it does not use.
+    pub fn transport_stats(&self) -> (Option<ShmStats>, Option<TcpStats>) {
+        match &self.fabric {
+            Fabric::Shm(t) => (Some(t.stats()), None),
+            Fabric::Tcp(t) => (None, Some(t.stats())),
+            Fabric::Mixed(m) => (Some(m.shm.stats()), Some(m.tcp.stats())),
+            Fabric::Alone => (None, None),
         }
     }
 }

@@ -69,6 +69,7 @@ impl<T: Transport> Engine<T> {
                                 let dst = buf.as_mut_slice();
                                 let n = dst.len().min(payload.len());
                                 copy_bytes(&mut dst[..n], &payload[..n]);
+                                core.traffic.received(env.len);
                                 outcome = Outcome::Taken(recv_status(
                                     env.src as i32,
                                     env.tag,

@@ -40,6 +40,7 @@ mod spin;
 pub mod testing;
 pub mod topo;
 pub mod topo_ops;
+pub mod traffic;
 pub mod world;
 
 pub use comm::{
@@ -55,6 +56,7 @@ pub use p2p::Message;
 pub use request::{RequestId, SendMode, Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
 pub use rma::sync::{MODE_NOCHECK, MODE_NOSUCCEED};
 pub use rma::{Flavor, LockKind, WinId, WinInfo};
+pub use traffic::Traffic;
 
 /// The error handler every communicator starts with (`MPI_ERRORS_ARE_FATAL` in MPICH's ABI); the
 /// engine stores handlers as opaque C-layer handles.

@@ -221,6 +221,7 @@ impl<T: Transport> Engine<T> {
         mode: SendMode,
         into: Option<RequestId>,
     ) -> Result<RequestId> {
+        self.core.traffic.sent(env.len);
         if mode == SendMode::Buffered {
             let bsend_reserved = self.core.bsend.reserve(env.len as usize)?;
             let core = &mut self.core;
@@ -293,6 +294,7 @@ impl<T: Transport> Engine<T> {
         if !gather {
             self.core.stats.packed += body.len() as u64;
         }
+        self.core.traffic.sent(env.len);
         true
     }
 
@@ -383,7 +385,11 @@ impl<T: Transport> Engine<T> {
             return false;
         };
         let stats = &mut self.core.stats;
-        try_send_eager(&mut self.fabric, index, gather, &env, buf, stats).is_ok()
+        let sent = try_send_eager(&mut self.fabric, index, gather, &env, buf, stats).is_ok();
+        if sent {
+            self.core.traffic.sent(env.len);
+        }
+        sent
     }
 
     /// Starts a receive of up to `count` elements of `dt` into `buf` (`MPI_Irecv`).

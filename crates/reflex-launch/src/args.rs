@@ -42,6 +42,8 @@ pub struct JobSpec {
     pub wdir: Option<PathBuf>,
     /// `-l`: prefix every output line with `[rank] `.
     pub label: bool,
+    /// `-usize N`: the universe size the ranks are told (`MPI_UNIVERSE_SIZE`); default `ranks`.
+    pub universe: Option<u32>,
     pub program: OsString,
     pub args: Vec<OsString>,
     /// Where to run: this host, or other hosts through their `reflexd`.
@@ -101,7 +103,8 @@ options (Hydra spelling; `--name` works as well as `-name`):
   -genvall             pass all of mpiexec's environment (the default)
   -genvnone            pass none of mpiexec's environment
   -wdir DIR            working directory of the ranks
-  -l, -prepend-rank    prefix each output line with [rank]
+  -l, -prepend-rank    prefix each output line with [rank] ([job:rank] for spawned jobs)
+  -usize N             universe size told to the ranks (MPI_UNIVERSE_SIZE; default: -n)
   -hosts a,b:2,...     run on these hosts (name[:slots]) through their reflexd
   -f, -hostfile FILE   the same, one host per line (name, name:slots or name slots=N)
   -ppn N               ranks per host and round (default: the host's slots, else 1)
@@ -150,6 +153,7 @@ where
         env_policy: EnvPolicy::All,
         wdir: None,
         label: false,
+        universe: None,
         program: OsString::new(),
         args: Vec::new(),
         remote: RemoteOptions::default(),
@@ -184,6 +188,7 @@ where
             "genvnone" | "envnone" => spec.env_policy = EnvPolicy::None,
             "wdir" | "dir" => spec.wdir = Some(PathBuf::from(value(&mut args, &name)?)),
             "l" | "prepend-rank" => spec.label = true,
+            "usize" => spec.universe = Some(parse_usize(&value(&mut args, &name)?)?),
             "hosts" => {
                 let list = value(&mut args, &name)?;
                 spec.remote.hosts = crate::hosts::parse_host_list(&list.to_string_lossy())
@@ -252,6 +257,17 @@ fn parse_ranks(text: &OsStr) -> Result<u32, UsageError> {
         Ok(n) if (1..=MAX_RANKS).contains(&n) => Ok(n),
         _ => Err(usage(&format!(
             "-n {text:?}: expected a number of ranks from 1 to {MAX_RANKS}"
+        ))),
+    }
+}
+
+/// `-usize N`: a positive number (Hydra's `SYSTEM` and `INFINITE` are not supported).
+fn parse_usize(text: &OsStr) -> Result<u32, UsageError> {
+    let text = text.to_string_lossy();
+    match text.parse::<u32>() {
+        Ok(n) if (1..=i32::MAX as u32).contains(&n) => Ok(n),
+        _ => Err(usage(&format!(
+            "-usize {text:?}: expected a positive universe size"
         ))),
     }
 }
@@ -330,6 +346,8 @@ mod tests {
         );
         assert!(spec.label);
         assert_eq!(spec.wdir, Some(PathBuf::from("/tmp")));
+        assert_eq!(spec.universe, None);
+        assert_eq!(run(&["-usize", "16", "p"]).universe, Some(16));
         assert_eq!(spec.program, "prog");
         assert_eq!(spec.args, os(&["-n", "9"]));
         assert_eq!(run(&["--n", "2", "--prepend-rank", "a"]).ranks, 2);
@@ -409,6 +427,10 @@ mod tests {
             (
                 &["-policy", "random", "p"],
                 "-policy: unknown policy \"random\"",
+            ),
+            (
+                &["-usize", "0", "p"],
+                "-usize \"0\": expected a positive universe size",
             ),
             (&["-frob", "p"], "unknown option -frob"),
             (&["--"], "no program after --"),

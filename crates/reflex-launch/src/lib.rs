@@ -5,7 +5,8 @@
 //! launch"), with the I/O-free [`reflex_pmi::Server`] inside a `poll(2)` loop. Modules:
 //! - [`args`]: the Hydra-compatible command line;
 //! - [`spawn`]: one rank's environment, PMI socket, pipes and process group;
-//! - [`supervise`]: the event loop (PMI, stdio, signals, reaping, termination, cleanup);
+//! - [`supervise`]: the event loop (PMI, stdio, signals, reaping, termination, cleanup), which
+//!   also starts the jobs a job spawns (`MPI_Comm_spawn`, checked by [`dynamic`]);
 //! - [`jobctl`]: Ctrl-Z and `fg` for the whole job (one host or many);
 //! - [`pmi_conn`], [`output`], [`stdin`]: the byte plumbing of that loop;
 //! - [`procs`]: exit statuses, signal names, finding leftover processes;
@@ -17,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod args;
+pub mod dynamic;
 pub mod hosts;
 pub mod info;
 pub mod jobctl;
@@ -115,8 +117,9 @@ fn prepare_and_launch(spec: &JobSpec, kvsname: &str) -> Result<Supervisor, Strin
         vars: spawn::job_variables(spec),
     };
     check_settings(&job.vars)?;
-    let server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, spec.ranks as i32);
+    let server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, universe_size(spec));
     let mut supervisor = Supervisor::new(signals, server, spec.label);
+    supervisor.allow_spawn(job.vars.clone());
     for rank in 0..spec.ranks {
         match spawn::spawn_rank(
             &job,
@@ -157,7 +160,7 @@ fn prepare_remote(spec: &JobSpec, kvsname: &str) -> Result<remote::RemoteJob, St
     let cwd = spec.wdir.as_ref().map_or(here.clone(), |w| here.join(w));
     let signals = route_signals().map_err(|e| format!("cannot set up signal handling: {e}"))?;
     let socks = remote::connect_all(&assignments, spec.remote.port)?;
-    let mut server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, spec.ranks as i32);
+    let mut server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, universe_size(spec));
     server.set_process_mapping(&mapping);
     let mut parts = Vec::with_capacity(assignments.len());
     for (a, sock) in assignments.into_iter().zip(socks) {
@@ -167,6 +170,11 @@ fn prepare_remote(spec: &JobSpec, kvsname: &str) -> Result<remote::RemoteJob, St
         parts.push((a, link, launch));
     }
     Ok(remote::RemoteJob::new(parts, server, signals, spec.label))
+}
+
+/// `get_universe_size`: `-usize`, else the number of ranks.
+fn universe_size(spec: &JobSpec) -> i32 {
+    spec.universe.unwrap_or(spec.ranks) as i32
 }
 
 /// Checks the `REFLEX_*` settings the ranks will see, once for the whole job: an invalid value

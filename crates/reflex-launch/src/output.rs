@@ -24,9 +24,10 @@ pub struct Labeler {
 }
 
 impl Labeler {
-    pub fn new(rank: u32) -> Self {
+    /// Labels lines `[tag] ` (the rank, or `job:rank` for a spawned job).
+    pub fn new(tag: impl std::fmt::Display) -> Self {
         Self {
-            prefix: format!("[{rank}] ").into_bytes(),
+            prefix: format!("[{tag}] ").into_bytes(),
             partial: Vec::new(),
         }
     }
@@ -62,11 +63,12 @@ pub struct OutputPipe {
 }
 
 impl OutputPipe {
-    pub fn new(pipe: OwnedFd, sink: Sink, rank: u32, label: bool) -> Self {
+    /// A pipe copied to `sink`, its lines labelled `[label] ` when a label is given.
+    pub fn new(pipe: OwnedFd, sink: Sink, label: Option<String>) -> Self {
         Self {
             pipe: Some(File::from(pipe)),
             sink,
-            labeler: label.then(|| Labeler::new(rank)),
+            labeler: label.map(Labeler::new),
         }
     }
 

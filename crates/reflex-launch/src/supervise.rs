@@ -18,7 +18,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::sys::signalfd::SignalFd;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{getpid, Pid};
-use reflex_pmi::{Event, Outcome, Server, SpawnResult};
+use reflex_pmi::{Event, Outcome, Server};
 
 use crate::jobctl::{self, JobControl};
 use crate::output::{OutputPipe, Sink, Sinks};
@@ -39,12 +39,22 @@ const DRAIN_GRACE: Duration = Duration::from_secs(1);
 /// Read budgets spent on a rank's PMI socket after it exited (1 MiB: far above any real job).
 const EXIT_DRAIN_ROUNDS: usize = 16;
 
-/// One rank as the loop sees it.
+/// One process as the loop sees it: rank `rank` of job `job`.
 #[derive(Debug)]
 struct Rank {
     pid: Pid,
+    job: usize,
+    rank: u32,
     ending: Option<Ending>,
     pmi: Option<PmiConn>,
+}
+
+/// One job: the first (from the command line) or one that a job spawned.
+#[derive(Debug)]
+struct Job {
+    server: Server,
+    /// Index of its rank 0 in [`Supervisor::ranks`] (a job's ranks are contiguous there).
+    first: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,8 +85,11 @@ pub struct Supervisor {
     me: Pid,
     group: Option<Pid>,
     signals: SignalFd,
-    server: Server,
+    jobs: Vec<Job>,
+    /// Every process of every job, in start order.
     ranks: Vec<Rank>,
+    /// The environment of spawned jobs (the first job's); `None`: spawning is refused.
+    spawn_env: Option<Vec<(std::ffi::OsString, std::ffi::OsString)>>,
     outputs: Vec<OutputPipe>,
     sinks: Sinks,
     stdin: StdinForward,
@@ -94,8 +107,9 @@ impl Supervisor {
             me: getpid(),
             group: None,
             signals,
-            server,
+            jobs: vec![Job { server, first: 0 }],
             ranks: Vec::new(),
+            spawn_env: None,
             outputs: Vec::new(),
             sinks: Sinks::default(),
             stdin: StdinForward::new(None),
@@ -111,30 +125,51 @@ impl Supervisor {
         self.group
     }
 
-    /// Adds the next rank.
-    pub fn add_rank(&mut self, spawned: Spawned) {
+    /// Lets the job spawn jobs (`MPI_Comm_spawn`) whose processes get `vars` (and their PMI
+    /// variables) as environment.
+    pub fn allow_spawn(&mut self, vars: Vec<(std::ffi::OsString, std::ffi::OsString)>) {
+        self.spawn_env = Some(vars);
+    }
+
+    /// Adds the next rank of the first job.
+    pub fn add_rank(&mut self, mut spawned: Spawned) {
         let rank = self.ranks.len() as u32;
         if rank == 0 {
             self.group = Some(spawned.pid);
-            self.stdin = StdinForward::new(spawned.stdin);
+            self.stdin = StdinForward::new(spawned.stdin.take());
         }
-        self.outputs.push(OutputPipe::new(
-            spawned.stdout,
-            Sink::Stdout,
-            rank,
-            self.label,
-        ));
-        self.outputs.push(OutputPipe::new(
-            spawned.stderr,
-            Sink::Stderr,
-            rank,
-            self.label,
-        ));
+        self.add_process(0, rank, spawned);
+    }
+
+    /// Adds rank `rank` of job `job`: its output pipes (labelled `[rank] ` in the first job,
+    /// `[job:rank] ` in spawned ones) and its PMI socket.
+    fn add_process(&mut self, job: usize, rank: u32, spawned: Spawned) {
+        let tag = if job == 0 {
+            rank.to_string()
+        } else {
+            format!("{job}:{rank}")
+        };
+        let label = self.label.then_some(tag);
+        self.outputs
+            .push(OutputPipe::new(spawned.stdout, Sink::Stdout, label.clone()));
+        self.outputs
+            .push(OutputPipe::new(spawned.stderr, Sink::Stderr, label));
         self.ranks.push(Rank {
             pid: spawned.pid,
+            job,
+            rank,
             ending: None,
             pmi: Some(PmiConn::new(spawned.pmi)),
         });
+    }
+
+    /// How messages name process `index`: `rank 3`, or `rank 1 of spawned job 2`.
+    fn name(&self, index: usize) -> String {
+        let Rank { job, rank, .. } = self.ranks[index];
+        match job {
+            0 => format!("rank {rank}"),
+            _ => format!("rank {rank} of spawned job {job}"),
+        }
     }
 
     /// Prints `mpiexec: <message>` and terminates the job with exit status `status`, unless
@@ -162,6 +197,16 @@ impl Supervisor {
         }
         for output in &mut self.outputs {
             output.drain_and_close(&mut self.sinks);
+        }
+        // The first job's segments are the caller's to remove (it knows the kvsname).
+        for job in &self.jobs[1..] {
+            let kvsname = job.server.kvsname();
+            if let Err(e) = reflex_base::segment::remove_job_segments(kvsname) {
+                let message = format!(
+                    "mpiexec: cannot remove the shared-memory segments of job {kvsname}: {e}\n"
+                );
+                self.sinks.write(Sink::Stderr, message.as_bytes());
+            }
         }
         self.status.unwrap_or(0)
     }
@@ -256,7 +301,8 @@ impl Supervisor {
         }
         if ending.is_failure() {
             let message = format!(
-                "rank {rank} (pid {pid}) {}; terminating the job",
+                "{} (pid {pid}) {}; terminating the job",
+                self.name(rank),
                 ending.describe()
             );
             self.fail(&message, ending.status_code());
@@ -401,20 +447,24 @@ impl Supervisor {
             return false;
         };
         let received = conn.receive();
+        let (job, job_rank) = (self.ranks[rank].job, self.ranks[rank].rank);
         for line in &received.lines {
-            let outcome = self.server.handle_line(rank as u32, line);
-            self.apply(outcome);
+            let outcome = self.jobs[job].server.handle_line(job_rank, line);
+            self.apply(job, outcome);
         }
         let broken = received.error.is_some();
         if let Some(error) = received.error {
             let event = Event::ProtocolError {
-                rank: rank as u32,
+                rank: job_rank,
                 error: error.to_string(),
             };
-            self.apply(Outcome {
-                replies: Vec::new(),
-                event: Some(event),
-            });
+            self.apply(
+                job,
+                Outcome {
+                    replies: Vec::new(),
+                    event: Some(event),
+                },
+            );
         }
         if received.closed || broken {
             self.close_pmi(rank);
@@ -425,55 +475,64 @@ impl Supervisor {
 
     fn close_pmi(&mut self, rank: usize) {
         if self.ranks[rank].pmi.take().is_some() {
-            let outcome = self.server.disconnect(rank as u32);
-            self.apply(outcome);
+            let (job, job_rank) = (self.ranks[rank].job, self.ranks[rank].rank);
+            let outcome = self.jobs[job].server.disconnect(job_rank);
+            self.apply(job, outcome);
         }
     }
 
-    /// Writes the server's replies and acts on its event.
-    fn apply(&mut self, outcome: Outcome) {
+    /// Writes job `job`'s server replies and acts on its event.
+    fn apply(&mut self, job: usize, outcome: Outcome) {
+        let first = self.jobs[job].first;
         for reply in outcome.replies {
             if let Some(conn) = self
                 .ranks
-                .get_mut(reply.rank as usize)
+                .get_mut(first + reply.rank as usize)
                 .and_then(|r| r.pmi.as_mut())
             {
                 conn.send(&reply.line);
             }
         }
-        match outcome.event {
-            Some(Event::Abort { rank, code, msg }) => {
+        let Some(event) = outcome.event else {
+            return;
+        };
+        let who = |rank: u32| self.name(first + rank as usize);
+        match event {
+            Event::Abort { rank, code, msg } => {
                 let detail = msg.map(|m| format!(": {m}")).unwrap_or_default();
-                self.fail(
-                    &format!("rank {rank} called MPI_Abort with code {code}{detail}"),
-                    code,
-                );
+                let message = format!("{} called MPI_Abort with code {code}{detail}", who(rank));
+                self.fail(&message, code);
             }
-            Some(Event::BarrierBroken { missing, waiting }) => {
+            Event::BarrierBroken { missing, waiting } => {
                 let message = format!(
-                    "{waiting} rank(s) wait in a pmi barrier that rank {missing} can no longer reach \
-                     (it finalized or closed its pmi connection); terminating the job"
+                    "{waiting} rank(s) wait in a pmi barrier that {} can no longer reach \
+                     (it finalized or closed its pmi connection); terminating the job",
+                    who(missing)
                 );
                 self.fail(&message, 1);
             }
-            Some(Event::ProtocolError { rank, error }) => {
-                self.fail(
-                    &format!("rank {rank} broke the pmi protocol: {error}; terminating the job"),
-                    1,
+            Event::ProtocolError { rank, error } => {
+                let message = format!(
+                    "{} broke the pmi protocol: {error}; terminating the job",
+                    who(rank)
+                );
+                self.fail(&message, 1);
+            }
+            Event::Spawn { rank, request } => {
+                let result = self.spawn_job(job, &request);
+                let reply = self.jobs[job].server.spawn_reply(rank, &result);
+                self.apply(
+                    job,
+                    Outcome {
+                        replies: vec![reply],
+                        event: None,
+                    },
                 );
             }
-            Some(Event::Spawn { rank, request }) => {
-                let result = SpawnResult::refused(
-                    "this mpiexec cannot spawn processes yet",
-                    request.total_procs() as usize,
-                );
-                let reply = self.server.spawn_reply(rank, &result);
-                self.apply(Outcome {
-                    replies: vec![reply],
-                    event: None,
-                });
-            }
-            Some(Event::Finalize { .. } | Event::BarrierComplete) | None => {}
+            Event::Finalize { .. } | Event::BarrierComplete => {}
         }
     }
 }
+
+#[path = "supervise_spawn.rs"]
+mod spawn_jobs;

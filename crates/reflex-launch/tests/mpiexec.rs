@@ -449,3 +449,189 @@ fn shared_memory_files_are_removed_whatever_happened() {
         }
     }
 }
+
+/// Lines of `run`'s stdout starting with `prefix`, sorted (the jobs' output interleaves).
+fn lines_with(run: &Run, prefix: &str) -> Vec<String> {
+    let mut lines: Vec<String> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(str::to_owned)
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// `pmi-test-rank` steps: `parent` steps, then `--` and the spawned job's steps.
+fn with_children<'a>(parent: &[&'a str], children: &[&'a str]) -> Vec<&'a str> {
+    let mut steps = parent.to_vec();
+    steps.push("--");
+    steps.extend_from_slice(children);
+    steps
+}
+
+#[test]
+fn spawn_starts_a_job_with_its_own_ranks_appnums_and_preput_keys() {
+    let steps = with_children(
+        &["init", "@0:spawn:2+1", "barrier", "finalize"],
+        &["init", "parent", "exchange", "shm", "finalize"],
+    );
+    let run = run_ranks(&["-l", "-n", "2", "-usize", "8"], &steps);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    assert_eq!(
+        lines_with(&run, "[0]"),
+        ["[0] spawned rc=0 errcodes=0,0,0 msg="]
+    );
+    let want = [
+        "[1:0] parent 0 spawned=true port=port-of-0 appnum=Some(0) size=3 universe=Some(8)",
+        "[1:0] rank 0 of 3 exchanged with every peer",
+        "[1:1] parent 1 spawned=true port=port-of-0 appnum=Some(0) size=3 universe=Some(8)",
+        "[1:1] rank 1 of 3 exchanged with every peer",
+        "[1:2] parent 2 spawned=true port=port-of-0 appnum=Some(1) size=3 universe=Some(8)",
+        "[1:2] rank 2 of 3 exchanged with every peer",
+    ];
+    let got: Vec<String> = lines_with(&run, "[1:")
+        .into_iter()
+        .filter(|l| !l.contains("] shm "))
+        .collect();
+    assert_eq!(got, want);
+    let files: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once("] shm ").map(|(_, f)| f))
+        .collect();
+    assert_eq!(files.len(), 3, "{}", run.stdout);
+    for file in files {
+        assert!(
+            !std::path::Path::new(file).exists(),
+            "{file} survived the job"
+        );
+    }
+}
+
+#[test]
+fn spawned_jobs_spawn_too_and_honour_wdir_and_env() {
+    let dir = std::env::temp_dir().canonicalize().unwrap();
+    let info = format!("spawn:1:wdir={},env=SPAWN_A=1 SPAWN_B=x=y", dir.display());
+    let steps = with_children(
+        &["init", &info, "finalize"],
+        &[
+            "init",
+            "pwd",
+            "env:SPAWN_A",
+            "env:SPAWN_B",
+            "spawn:1",
+            "finalize",
+            "--",
+            "init",
+            "parent",
+        ],
+    );
+    let run = run_ranks(&["-l", "-n", "1"], &steps);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    let want = [
+        "[1:0] SPAWN_A=1".to_owned(),
+        "[1:0] SPAWN_B=x=y".to_owned(),
+        format!("[1:0] pwd {}", dir.display()),
+        "[1:0] spawned rc=0 errcodes=0 msg=".to_owned(),
+        "[2:0] parent 0 spawned=true port=port-of-0 appnum=Some(0) size=1 universe=Some(1)"
+            .to_owned(),
+    ];
+    let mut got = lines_with(&run, "[1:");
+    got.extend(lines_with(&run, "[2:"));
+    assert_eq!(got, want);
+}
+
+#[test]
+fn spawning_a_missing_program_gives_error_codes_and_starts_nothing() {
+    let run = run_ranks(
+        &["-n", "1"],
+        &[
+            "init",
+            "spawn-prog:/no/such/program:2",
+            "spawn-prog:no-such-program-xyz:1",
+            "finalize",
+        ],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", run.stdout);
+    assert!(
+        lines[0].starts_with("spawned rc=-1 errcodes=42,42 msg=spawn_command_0_"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains("/no/such/program:_No_such_file_or_directory"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].contains("errcodes=42 msg="), "{}", lines[1]);
+    assert!(
+        lines[1].contains("not_found_in_the_path_info_key_or_PATH"),
+        "{}",
+        lines[1]
+    );
+}
+
+#[test]
+fn a_spawned_rank_that_fails_ends_every_job() {
+    let go = std::env::temp_dir().join(format!("reflex-spawn-go-{}", std::process::id()));
+    let _ = std::fs::remove_file(&go);
+    // The children wait until rank 0 has printed the spawn's answer.
+    let touch = format!("@0:touch:{}", go.display());
+    let wait = format!("wait-file:{}", go.display());
+    let steps = with_children(
+        &["pid", "init", "barrier", "@0:spawn:2", &touch, "sleep"],
+        &[&wait, "pid", "@1:exit:5", "sleep"],
+    );
+    let run = run_ranks(&["-n", "2"], &steps);
+    let _ = std::fs::remove_file(&go);
+    assert_eq!(run.code(), 5, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("spawned rc=0 errcodes=0,0"),
+        "{}",
+        run.stdout
+    );
+    // Rank 1 of each job printed `pid 1 P`: the message names the spawned one.
+    let named = run
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("pid 1 "))
+        .filter(|pid| {
+            run.stderr == format!(
+                "mpiexec: rank 1 of spawned job 1 (pid {pid}) exited with status 5; terminating the job\n"
+            )
+        })
+        .count();
+    assert_eq!(named, 1, "{}{}", run.stdout, run.stderr);
+    assert_all_gone(&run.pids());
+}
+
+#[test]
+fn a_spawned_rank_that_aborts_ends_every_job_with_its_code() {
+    let steps = with_children(
+        &["pid", "init", "spawn:1", "sleep"],
+        &["pid", "init", "abort:4"],
+    );
+    let run = run_ranks(&["-n", "1"], &steps);
+    assert_eq!(run.code(), 4, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "mpiexec: rank 0 of spawned job 1 called MPI_Abort with code 4: test abort from rank 0\n"
+    );
+    assert_all_gone(&run.pids());
+}
+
+#[test]
+fn mpiexec_waits_for_spawned_jobs_after_the_first_one_ends() {
+    let steps = with_children(
+        &["init", "spawn:1", "finalize", "print:parent-done"],
+        &["init", "barrier", "print:child-done"],
+    );
+    let run = run_ranks(&["-n", "1"], &steps);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    assert!(run.stdout.contains("parent-done\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("child-done\n"), "{}", run.stdout);
+}

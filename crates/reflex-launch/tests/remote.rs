@@ -145,6 +145,26 @@ fn pmi_across_two_hosts_with_their_layout() {
         assert!(stdout.contains(&line), "{stdout}");
     }
     assert!(stdout.contains("mapping=Some([0, 0, 1, 1])"), "{stdout}");
+
+    // Spawning is for one host only: refused with an error code per process, the job goes on.
+    let args = [
+        "-n",
+        "1",
+        RANK,
+        "init",
+        "spawn:2",
+        "finalize",
+        "--",
+        "print:child",
+    ];
+    let out = run(c.mpiexec("user", "127.0.0.1", &args));
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert_eq!(
+        stdout,
+        "spawned rc=-1 errcodes=42,42 \
+         msg=MPI_Comm_spawn_is_not_supported_across_hosts_(mpiexec_--hosts)\n"
+    );
 }
 
 #[test]

@@ -29,6 +29,11 @@ pub static MPI_WEIGHTS_EMPTY: Sentinel = Sentinel(&WEIGHTS_EMPTY_OBJ);
 #[no_mangle]
 pub static MPI_T_PVAR_ALL_HANDLES: Sentinel = Sentinel(&PVAR_ALL_HANDLES_OBJ);
 
+/// The address `MPI_T_PVAR_ALL_HANDLES` stands for.
+pub fn pvar_all_handles() -> *const c_int {
+    &PVAR_ALL_HANDLES_OBJ
+}
+
 /// Whether a weights argument is `MPI_UNWEIGHTED`.
 pub fn is_unweighted(p: *const c_int) -> bool {
     std::ptr::eq(p, &UNWEIGHTED_OBJ)

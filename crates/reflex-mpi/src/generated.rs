@@ -8687,7 +8687,7 @@ pub unsafe extern "C" fn MPI_Pcontrol(level: c_int) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_category_changed(update_number: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_category_changed")
+    crate::mpit::frame("MPI_T_category_changed", || crate::imp::t_category_changed(update_number))
 }
 
 /// `MPI_T_category_changed`: forwards to `PMPI_T_category_changed` (profiling tools interpose this symbol).
@@ -8707,7 +8707,7 @@ pub unsafe extern "C" fn MPI_T_category_changed(update_number: *mut c_int) -> c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_category_get_categories(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_category_get_categories")
+    crate::mpit::frame("MPI_T_category_get_categories", || crate::imp::t_category_get_categories(cat_index, len, indices))
 }
 
 /// `MPI_T_category_get_categories`: forwards to `PMPI_T_category_get_categories` (profiling tools interpose this symbol).
@@ -8727,7 +8727,7 @@ pub unsafe extern "C" fn MPI_T_category_get_categories(cat_index: c_int, len: c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_category_get_cvars(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_category_get_cvars")
+    crate::mpit::frame("MPI_T_category_get_cvars", || crate::imp::t_category_get_cvars(cat_index, len, indices))
 }
 
 /// `MPI_T_category_get_cvars`: forwards to `PMPI_T_category_get_cvars` (profiling tools interpose this symbol).
@@ -8747,7 +8747,7 @@ pub unsafe extern "C" fn MPI_T_category_get_cvars(cat_index: c_int, len: c_int, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_category_get_index(name: *const c_char, cat_index: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_category_get_index")
+    crate::mpit::frame("MPI_T_category_get_index", || crate::imp::t_category_get_index(name, cat_index))
 }
 
 /// `MPI_T_category_get_index`: forwards to `PMPI_T_category_get_index` (profiling tools interpose this symbol).
@@ -8767,7 +8767,7 @@ pub unsafe extern "C" fn MPI_T_category_get_index(name: *const c_char, cat_index
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_category_get_info(cat_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, num_cvars: *mut c_int, num_pvars: *mut c_int, num_categories: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_category_get_info")
+    crate::mpit::frame("MPI_T_category_get_info", || crate::imp::t_category_get_info(cat_index, name, name_len, desc, desc_len, num_cvars, num_pvars, num_categories))
 }
 
 /// `MPI_T_category_get_info`: forwards to `PMPI_T_category_get_info` (profiling tools interpose this symbol).
@@ -8787,7 +8787,7 @@ pub unsafe extern "C" fn MPI_T_category_get_info(cat_index: c_int, name: *mut c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_category_get_num(num_cat: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_category_get_num")
+    crate::mpit::frame("MPI_T_category_get_num", || crate::imp::t_category_get_num(num_cat))
 }
 
 /// `MPI_T_category_get_num`: forwards to `PMPI_T_category_get_num` (profiling tools interpose this symbol).
@@ -8807,7 +8807,7 @@ pub unsafe extern "C" fn MPI_T_category_get_num(num_cat: *mut c_int) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_category_get_pvars(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_category_get_pvars")
+    crate::mpit::frame("MPI_T_category_get_pvars", || crate::imp::t_category_get_pvars(cat_index, len, indices))
 }
 
 /// `MPI_T_category_get_pvars`: forwards to `PMPI_T_category_get_pvars` (profiling tools interpose this symbol).
@@ -8827,7 +8827,7 @@ pub unsafe extern "C" fn MPI_T_category_get_pvars(cat_index: c_int, len: c_int, 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_cvar_get_index(name: *const c_char, cvar_index: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_cvar_get_index")
+    crate::mpit::frame("MPI_T_cvar_get_index", || crate::imp::t_cvar_get_index(name, cvar_index))
 }
 
 /// `MPI_T_cvar_get_index`: forwards to `PMPI_T_cvar_get_index` (profiling tools interpose this symbol).
@@ -8847,7 +8847,7 @@ pub unsafe extern "C" fn MPI_T_cvar_get_index(name: *const c_char, cvar_index: *
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_cvar_get_info(cvar_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, datatype: *mut ffi::MPI_Datatype, enumtype: *mut ffi::MPI_T_handle, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int, scope: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_cvar_get_info")
+    crate::mpit::frame("MPI_T_cvar_get_info", || crate::imp::t_cvar_get_info(cvar_index, name, name_len, verbosity, datatype, enumtype, desc, desc_len, bind, scope))
 }
 
 /// `MPI_T_cvar_get_info`: forwards to `PMPI_T_cvar_get_info` (profiling tools interpose this symbol).
@@ -8867,7 +8867,7 @@ pub unsafe extern "C" fn MPI_T_cvar_get_info(cvar_index: c_int, name: *mut c_cha
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_cvar_get_num(num_cvar: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_cvar_get_num")
+    crate::mpit::frame("MPI_T_cvar_get_num", || crate::imp::t_cvar_get_num(num_cvar))
 }
 
 /// `MPI_T_cvar_get_num`: forwards to `PMPI_T_cvar_get_num` (profiling tools interpose this symbol).
@@ -8887,7 +8887,7 @@ pub unsafe extern "C" fn MPI_T_cvar_get_num(num_cvar: *mut c_int) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_cvar_handle_alloc(cvar_index: c_int, obj_handle: *mut c_void, handle: *mut ffi::MPI_T_handle, count: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_cvar_handle_alloc")
+    crate::mpit::frame("MPI_T_cvar_handle_alloc", || crate::imp::t_cvar_handle_alloc(cvar_index, obj_handle, handle, count))
 }
 
 /// `MPI_T_cvar_handle_alloc`: forwards to `PMPI_T_cvar_handle_alloc` (profiling tools interpose this symbol).
@@ -8907,7 +8907,7 @@ pub unsafe extern "C" fn MPI_T_cvar_handle_alloc(cvar_index: c_int, obj_handle: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_cvar_handle_free(handle: *mut ffi::MPI_T_handle) -> c_int {
-    crate::call::unsupported("MPI_T_cvar_handle_free")
+    crate::mpit::frame("MPI_T_cvar_handle_free", || crate::imp::t_cvar_handle_free(handle))
 }
 
 /// `MPI_T_cvar_handle_free`: forwards to `PMPI_T_cvar_handle_free` (profiling tools interpose this symbol).
@@ -8927,7 +8927,7 @@ pub unsafe extern "C" fn MPI_T_cvar_handle_free(handle: *mut ffi::MPI_T_handle) 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_cvar_read(handle: ffi::MPI_T_handle, buf: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_T_cvar_read")
+    crate::mpit::frame("MPI_T_cvar_read", || crate::imp::t_cvar_read(handle, buf))
 }
 
 /// `MPI_T_cvar_read`: forwards to `PMPI_T_cvar_read` (profiling tools interpose this symbol).
@@ -8947,7 +8947,7 @@ pub unsafe extern "C" fn MPI_T_cvar_read(handle: ffi::MPI_T_handle, buf: *mut c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_cvar_write(handle: ffi::MPI_T_handle, buf: *const c_void) -> c_int {
-    crate::call::unsupported("MPI_T_cvar_write")
+    crate::mpit::frame("MPI_T_cvar_write", || crate::imp::t_cvar_write(handle, buf))
 }
 
 /// `MPI_T_cvar_write`: forwards to `PMPI_T_cvar_write` (profiling tools interpose this symbol).
@@ -8967,7 +8967,7 @@ pub unsafe extern "C" fn MPI_T_cvar_write(handle: ffi::MPI_T_handle, buf: *const
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_enum_get_info(enumtype: ffi::MPI_T_handle, num: *mut c_int, name: *mut c_char, name_len: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_enum_get_info")
+    crate::mpit::frame("MPI_T_enum_get_info", || crate::imp::t_enum_get_info(enumtype, num, name, name_len))
 }
 
 /// `MPI_T_enum_get_info`: forwards to `PMPI_T_enum_get_info` (profiling tools interpose this symbol).
@@ -8987,7 +8987,7 @@ pub unsafe extern "C" fn MPI_T_enum_get_info(enumtype: ffi::MPI_T_handle, num: *
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_enum_get_item(enumtype: ffi::MPI_T_handle, indx: c_int, value: *mut c_int, name: *mut c_char, name_len: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_enum_get_item")
+    crate::mpit::frame("MPI_T_enum_get_item", || crate::imp::t_enum_get_item(enumtype, indx, value, name, name_len))
 }
 
 /// `MPI_T_enum_get_item`: forwards to `PMPI_T_enum_get_item` (profiling tools interpose this symbol).
@@ -9007,7 +9007,7 @@ pub unsafe extern "C" fn MPI_T_enum_get_item(enumtype: ffi::MPI_T_handle, indx: 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_finalize() -> c_int {
-    crate::call::unsupported("MPI_T_finalize")
+    crate::mpit::frame("MPI_T_finalize", crate::imp::t_finalize)
 }
 
 /// `MPI_T_finalize`: forwards to `PMPI_T_finalize` (profiling tools interpose this symbol).
@@ -9027,7 +9027,7 @@ pub unsafe extern "C" fn MPI_T_finalize() -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_init_thread(required: c_int, provided: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_init_thread")
+    crate::mpit::frame("MPI_T_init_thread", || crate::imp::t_init_thread(required, provided))
 }
 
 /// `MPI_T_init_thread`: forwards to `PMPI_T_init_thread` (profiling tools interpose this symbol).
@@ -9047,7 +9047,7 @@ pub unsafe extern "C" fn MPI_T_init_thread(required: c_int, provided: *mut c_int
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_get_index(name: *const c_char, var_class: c_int, pvar_index: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_pvar_get_index")
+    crate::mpit::frame("MPI_T_pvar_get_index", || crate::imp::t_pvar_get_index(name, var_class, pvar_index))
 }
 
 /// `MPI_T_pvar_get_index`: forwards to `PMPI_T_pvar_get_index` (profiling tools interpose this symbol).
@@ -9067,7 +9067,7 @@ pub unsafe extern "C" fn MPI_T_pvar_get_index(name: *const c_char, var_class: c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_get_info(pvar_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, var_class: *mut c_int, datatype: *mut ffi::MPI_Datatype, enumtype: *mut ffi::MPI_T_handle, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int, readonly: *mut c_int, continuous: *mut c_int, atomic: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_pvar_get_info")
+    crate::mpit::frame("MPI_T_pvar_get_info", || crate::imp::t_pvar_get_info(pvar_index, name, name_len, verbosity, var_class, datatype, enumtype, desc, desc_len, bind, readonly, continuous, atomic))
 }
 
 /// `MPI_T_pvar_get_info`: forwards to `PMPI_T_pvar_get_info` (profiling tools interpose this symbol).
@@ -9087,7 +9087,7 @@ pub unsafe extern "C" fn MPI_T_pvar_get_info(pvar_index: c_int, name: *mut c_cha
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_get_num(num_pvar: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_pvar_get_num")
+    crate::mpit::frame("MPI_T_pvar_get_num", || crate::imp::t_pvar_get_num(num_pvar))
 }
 
 /// `MPI_T_pvar_get_num`: forwards to `PMPI_T_pvar_get_num` (profiling tools interpose this symbol).
@@ -9107,7 +9107,7 @@ pub unsafe extern "C" fn MPI_T_pvar_get_num(num_pvar: *mut c_int) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_handle_alloc(session: ffi::MPI_T_handle, pvar_index: c_int, obj_handle: *mut c_void, handle: *mut ffi::MPI_T_handle, count: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_pvar_handle_alloc")
+    crate::mpit::frame("MPI_T_pvar_handle_alloc", || crate::imp::t_pvar_handle_alloc(session, pvar_index, obj_handle, handle, count))
 }
 
 /// `MPI_T_pvar_handle_alloc`: forwards to `PMPI_T_pvar_handle_alloc` (profiling tools interpose this symbol).
@@ -9127,7 +9127,7 @@ pub unsafe extern "C" fn MPI_T_pvar_handle_alloc(session: ffi::MPI_T_handle, pva
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_handle_free(session: ffi::MPI_T_handle, handle: *mut ffi::MPI_T_handle) -> c_int {
-    crate::call::unsupported("MPI_T_pvar_handle_free")
+    crate::mpit::frame("MPI_T_pvar_handle_free", || crate::imp::t_pvar_handle_free(session, handle))
 }
 
 /// `MPI_T_pvar_handle_free`: forwards to `PMPI_T_pvar_handle_free` (profiling tools interpose this symbol).
@@ -9147,7 +9147,7 @@ pub unsafe extern "C" fn MPI_T_pvar_handle_free(session: ffi::MPI_T_handle, hand
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_read(session: ffi::MPI_T_handle, handle: ffi::MPI_T_handle, buf: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_T_pvar_read")
+    crate::mpit::frame("MPI_T_pvar_read", || crate::imp::t_pvar_read(session, handle, buf))
 }
 
 /// `MPI_T_pvar_read`: forwards to `PMPI_T_pvar_read` (profiling tools interpose this symbol).
@@ -9167,7 +9167,7 @@ pub unsafe extern "C" fn MPI_T_pvar_read(session: ffi::MPI_T_handle, handle: ffi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_readreset(session: ffi::MPI_T_handle, handle: ffi::MPI_T_handle, buf: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_T_pvar_readreset")
+    crate::mpit::frame("MPI_T_pvar_readreset", || crate::imp::t_pvar_readreset(session, handle, buf))
 }
 
 /// `MPI_T_pvar_readreset`: forwards to `PMPI_T_pvar_readreset` (profiling tools interpose this symbol).
@@ -9187,7 +9187,7 @@ pub unsafe extern "C" fn MPI_T_pvar_readreset(session: ffi::MPI_T_handle, handle
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_reset(session: ffi::MPI_T_handle, handle: ffi::MPI_T_handle) -> c_int {
-    crate::call::unsupported("MPI_T_pvar_reset")
+    crate::mpit::frame("MPI_T_pvar_reset", || crate::imp::t_pvar_reset(session, handle))
 }
 
 /// `MPI_T_pvar_reset`: forwards to `PMPI_T_pvar_reset` (profiling tools interpose this symbol).
@@ -9207,7 +9207,7 @@ pub unsafe extern "C" fn MPI_T_pvar_reset(session: ffi::MPI_T_handle, handle: ff
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_session_create(session: *mut ffi::MPI_T_handle) -> c_int {
-    crate::call::unsupported("MPI_T_pvar_session_create")
+    crate::mpit::frame("MPI_T_pvar_session_create", || crate::imp::t_pvar_session_create(session))
 }
 
 /// `MPI_T_pvar_session_create`: forwards to `PMPI_T_pvar_session_create` (profiling tools interpose this symbol).
@@ -9227,7 +9227,7 @@ pub unsafe extern "C" fn MPI_T_pvar_session_create(session: *mut ffi::MPI_T_hand
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_session_free(session: *mut ffi::MPI_T_handle) -> c_int {
-    crate::call::unsupported("MPI_T_pvar_session_free")
+    crate::mpit::frame("MPI_T_pvar_session_free", || crate::imp::t_pvar_session_free(session))
 }
 
 /// `MPI_T_pvar_session_free`: forwards to `PMPI_T_pvar_session_free` (profiling tools interpose this symbol).
@@ -9247,7 +9247,7 @@ pub unsafe extern "C" fn MPI_T_pvar_session_free(session: *mut ffi::MPI_T_handle
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_start(session: ffi::MPI_T_handle, handle: ffi::MPI_T_handle) -> c_int {
-    crate::call::unsupported("MPI_T_pvar_start")
+    crate::mpit::frame("MPI_T_pvar_start", || crate::imp::t_pvar_start(session, handle))
 }
 
 /// `MPI_T_pvar_start`: forwards to `PMPI_T_pvar_start` (profiling tools interpose this symbol).
@@ -9267,7 +9267,7 @@ pub unsafe extern "C" fn MPI_T_pvar_start(session: ffi::MPI_T_handle, handle: ff
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_stop(session: ffi::MPI_T_handle, handle: ffi::MPI_T_handle) -> c_int {
-    crate::call::unsupported("MPI_T_pvar_stop")
+    crate::mpit::frame("MPI_T_pvar_stop", || crate::imp::t_pvar_stop(session, handle))
 }
 
 /// `MPI_T_pvar_stop`: forwards to `PMPI_T_pvar_stop` (profiling tools interpose this symbol).
@@ -9287,7 +9287,7 @@ pub unsafe extern "C" fn MPI_T_pvar_stop(session: ffi::MPI_T_handle, handle: ffi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_write(session: ffi::MPI_T_handle, handle: ffi::MPI_T_handle, buf: *const c_void) -> c_int {
-    crate::call::unsupported("MPI_T_pvar_write")
+    crate::mpit::frame("MPI_T_pvar_write", || crate::imp::t_pvar_write(session, handle, buf))
 }
 
 /// `MPI_T_pvar_write`: forwards to `PMPI_T_pvar_write` (profiling tools interpose this symbol).
@@ -11063,7 +11063,7 @@ pub unsafe extern "C" fn MPI_Info_get_string(info: ffi::MPI_Info, key: *const c_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_category_get_events(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_category_get_events")
+    crate::mpit::frame("MPI_T_category_get_events", || crate::imp::t_category_get_events(cat_index, len, indices))
 }
 
 /// `MPI_T_category_get_events`: forwards to `PMPI_T_category_get_events` (profiling tools interpose this symbol).
@@ -11083,7 +11083,7 @@ pub unsafe extern "C" fn MPI_T_category_get_events(cat_index: c_int, len: c_int,
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_category_get_num_events(cat_index: c_int, num_events: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_category_get_num_events")
+    crate::mpit::frame("MPI_T_category_get_num_events", || crate::imp::t_category_get_num_events(cat_index, num_events))
 }
 
 /// `MPI_T_category_get_num_events`: forwards to `PMPI_T_category_get_num_events` (profiling tools interpose this symbol).
@@ -11103,7 +11103,7 @@ pub unsafe extern "C" fn MPI_T_category_get_num_events(cat_index: c_int, num_eve
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_event_callback_get_info(event_registration: ffi::MPI_T_handle, cb_safety: c_int, info_used: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_T_event_callback_get_info")
+    crate::mpit::frame("MPI_T_event_callback_get_info", || crate::imp::t_event_callback_get_info(event_registration, cb_safety, info_used))
 }
 
 /// `MPI_T_event_callback_get_info`: forwards to `PMPI_T_event_callback_get_info` (profiling tools interpose this symbol).
@@ -11123,7 +11123,7 @@ pub unsafe extern "C" fn MPI_T_event_callback_get_info(event_registration: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_event_callback_set_info(event_registration: ffi::MPI_T_handle, cb_safety: c_int, info: ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_T_event_callback_set_info")
+    crate::mpit::frame("MPI_T_event_callback_set_info", || crate::imp::t_event_callback_set_info(event_registration, cb_safety, info))
 }
 
 /// `MPI_T_event_callback_set_info`: forwards to `PMPI_T_event_callback_set_info` (profiling tools interpose this symbol).
@@ -11143,7 +11143,7 @@ pub unsafe extern "C" fn MPI_T_event_callback_set_info(event_registration: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_event_copy(event_instance: ffi::MPI_T_handle, buffer: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_T_event_copy")
+    crate::mpit::frame("MPI_T_event_copy", || crate::imp::t_event_copy(event_instance, buffer))
 }
 
 /// `MPI_T_event_copy`: forwards to `PMPI_T_event_copy` (profiling tools interpose this symbol).
@@ -11163,7 +11163,7 @@ pub unsafe extern "C" fn MPI_T_event_copy(event_instance: ffi::MPI_T_handle, buf
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_event_get_index(name: *const c_char, event_index: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_event_get_index")
+    crate::mpit::frame("MPI_T_event_get_index", || crate::imp::t_event_get_index(name, event_index))
 }
 
 /// `MPI_T_event_get_index`: forwards to `PMPI_T_event_get_index` (profiling tools interpose this symbol).
@@ -11183,7 +11183,7 @@ pub unsafe extern "C" fn MPI_T_event_get_index(name: *const c_char, event_index:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_event_get_info(event_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, array_of_datatypes: *mut ffi::MPI_Datatype, array_of_displacements: *mut ffi::MPI_Aint, num_elements: *mut c_int, enumtype: *mut ffi::MPI_T_handle, info: *mut ffi::MPI_Info, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_event_get_info")
+    crate::mpit::frame("MPI_T_event_get_info", || crate::imp::t_event_get_info(event_index, name, name_len, verbosity, array_of_datatypes, array_of_displacements, num_elements, enumtype, info, desc, desc_len, bind))
 }
 
 /// `MPI_T_event_get_info`: forwards to `PMPI_T_event_get_info` (profiling tools interpose this symbol).
@@ -11203,7 +11203,7 @@ pub unsafe extern "C" fn MPI_T_event_get_info(event_index: c_int, name: *mut c_c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_event_get_num(num_events: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_event_get_num")
+    crate::mpit::frame("MPI_T_event_get_num", || crate::imp::t_event_get_num(num_events))
 }
 
 /// `MPI_T_event_get_num`: forwards to `PMPI_T_event_get_num` (profiling tools interpose this symbol).
@@ -11223,7 +11223,7 @@ pub unsafe extern "C" fn MPI_T_event_get_num(num_events: *mut c_int) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_event_get_source(event_instance: ffi::MPI_T_handle, source_index: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_event_get_source")
+    crate::mpit::frame("MPI_T_event_get_source", || crate::imp::t_event_get_source(event_instance, source_index))
 }
 
 /// `MPI_T_event_get_source`: forwards to `PMPI_T_event_get_source` (profiling tools interpose this symbol).
@@ -11243,7 +11243,7 @@ pub unsafe extern "C" fn MPI_T_event_get_source(event_instance: ffi::MPI_T_handl
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_event_get_timestamp(event_instance: ffi::MPI_T_handle, event_timestamp: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_T_event_get_timestamp")
+    crate::mpit::frame("MPI_T_event_get_timestamp", || crate::imp::t_event_get_timestamp(event_instance, event_timestamp))
 }
 
 /// `MPI_T_event_get_timestamp`: forwards to `PMPI_T_event_get_timestamp` (profiling tools interpose this symbol).
@@ -11263,7 +11263,7 @@ pub unsafe extern "C" fn MPI_T_event_get_timestamp(event_instance: ffi::MPI_T_ha
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_event_handle_alloc(event_index: c_int, obj_handle: *mut c_void, info: ffi::MPI_Info, event_registration: *mut ffi::MPI_T_handle) -> c_int {
-    crate::call::unsupported("MPI_T_event_handle_alloc")
+    crate::mpit::frame("MPI_T_event_handle_alloc", || crate::imp::t_event_handle_alloc(event_index, obj_handle, info, event_registration))
 }
 
 /// `MPI_T_event_handle_alloc`: forwards to `PMPI_T_event_handle_alloc` (profiling tools interpose this symbol).
@@ -11282,8 +11282,8 @@ pub unsafe extern "C" fn MPI_T_event_handle_alloc(event_index: c_int, obj_handle
 /// The caller upholds the MPI standard's preconditions for `MPI_T_event_handle_free` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_handle_free(event_registration: ffi::MPI_T_handle, user_data: *mut c_void, free_cb_function: c_void) -> c_int {
-    crate::call::unsupported("MPI_T_event_handle_free")
+pub unsafe extern "C" fn PMPI_T_event_handle_free(event_registration: ffi::MPI_T_handle, user_data: *mut c_void, free_cb_function: *const c_void) -> c_int {
+    crate::mpit::frame("MPI_T_event_handle_free", || crate::imp::t_event_handle_free(event_registration, user_data, free_cb_function))
 }
 
 /// `MPI_T_event_handle_free`: forwards to `PMPI_T_event_handle_free` (profiling tools interpose this symbol).
@@ -11291,7 +11291,7 @@ pub unsafe extern "C" fn PMPI_T_event_handle_free(event_registration: ffi::MPI_T
 /// # Safety
 /// As for `PMPI_T_event_handle_free`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_handle_free(event_registration: ffi::MPI_T_handle, user_data: *mut c_void, free_cb_function: c_void) -> c_int {
+pub unsafe extern "C" fn MPI_T_event_handle_free(event_registration: ffi::MPI_T_handle, user_data: *mut c_void, free_cb_function: *const c_void) -> c_int {
     // SAFETY: same contract as PMPI_T_event_handle_free.
     unsafe { PMPI_T_event_handle_free(event_registration, user_data, free_cb_function) }
 }
@@ -11303,7 +11303,7 @@ pub unsafe extern "C" fn MPI_T_event_handle_free(event_registration: ffi::MPI_T_
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_event_handle_get_info(event_registration: ffi::MPI_T_handle, info_used: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_T_event_handle_get_info")
+    crate::mpit::frame("MPI_T_event_handle_get_info", || crate::imp::t_event_handle_get_info(event_registration, info_used))
 }
 
 /// `MPI_T_event_handle_get_info`: forwards to `PMPI_T_event_handle_get_info` (profiling tools interpose this symbol).
@@ -11323,7 +11323,7 @@ pub unsafe extern "C" fn MPI_T_event_handle_get_info(event_registration: ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_event_handle_set_info(event_registration: ffi::MPI_T_handle, info: ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_T_event_handle_set_info")
+    crate::mpit::frame("MPI_T_event_handle_set_info", || crate::imp::t_event_handle_set_info(event_registration, info))
 }
 
 /// `MPI_T_event_handle_set_info`: forwards to `PMPI_T_event_handle_set_info` (profiling tools interpose this symbol).
@@ -11343,7 +11343,7 @@ pub unsafe extern "C" fn MPI_T_event_handle_set_info(event_registration: ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_event_read(event_instance: ffi::MPI_T_handle, element_index: c_int, buffer: *mut c_void) -> c_int {
-    crate::call::unsupported("MPI_T_event_read")
+    crate::mpit::frame("MPI_T_event_read", || crate::imp::t_event_read(event_instance, element_index, buffer))
 }
 
 /// `MPI_T_event_read`: forwards to `PMPI_T_event_read` (profiling tools interpose this symbol).
@@ -11362,8 +11362,8 @@ pub unsafe extern "C" fn MPI_T_event_read(event_instance: ffi::MPI_T_handle, ele
 /// The caller upholds the MPI standard's preconditions for `MPI_T_event_register_callback` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_register_callback(event_registration: ffi::MPI_T_handle, cb_safety: c_int, info: ffi::MPI_Info, user_data: *mut c_void, event_cb_function: c_void) -> c_int {
-    crate::call::unsupported("MPI_T_event_register_callback")
+pub unsafe extern "C" fn PMPI_T_event_register_callback(event_registration: ffi::MPI_T_handle, cb_safety: c_int, info: ffi::MPI_Info, user_data: *mut c_void, event_cb_function: *const c_void) -> c_int {
+    crate::mpit::frame("MPI_T_event_register_callback", || crate::imp::t_event_register_callback(event_registration, cb_safety, info, user_data, event_cb_function))
 }
 
 /// `MPI_T_event_register_callback`: forwards to `PMPI_T_event_register_callback` (profiling tools interpose this symbol).
@@ -11371,7 +11371,7 @@ pub unsafe extern "C" fn PMPI_T_event_register_callback(event_registration: ffi:
 /// # Safety
 /// As for `PMPI_T_event_register_callback`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_register_callback(event_registration: ffi::MPI_T_handle, cb_safety: c_int, info: ffi::MPI_Info, user_data: *mut c_void, event_cb_function: c_void) -> c_int {
+pub unsafe extern "C" fn MPI_T_event_register_callback(event_registration: ffi::MPI_T_handle, cb_safety: c_int, info: ffi::MPI_Info, user_data: *mut c_void, event_cb_function: *const c_void) -> c_int {
     // SAFETY: same contract as PMPI_T_event_register_callback.
     unsafe { PMPI_T_event_register_callback(event_registration, cb_safety, info, user_data, event_cb_function) }
 }
@@ -11382,8 +11382,8 @@ pub unsafe extern "C" fn MPI_T_event_register_callback(event_registration: ffi::
 /// The caller upholds the MPI standard's preconditions for `MPI_T_event_set_dropped_handler` (valid buffers and
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_T_event_set_dropped_handler(event_registration: ffi::MPI_T_handle, dropped_cb_function: c_void) -> c_int {
-    crate::call::unsupported("MPI_T_event_set_dropped_handler")
+pub unsafe extern "C" fn PMPI_T_event_set_dropped_handler(event_registration: ffi::MPI_T_handle, dropped_cb_function: *const c_void) -> c_int {
+    crate::mpit::frame("MPI_T_event_set_dropped_handler", || crate::imp::t_event_set_dropped_handler(event_registration, dropped_cb_function))
 }
 
 /// `MPI_T_event_set_dropped_handler`: forwards to `PMPI_T_event_set_dropped_handler` (profiling tools interpose this symbol).
@@ -11391,7 +11391,7 @@ pub unsafe extern "C" fn PMPI_T_event_set_dropped_handler(event_registration: ff
 /// # Safety
 /// As for `PMPI_T_event_set_dropped_handler`.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_set_dropped_handler(event_registration: ffi::MPI_T_handle, dropped_cb_function: c_void) -> c_int {
+pub unsafe extern "C" fn MPI_T_event_set_dropped_handler(event_registration: ffi::MPI_T_handle, dropped_cb_function: *const c_void) -> c_int {
     // SAFETY: same contract as PMPI_T_event_set_dropped_handler.
     unsafe { PMPI_T_event_set_dropped_handler(event_registration, dropped_cb_function) }
 }
@@ -11403,7 +11403,7 @@ pub unsafe extern "C" fn MPI_T_event_set_dropped_handler(event_registration: ffi
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_source_get_info(source_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, ordering: *mut c_int, ticks_per_second: *mut ffi::MPI_Count, max_ticks: *mut ffi::MPI_Count, info: *mut ffi::MPI_Info) -> c_int {
-    crate::call::unsupported("MPI_T_source_get_info")
+    crate::mpit::frame("MPI_T_source_get_info", || crate::imp::t_source_get_info(source_index, name, name_len, desc, desc_len, ordering, ticks_per_second, max_ticks, info))
 }
 
 /// `MPI_T_source_get_info`: forwards to `PMPI_T_source_get_info` (profiling tools interpose this symbol).
@@ -11423,7 +11423,7 @@ pub unsafe extern "C" fn MPI_T_source_get_info(source_index: c_int, name: *mut c
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_source_get_num(num_sources: *mut c_int) -> c_int {
-    crate::call::unsupported("MPI_T_source_get_num")
+    crate::mpit::frame("MPI_T_source_get_num", || crate::imp::t_source_get_num(num_sources))
 }
 
 /// `MPI_T_source_get_num`: forwards to `PMPI_T_source_get_num` (profiling tools interpose this symbol).
@@ -11443,7 +11443,7 @@ pub unsafe extern "C" fn MPI_T_source_get_num(num_sources: *mut c_int) -> c_int 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_source_get_timestamp(source_index: c_int, timestamp: *mut ffi::MPI_Count) -> c_int {
-    crate::call::unsupported("MPI_T_source_get_timestamp")
+    crate::mpit::frame("MPI_T_source_get_timestamp", || crate::imp::t_source_get_timestamp(source_index, timestamp))
 }
 
 /// `MPI_T_source_get_timestamp`: forwards to `PMPI_T_source_get_timestamp` (profiling tools interpose this symbol).

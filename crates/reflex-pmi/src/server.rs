@@ -6,9 +6,13 @@
 //! error). Replies follow Hydra 4.0.2 byte for byte (launchers.md §2.2), since MPICH-built
 //! programs are tested against it. Puts are staged and become visible at the next barrier, as
 //! under Hydra, so a program that forgets the fence fails here too rather than only under Slurm.
-//! The `-pmi-port` handshake (§2.3) is [`Server::accept_initack`].
+//! The `-pmi-port` handshake (§2.3) is [`Server::accept_initack`]. A multi-line `mcmd=spawn`
+//! request is buffered per rank until its last `endcmd` ([`crate::spawn::SpawnAssembler`]) and
+//! becomes [`Event::Spawn`]; the launcher starts the job, builds its server with
+//! [`Server::child`] (shared name service) and answers with [`Server::spawn_reply`].
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::codec::{parse_abort, Message};
 use crate::spawn::{SpawnAssembler, SpawnRequest, SpawnResult, SPAWN_START};
@@ -96,11 +100,13 @@ enum RankState {
 pub struct Server {
     kvsname: String,
     size: u32,
-    appnum: i32,
+    /// `get_appnum` of each rank (one value unless a spawn started several commands).
+    appnums: Vec<i32>,
     universe: i32,
     visible: HashMap<String, String>,
     staged: Vec<(String, String)>,
-    names: HashMap<String, String>,
+    /// Published service names, shared with the jobs this one spawned ([`Server::child`]).
+    names: Arc<Mutex<HashMap<String, String>>>,
     /// Ranks in the middle of a multi-line `mcmd=spawn`.
     spawns: HashMap<u32, SpawnAssembler>,
     ranks: Vec<RankState>,
@@ -119,11 +125,11 @@ impl Server {
         Self {
             kvsname: kvsname.to_owned(),
             size,
-            appnum,
+            appnums: vec![appnum; size as usize],
             universe,
             visible,
             staged: Vec::new(),
-            names: HashMap::new(),
+            names: Arc::default(),
             spawns: HashMap::new(),
             ranks: vec![RankState::Active; size as usize],
             in_barrier: 0,
@@ -134,6 +140,20 @@ impl Server {
     pub fn set_process_mapping(&mut self, mapping: &str) {
         self.visible
             .insert(PROCESS_MAPPING_KEY.to_owned(), mapping.to_owned());
+    }
+
+    /// The server of a job that this job spawns: one rank per entry of `appnums` (that rank's
+    /// `get_appnum`), the same universe size, the same name service, and `preput` visible from
+    /// the start.
+    pub fn child(&self, kvsname: &str, appnums: Vec<i32>, preput: &[(String, String)]) -> Self {
+        let size = appnums.len() as u32;
+        let mut child = Self::new(kvsname, size, 0, self.universe);
+        child.appnums = appnums;
+        child.names = Arc::clone(&self.names);
+        child
+            .visible
+            .extend(preput.iter().map(|(k, v)| (k.clone(), v.clone())));
+        child
     }
 
     /// The job's KVS name.
@@ -237,7 +257,9 @@ impl Server {
                     .with("keylen_max", KEYLEN_MAX)
                     .with("vallen_max", VALLEN_MAX),
             ),
-            "get_appnum" => reply(Message::new("appnum").with("appnum", self.appnum)),
+            "get_appnum" => {
+                reply(Message::new("appnum").with("appnum", self.appnums[rank as usize]))
+            }
             "get_universe_size" => reply(Message::new("universe_size").with("size", self.universe)),
             "get_my_kvsname" => reply(Message::new("my_kvsname").with("kvsname", &self.kvsname)),
             "put" => reply(self.put(request)),
@@ -361,22 +383,31 @@ impl Server {
         }
     }
 
+    fn names(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.names.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `publish_name`; publishing a service twice is an error (MPI-4.0 §11.4.4).
     fn publish(&mut self, request: &Message) -> Message {
         let result = Message::new("publish_result");
-        match (request.get("service"), request.get("port")) {
-            (Some(service), Some(port)) => {
-                self.names.insert(service.to_owned(), port.to_owned());
-                result.with("rc", 0).with("msg", "success")
-            }
-            _ => result
+        let (Some(service), Some(port)) = (request.get("service"), request.get("port")) else {
+            return result
                 .with("rc", -1)
-                .with("msg", "publish_needs_service_and_port"),
+                .with("msg", "publish_needs_service_and_port");
+        };
+        let mut names = self.names();
+        if names.contains_key(service) {
+            return result
+                .with("rc", -1)
+                .with("msg", "service_already_published");
         }
+        names.insert(service.to_owned(), port.to_owned());
+        result.with("rc", 0).with("msg", "success")
     }
 
     fn unpublish(&mut self, request: &Message) -> Message {
         let result = Message::new("unpublish_result");
-        match request.get("service").and_then(|s| self.names.remove(s)) {
+        match request.get("service").and_then(|s| self.names().remove(s)) {
             Some(_) => result.with("rc", 0).with("msg", "success"),
             None => result.with("rc", -1).with("msg", "service_not_found"),
         }
@@ -384,7 +415,10 @@ impl Server {
 
     fn lookup(&self, request: &Message) -> Message {
         let result = Message::new("lookup_result");
-        match request.get("service").and_then(|s| self.names.get(s)) {
+        let port = request
+            .get("service")
+            .and_then(|s| self.names().get(s).cloned());
+        match port {
             Some(port) => result
                 .with("rc", 0)
                 .with("msg", "success")

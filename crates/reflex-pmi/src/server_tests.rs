@@ -233,7 +233,149 @@ fn name_service_publishes_and_looks_up() {
     assert_eq!(r, "cmd=lookup_result rc=-1 msg=service_not_found\n");
 }
 
+#[test]
+fn a_service_is_published_once_and_shared_with_spawned_jobs() {
+    let mut parent = Server::new("p", 1, 0, 4);
+    let r = only_reply(&mut parent, 0, "cmd=publish_name service=svc port=a\n");
+    assert_eq!(r, "cmd=publish_result rc=0 msg=success\n");
+    let r = only_reply(&mut parent, 0, "cmd=publish_name service=svc port=b\n");
+    assert_eq!(
+        r,
+        "cmd=publish_result rc=-1 msg=service_already_published\n"
+    );
+    let preput = [("PARENT_ROOT_PORT_NAME".to_owned(), "tag#0$".to_owned())];
+    let mut child = parent.child("c", vec![0, 0, 1], &preput);
+    assert_eq!(child.kvsname(), "c");
+    let r = only_reply(&mut child, 2, "cmd=lookup_name service=svc\n");
+    assert_eq!(r, "cmd=lookup_result rc=0 msg=success port=a\n");
+    let r = only_reply(&mut child, 1, "cmd=get_appnum\n");
+    assert_eq!(r, "cmd=appnum appnum=0\n");
+    let r = only_reply(&mut child, 2, "cmd=get_appnum\n");
+    assert_eq!(r, "cmd=appnum appnum=1\n");
+    let r = only_reply(&mut child, 0, "cmd=get_universe_size\n");
+    assert_eq!(r, "cmd=universe_size size=4\n");
+    let r = only_reply(
+        &mut child,
+        0,
+        "cmd=get kvsname=c key=PARENT_ROOT_PORT_NAME\n",
+    );
+    assert_eq!(r, "cmd=get_result rc=0 msg=success value=tag#0$\n");
+    let r = only_reply(&mut child, 0, "cmd=get kvsname=c key=PMI_process_mapping\n");
+    assert_eq!(
+        r,
+        "cmd=get_result rc=0 msg=success value=(vector,(0,1,3))\n"
+    );
+    only_reply(&mut child, 0, "cmd=unpublish_name service=svc\n");
+    let r = only_reply(&mut parent, 0, "cmd=lookup_name service=svc\n");
+    assert_eq!(r, "cmd=lookup_result rc=-1 msg=service_not_found\n");
+}
+
+/// A two-command spawn request as libmpich writes it.
+fn spawn_request() -> String {
+    let command = |name: &str, n| crate::SpawnCommand {
+        command: name.to_owned(),
+        args: vec!["-x".to_owned()],
+        maxprocs: n,
+        info: vec![],
+    };
+    let preput = [("PARENT_ROOT_PORT_NAME".to_owned(), "port".to_owned())];
+    crate::spawn::format_request(&[command("a", 2), command("b", 1)], &preput)
+        .unwrap()
+        .concat()
+}
+
+/// Feeds `bytes` to `rank` cut into pieces at `cuts`, through a `LineBuffer` as mpiexec does.
+fn feed_in_pieces(s: &mut Server, rank: u32, bytes: &[u8], cuts: &[usize]) -> Vec<Outcome> {
+    let mut lines = crate::codec::LineBuffer::new();
+    let mut outcomes = Vec::new();
+    let mut start = 0;
+    for &cut in cuts.iter().chain([bytes.len()].iter()) {
+        let cut = cut.clamp(start, bytes.len());
+        lines.extend(&bytes[start..cut]);
+        start = cut;
+        while let Some(line) = lines.next_line().unwrap() {
+            outcomes.push(s.handle_line(rank, &line));
+        }
+    }
+    outcomes
+}
+
+#[test]
+fn spawn_is_one_event_after_the_last_endcmd_even_between_other_ranks_lines() {
+    let mut s = Server::new("k", 2, 0, 2);
+    let request = spawn_request();
+    let (first, second) = request.split_at(request.find("endcmd\n").unwrap() + 7);
+    for line in first.split_inclusive('\n') {
+        assert_eq!(s.handle_line(1, line.as_bytes()), Outcome::default());
+    }
+    // Rank 0 keeps talking single-line PMI meanwhile.
+    let r = only_reply(&mut s, 0, "cmd=get_appnum\n");
+    assert_eq!(r, "cmd=appnum appnum=0\n");
+    let outcomes: Vec<Outcome> = second
+        .split_inclusive('\n')
+        .map(|line| s.handle_line(1, line.as_bytes()))
+        .collect();
+    let (last, rest) = outcomes.split_last().unwrap();
+    assert!(rest.iter().all(|o| *o == Outcome::default()));
+    let Some(Event::Spawn { rank: 1, request }) = &last.event else {
+        panic!("{last:?}");
+    };
+    assert_eq!(request.total_procs(), 3);
+    assert_eq!(request.preput[0].1, "port");
+    assert_eq!(request.commands[1].command, "b");
+    let reply = s.spawn_reply(1, &crate::SpawnResult::success(3));
+    assert_eq!(reply.line, "cmd=spawn_result rc=0 errcodes=0,0,0\n");
+    // Afterwards the rank is back to single-line PMI.
+    assert_eq!(
+        only_reply(&mut s, 1, "cmd=get_appnum\n"),
+        "cmd=appnum appnum=0\n"
+    );
+}
+
+#[test]
+fn malformed_or_oversized_spawns_are_protocol_errors() {
+    let mut s = Server::new("k", 1, 0, 1);
+    let bad = spawn_request().replace("nprocs=2", "nprocs=two");
+    let outcomes = feed_in_pieces(&mut s, 0, bad.as_bytes(), &[]);
+    let first = outcomes.iter().find_map(|o| o.event.as_ref());
+    let Some(Event::ProtocolError { rank: 0, error }) = first else {
+        panic!("{outcomes:?}");
+    };
+    assert!(error.contains("nprocs=\"two\" is not a count"), "{error}");
+    // A block that never ends is cut off at the size limit, not buffered forever.
+    s.handle_line(0, b"mcmd=spawn\n");
+    let line = format!("arg1={}\n", "x".repeat(1000));
+    let mut error = None;
+    for i in 0..100 {
+        let line = line.replacen("arg1", &format!("arg{i}"), 1);
+        if let Some(Event::ProtocolError { error: e, .. }) = s.handle_line(0, line.as_bytes()).event
+        {
+            error = Some(e);
+            break;
+        }
+    }
+    assert!(error.unwrap().contains("longer than 65536 bytes"));
+    // A rank that leaves mid-request leaves nothing behind.
+    s.handle_line(0, b"mcmd=spawn\n");
+    s.disconnect(0);
+    assert!(s.spawns.is_empty());
+}
+
 proptest! {
+    /// However the request is cut into reads, one spawn event comes out, at the very end.
+    #[test]
+    fn spawn_split_anywhere_is_the_same_request(cuts in proptest::collection::vec(0usize..400, 0..6)) {
+        let mut cuts = cuts;
+        cuts.sort_unstable();
+        let mut s = Server::new("k", 1, 0, 1);
+        let request = spawn_request();
+        let outcomes = feed_in_pieces(&mut s, 0, request.as_bytes(), &cuts);
+        let events: Vec<_> = outcomes.iter().filter_map(|o| o.event.as_ref()).collect();
+        prop_assert_eq!(events.len(), 1);
+        let last_is_spawn = matches!(outcomes.last().unwrap().event, Some(Event::Spawn { .. }));
+        prop_assert!(last_is_spawn);
+    }
+
     /// Whatever order ranks arrive in, the barrier releases each rank exactly once, and only
     /// when the last one arrives; after it every put is visible.
     #[test]

@@ -66,6 +66,7 @@ impl<T: Transport> Engine<T> {
         mut run: BoardRun,
         body: impl FnOnce(&mut Self, &mut BoardRun) -> Result<()>,
     ) -> Option<Result<()>> {
+        self.core.traffic.collectives += 1;
         let outcome = body(self, &mut run);
         self.end_run(comm, run);
         Some(outcome)

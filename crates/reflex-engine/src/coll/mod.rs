@@ -63,6 +63,7 @@ impl<T: Transport> Engine<T> {
     /// Runs collective `coll` on `comm` to completion.
     pub fn collective(&mut self, comm: CommId, coll: Coll) -> Result<()> {
         let Some(coll) = self.try_board(comm, coll)? else {
+            self.core.traffic.collectives += 1;
             return Ok(());
         };
         let id = self.coll_start(comm, coll)?;

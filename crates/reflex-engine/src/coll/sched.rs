@@ -364,6 +364,7 @@ impl<T: Transport> Engine<T> {
         into: Option<RequestId>,
     ) -> Result<RequestId> {
         sched.seq = self.comms.next_coll_seq(sched.comm)?;
+        self.core.traffic.collectives += 1;
         // Large temporaries come from the engine's pool: fresh pages would cost a page fault
         // each, every time the collective runs.
         let spares = &mut self.core.spares;

@@ -10,8 +10,14 @@
 //!   (blocks SIGTERM so only SIGKILL works);
 //! - `wait-file:PATH`: waits (polling, without child processes) until PATH exists, then prints
 //!   `waited RANK` (job-control tests: a forking shell loop can be caught in `vfork`, state D);
+//!   `touch:PATH` creates PATH;
 //! - leftovers: `shm` (creates this rank's shared-memory segment file and prints its path),
-//!   `orphan` (double-forks a sleeping grandchild in its own process group, prints its pid).
+//!   `orphan` (double-forks a sleeping grandchild in its own process group, prints its pid);
+//! - spawn: `spawn:N[+M..][:KEY=VAL,..]` starts one command per count running this program with
+//!   the steps after `--` (which the spawning rank skips), info pairs for every command, and
+//!   preput `PARENT_ROOT_PORT_NAME=port-of-R`; prints `spawned rc=.. errcodes=..`.
+//!   `spawn-prog:PROGRAM:N` does the same for another program; `parent` prints
+//!   `parent R spawned=.. port=.. appnum=.. size=.. universe=..` (the preput key, if any).
 
 #![forbid(unsafe_code)]
 
@@ -20,7 +26,7 @@ use std::process::{Command, Stdio};
 
 use nix::sys::signal::{kill, SigSet, Signal};
 use nix::unistd::getpid;
-use reflex_pmi::PmiClient;
+use reflex_pmi::{PmiClient, SpawnCommand};
 use std::os::unix::process::CommandExt;
 
 fn main() {
@@ -38,20 +44,25 @@ fn main() {
         .find_map(|var| std::env::var(var).ok()?.parse().ok())
         .unwrap_or(0);
     let mut client: Option<PmiClient> = None;
-    for arg in &args {
+    for arg in args.iter().take_while(|a| *a != "--") {
         let step = match arg.strip_prefix('@').and_then(|s| s.split_once(':')) {
             Some((only, step)) if only.parse() == Ok(rank) => step,
             Some(_) => continue,
             None => arg,
         };
-        if let Err(e) = run_step(step, rank, &mut client) {
+        if let Err(e) = run_step(step, rank, &mut client, &args) {
             eprintln!("pmi-test-rank {rank}: step {step:?} failed: {e}");
             std::process::exit(99);
         }
     }
 }
 
-fn run_step(step: &str, rank: u32, client: &mut Option<PmiClient>) -> Result<(), String> {
+fn run_step(
+    step: &str,
+    rank: u32,
+    client: &mut Option<PmiClient>,
+    args: &[String],
+) -> Result<(), String> {
     let (name, arg) = step.split_once(':').unwrap_or((step, ""));
     let mut out = io::stdout().lock();
     match name {
@@ -118,10 +129,45 @@ fn run_step(step: &str, rank: u32, client: &mut Option<PmiClient>) -> Result<(),
             std::fs::write(&path, b"segment").map_err(|e| format!("{}: {e}", path.display()))?;
             writeln!(out, "shm {}", path.display()).map_err(|e| e.to_string())?;
         }
+        "spawn" | "spawn-prog" => {
+            let commands = spawn_commands(name, arg, args)?;
+            let preput = [(
+                "PARENT_ROOT_PORT_NAME".to_owned(),
+                format!("port-of-{rank}"),
+            )];
+            let result = pmi(client)?
+                .spawn(&commands, &preput)
+                .map_err(|e| e.to_string())?;
+            let codes: Vec<String> = result.errcodes.iter().map(i32::to_string).collect();
+            let msg = result.msg.unwrap_or_default();
+            writeln!(
+                out,
+                "spawned rc={} errcodes={} msg={msg}",
+                result.rc,
+                codes.join(",")
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        "parent" => {
+            let c = pmi(client)?;
+            let port = c
+                .get_optional("PARENT_ROOT_PORT_NAME")
+                .map_err(|e| e.to_string())?;
+            let line = format!(
+                "parent {rank} spawned={} port={} appnum={:?} size={} universe={:?}",
+                c.spawned(),
+                port.as_deref().unwrap_or("none"),
+                c.appnum(),
+                c.size(),
+                c.universe_size()
+            );
+            writeln!(out, "{line}").map_err(|e| e.to_string())?;
+        }
         "sleep" => {
             out.flush().map_err(|e| e.to_string())?;
             sleep_forever();
         }
+        "touch" => std::fs::write(arg, b"").map_err(|e| format!("{arg}: {e}"))?,
         "wait-file" => {
             while !std::path::Path::new(arg).exists() {
                 std::thread::sleep(std::time::Duration::from_millis(10));
@@ -131,6 +177,43 @@ fn run_step(step: &str, rank: u32, client: &mut Option<PmiClient>) -> Result<(),
         _ => return Err(format!("unknown step {name:?}")),
     }
     out.flush().map_err(|e| e.to_string())
+}
+
+/// The commands of a `spawn` or `spawn-prog` step (see the module documentation).
+fn spawn_commands(name: &str, arg: &str, args: &[String]) -> Result<Vec<SpawnCommand>, String> {
+    let child_steps: Vec<String> = args
+        .iter()
+        .skip_while(|a| *a != "--")
+        .skip(1)
+        .cloned()
+        .collect();
+    let (program, counts, info) = if name == "spawn-prog" {
+        let (program, count) = arg.rsplit_once(':').ok_or("spawn-prog:PROGRAM:N")?;
+        (program.to_owned(), count, "")
+    } else {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let (counts, info) = arg.split_once(':').unwrap_or((arg, ""));
+        (exe.to_string_lossy().into_owned(), counts, info)
+    };
+    let info: Vec<(String, String)> = info
+        .split(',')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (k.to_owned(), v.to_owned())
+        })
+        .collect();
+    counts
+        .split('+')
+        .map(|count| {
+            Ok(SpawnCommand {
+                command: program.clone(),
+                args: child_steps.clone(),
+                maxprocs: count.parse().map_err(|_| format!("bad count {count:?}"))?,
+                info: info.clone(),
+            })
+        })
+        .collect()
 }
 
 fn pmi(client: &mut Option<PmiClient>) -> Result<&mut PmiClient, String> {

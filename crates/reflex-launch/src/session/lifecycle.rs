@@ -64,6 +64,7 @@ impl HostJob {
             env_policy: EnvPolicy::None,
             wdir: None,
             label: false,
+            universe: None,
             program: os(&spec.argv[0]),
             args: spec.argv[1..].iter().map(os).collect(),
             remote: Default::default(),

@@ -111,6 +111,9 @@ pub(crate) fn engine_leave() -> Result<()> {
         return Ok(());
     }
     state::withdraw_fast();
+    if let Phase::Running(mpi) = phase {
+        crate::mpit::live::engine_ending(mpi);
+    }
     match std::mem::replace(phase, Phase::Finalised) {
         Phase::Running(mpi) => mpi.world.finalize(),
         _ => Ok(()),
