@@ -33,8 +33,8 @@ extern "C" {
 /* ------------------------------------------------------------------ */
 
 /* Reflex implements the MPI-3.1 standard (plus some MPI-4.0 calls). */
-#define MPI_VERSION    4
-#define MPI_SUBVERSION 0
+#define MPI_VERSION    3
+#define MPI_SUBVERSION 1
 
 #define REFLEX_VERSION "0.1.0"
 
