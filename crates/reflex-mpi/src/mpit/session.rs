@@ -191,6 +191,26 @@ impl Sessions {
         }
     }
 
+    /// Applies `act` to the handles `target` names that pass `check`: with one handle named,
+    /// its failed check is the error; with `MPI_T_PVAR_ALL_HANDLES`, handles that fail are
+    /// skipped (MPI-4.0 §15.3.7).
+    fn each(
+        &mut self,
+        session: u32,
+        target: Target,
+        check: fn(&PvarHandle) -> Result<()>,
+        mut act: impl FnMut(&mut PvarHandle),
+    ) -> Result<()> {
+        for h in self.targets(session, target)? {
+            match (check(h), target) {
+                (Err(_), Target::All) => continue,
+                (Err(e), Target::One(_)) => return Err(e),
+                (Ok(()), _) => act(h),
+            }
+        }
+        Ok(())
+    }
+
     /// `MPI_T_pvar_start` (`now(pvar)` is a variable's raw value).
     pub fn start(
         &mut self,
@@ -198,26 +218,16 @@ impl Sessions {
         target: Target,
         now: impl Fn(usize) -> u64,
     ) -> Result<()> {
-        for h in self.targets(session, target)? {
-            match (h.check_startstop(), target) {
-                (Err(_), Target::All) => continue,
-                (Err(e), Target::One(_)) => return Err(e),
-                (Ok(()), _) => h.start(now(h.pvar)),
-            }
-        }
-        Ok(())
+        self.each(session, target, PvarHandle::check_startstop, |h| {
+            h.start(now(h.pvar))
+        })
     }
 
     /// `MPI_T_pvar_stop`.
     pub fn stop(&mut self, session: u32, target: Target, now: impl Fn(usize) -> u64) -> Result<()> {
-        for h in self.targets(session, target)? {
-            match (h.check_startstop(), target) {
-                (Err(_), Target::All) => continue,
-                (Err(e), Target::One(_)) => return Err(e),
-                (Ok(()), _) => h.stop(now(h.pvar)),
-            }
-        }
-        Ok(())
+        self.each(session, target, PvarHandle::check_startstop, |h| {
+            h.stop(now(h.pvar))
+        })
     }
 
     /// `MPI_T_pvar_reset`: back to 0 (the starting value of every variable here).
@@ -227,14 +237,9 @@ impl Sessions {
         target: Target,
         now: impl Fn(usize) -> u64,
     ) -> Result<()> {
-        for h in self.targets(session, target)? {
-            match (h.check_writable(), target) {
-                (Err(_), Target::All) => continue,
-                (Err(e), Target::One(_)) => return Err(e),
-                (Ok(()), _) => h.set(0, now(h.pvar)),
-            }
-        }
-        Ok(())
+        self.each(session, target, PvarHandle::check_writable, |h| {
+            h.set(0, now(h.pvar))
+        })
     }
 
     /// `MPI_T_pvar_read`.
