@@ -54,9 +54,10 @@ pub fn engine_ending(mpi: &crate::state::Mpi) {
 
 /// The running state, inside an MPI_T frame.
 fn running() -> Option<&'static mut crate::state::Mpi> {
-    // SAFETY: called only inside `mpit::frame`, which holds the process lock under
-    // MPI_THREAD_MULTIPLE; below it the application makes no other MPI call meanwhile (the
-    // thread-level contract that MPI_T calls touching the engine share with every MPI call).
+    // Called only inside `mpit::frame`, which holds the process lock under MPI_THREAD_MULTIPLE;
+    // below it the application makes no other MPI call meanwhile (the thread-level contract
+    // MPI_T calls that touch the engine share with every MPI call).
+    // SAFETY: no other reference to the MPI state lives while this one is used (above).
     unsafe { crate::state::running() }
 }
 
