@@ -5,6 +5,7 @@
  *   msgloop rate ITERS BYTES      rank 0: WINDOW MPI_Isend + MPI_Waitall + MPI_Recv(ack);
  *                                 rank 1: WINDOW MPI_Irecv + MPI_Waitall + MPI_Send(ack) (as pt2pt -t bw)
  *   msgloop latency ITERS BYTES   ping-pong MPI_Send/MPI_Recv (as pt2pt -t latency)
+ *   msgloop bcast ITERS BYTES     back-to-back MPI_Bcast from rank 0 (as coll -c bcast)
  *
  * Count one kernel's instructions per message with callgrind's toggle on the kernel function:
  *   install/bin/mpiexec -n 2 valgrind --tool=callgrind --collect-atstart=no \
@@ -56,6 +57,13 @@ __attribute__((noinline)) static void kernel_latency(long iters, int bytes, int 
     }
 }
 
+__attribute__((noinline)) static void kernel_bcast(long iters, int bytes, int rank)
+{
+    char *buf = rank == 0 ? sbuf : rbuf[0];
+    for (long i = 0; i < iters; i++)
+        MPI_Bcast(buf, bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     int rank;
@@ -65,7 +73,7 @@ int main(int argc, char **argv)
     int bytes = argc > 3 ? atoi(argv[3]) : 8;
     if (argc < 2 || bytes < 0 || bytes > (int)sizeof sbuf || iters < 1) {
         if (rank == 0)
-            fprintf(stderr, "usage: msgloop rate|latency ITERS BYTES (BYTES <= %zu)\n", sizeof sbuf);
+            fprintf(stderr, "usage: msgloop rate|latency|bcast ITERS BYTES (BYTES <= %zu)\n", sizeof sbuf);
         MPI_Finalize();
         return 2;
     }
@@ -73,6 +81,8 @@ int main(int argc, char **argv)
         sbuf[i] = (char)(i * 7 + 1);
     if (strcmp(argv[1], "rate") == 0)
         kernel_rate(iters, bytes, rank);
+    else if (strcmp(argv[1], "bcast") == 0)
+        kernel_bcast(iters, bytes, rank);
     else
         kernel_latency(iters, bytes, rank);
     unsigned long sum = 0;

@@ -5,6 +5,9 @@
  * Each iteration changes the data and the root: Bcast, Reduce (sum, to the root), Allreduce
  * (a non-commutative user operation, which must combine in rank order), Allgather and
  * Alltoall, each checked right away. Rank 0 sleeps now and then so that the others pile up.
+ * Then a stream of Bcast and Reduce alone (MPI_IN_PLACE at the root of the Reduce), whose root
+ * stays put for a while: with nothing in between to synchronise, the root runs ahead and the
+ * readers mostly find its data already there (the board's no-waiting paths).
  * Runs with any number of ranks.
  */
 #include "mtest.h"
@@ -76,6 +79,24 @@ int main(int argc, char **argv)
         for (int r = 0; r < P; r++)
             CHECK(back[2 * r] == r * 100 + me && back[2 * r + 1] == it,
                   "iteration %d: alltoall block from %d", it, r);
+    }
+    for (int it = 0; it < 2 * ITERS; it++) {
+        int root = it / 50 % P;
+        if (me == it / 25 % P && it % 23 == 0)
+            nap();
+        double x[3] = {-1, -1, -1};
+        if (me == root)
+            x[0] = it + 0.5, x[1] = -it, x[2] = 2.0 * it;
+        CALL(MPI_Bcast(x, 3, MPI_DOUBLE, root, MPI_COMM_WORLD));
+        CHECK(x[0] == it + 0.5 && x[1] == -it && x[2] == 2.0 * it, "stream %d: bcast from %d", it, root);
+        long m[3] = {it + me, it - me, me % 2 ? it : -it};
+        if (me == root)
+            CALL(MPI_Reduce(MPI_IN_PLACE, m, 3, MPI_LONG, MPI_MAX, root, MPI_COMM_WORLD));
+        else
+            CALL(MPI_Reduce(m, NULL, 3, MPI_LONG, MPI_MAX, root, MPI_COMM_WORLD));
+        if (me == root)
+            CHECK(m[0] == it + P - 1 && m[1] == it && m[2] == (P > 1 ? it : -it),
+                  "stream %d: reduce to %d gave (%ld, %ld, %ld)", it, root, m[0], m[1], m[2]);
     }
     free(all);
     free(back);

@@ -233,6 +233,24 @@ impl Comms {
         &mut self.boards[i]
     }
 
+    /// The board of `id`, the epoch of its last collective and its scratch buffer, when the
+    /// board is set up and usable (the fast paths' lookup: one index, nothing grown or cloned).
+    #[inline]
+    pub(crate) fn board_on(
+        &mut self,
+        id: CommId,
+    ) -> Option<(&reflex_shm::board::Board, &mut u32, &mut Vec<u8>)> {
+        match self.boards.get_mut(id.0 as usize)? {
+            Some(crate::coll::board::CommBoard::On {
+                board,
+                epoch,
+                scratch,
+                ..
+            }) => Some((&**board, epoch, scratch)),
+            _ => None,
+        }
+    }
+
     /// Communicator `id`, if it exists (the fast paths' lookup: no error is built).
     #[inline]
     pub(crate) fn find(&self, id: CommId) -> Option<&Comm> {

@@ -80,6 +80,9 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Bcast` of the bytes of `buf` from `root`.
     pub fn bcast_dense(&mut self, comm: CommId, mut buf: RecvBuf, root: i32) -> Option<Result<()>> {
+        if self.bcast_at_once(comm, &mut buf, root) {
+            return Some(Ok(()));
+        }
         let len = buf.len();
         let run = self.dense_run(comm, len, Some(root))?;
         let from = buf.as_send();
@@ -100,6 +103,11 @@ impl<T: Transport> Engine<T> {
             }
         };
         let len = r.count.checked_mul(r.basic.size as usize)?;
+        if let Some(root) = r.root {
+            if self.reduce_at_once(comm, &r, (len, root), combine) {
+                return Some(Ok(()));
+            }
+        }
         let me = self.comms.get(comm).ok()?.rank as i32;
         let reads = r.root.is_none_or(|root| root == me);
         let mut out = r.recv.filter(|b| reads && b.len() == len);

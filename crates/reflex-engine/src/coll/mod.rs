@@ -28,12 +28,14 @@
 //! communicator within one node, run on shared memory instead ([`board`]), and so does a regular
 //! alltoall whose blocks all fit one slot together. Barrier, bcast, reduce and allreduce of
 //! predefined types reach the board from the C layer's fast paths too ([`dense`]), without a
-//! [`Coll`].
+//! [`Coll`]; a broadcast or reduce among those that needs no waiting runs there in a few loads
+//! and stores ([`at_once`]).
 //!
 //! Larger bcast (3+ ranks), reduce, allreduce, allgather(v) and alltoall on such a communicator run single-copy
 //! when the ranks may read each other's memory ([`direct`]): the board carries the addresses of
 //! the application's buffers, and ranks copy (and reduce) straight between them.
 
+mod at_once;
 pub mod board;
 pub mod data;
 pub mod dense;
