@@ -458,9 +458,19 @@ impl<T: Transport> Engine<T> {
         len: usize,
         pack: impl FnOnce(&mut [u8]) -> usize,
         own: bool,
-        mut take: impl FnMut(&BoardRun, usize) -> Result<()>,
+        take: impl FnMut(&BoardRun, usize) -> Result<()>,
     ) -> Result<()> {
         self.publish(run, len, pack)?;
+        self.allgather_take(run, own, take)
+    }
+
+    /// The reading half of [`Engine::allgather_on`], once this rank's block is published.
+    pub(super) fn allgather_take(
+        &mut self,
+        run: &BoardRun,
+        own: bool,
+        mut take: impl FnMut(&BoardRun, usize) -> Result<()>,
+    ) -> Result<()> {
         for r in run.ranks_from_me().skip(usize::from(!own)) {
             self.await_board(|| run.board.has_published(r, run.epoch))?;
             take(run, r)?;
@@ -506,7 +516,7 @@ impl<T: Transport> Engine<T> {
         run: &BoardRun,
         block: usize,
         pack: impl FnOnce(&mut [u8]) -> usize,
-        mut take: impl FnMut(usize, &[u8]),
+        take: impl FnMut(usize, &[u8]),
     ) -> Result<()> {
         let n = run.board.nranks();
         self.await_board(|| run.slot_free())?;
@@ -518,6 +528,17 @@ impl<T: Transport> Engine<T> {
                 "alltoall blocks sent and received differ in size",
             ));
         }
+        self.alltoall_take(run, block, take)
+    }
+
+    /// The reading half of [`Engine::alltoall_on`], once this rank's blocks are published.
+    pub(super) fn alltoall_take(
+        &mut self,
+        run: &BoardRun,
+        block: usize,
+        mut take: impl FnMut(usize, &[u8]),
+    ) -> Result<()> {
+        let n = run.board.nranks();
         for r in run.ranks_from_me() {
             self.await_board(|| run.board.has_published(r, run.epoch))?;
             run.read_exactly(r, n * block, |bytes| {

@@ -60,7 +60,7 @@ impl<T: Transport> Engine<T> {
     }
 
     /// Runs `body` on the next collective of `comm`'s board and ends it.
-    fn on_board(
+    pub(super) fn on_board(
         &mut self,
         comm: CommId,
         mut run: BoardRun,
@@ -103,10 +103,16 @@ impl<T: Transport> Engine<T> {
             }
         };
         let len = r.count.checked_mul(r.basic.size as usize)?;
-        if let Some(root) = r.root {
-            if self.reduce_at_once(comm, &r, (len, root), combine) {
+        match r.root {
+            Some(root) if self.reduce_at_once(comm, &r, (len, root), combine) => {
                 return Some(Ok(()));
             }
+            None => {
+                if let Some(outcome) = self.allreduce_at_once(comm, &r, len, combine) {
+                    return Some(outcome);
+                }
+            }
+            Some(_) => {}
         }
         let me = self.comms.get(comm).ok()?.rank as i32;
         let reads = r.root.is_none_or(|root| root == me);
@@ -140,6 +146,9 @@ impl<T: Transport> Engine<T> {
         recv: RecvBuf,
     ) -> Option<Result<()>> {
         let (_, len) = self.block_of(comm, &recv, send.as_ref(), false)?;
+        if let Some(outcome) = self.allgather_at_once(comm, send.as_ref(), &recv, len) {
+            return Some(outcome);
+        }
         let run = self.dense_run(comm, len, None)?;
         let own = send.is_some();
         let mine = send.unwrap_or_else(|| recv.slice(run.me * len, len).as_send());
@@ -159,6 +168,9 @@ impl<T: Transport> Engine<T> {
         recv: RecvBuf,
     ) -> Option<Result<()>> {
         let (n, block) = self.block_of(comm, &recv, send.as_ref(), true)?;
+        if let Some(outcome) = self.alltoall_at_once(comm, send.as_ref(), &recv, block) {
+            return Some(outcome);
+        }
         let run = self.dense_run(comm, n * block, None)?;
         let out = send.unwrap_or_else(|| recv.as_send());
         self.on_board(comm, run, |e, run| {
@@ -195,6 +207,6 @@ fn copy_in(from: &SendBuf) -> impl FnOnce(&mut [u8]) -> usize + '_ {
 
 /// Unpacks a slot's bytes into `to`: a copy of as many bytes as were published (the board
 /// checked they fit).
-fn copy_out(to: &mut RecvBuf) -> impl FnOnce(&[u8]) + '_ {
+pub(super) fn copy_out(to: &mut RecvBuf) -> impl FnOnce(&[u8]) + '_ {
     |bytes| copy_bytes(&mut to.as_mut_slice()[..bytes.len()], bytes)
 }
