@@ -1,18 +1,28 @@
-//! Board collectives that need no waiting, run in a few loads and stores: the front of the
-//! dense fast paths ([`super::dense`]) for `MPI_Bcast`, `MPI_Reduce`, `MPI_Allreduce`,
+//! Board collectives without the general run's machinery: the front of the dense fast paths
+//! ([`super::dense`]) for `MPI_Barrier`, `MPI_Bcast`, `MPI_Reduce`, `MPI_Allreduce`,
 //! `MPI_Allgather` and `MPI_Alltoall`.
 //!
-//! In a stream of broadcasts (or reduces) from one root, the root usually finds its next slot
-//! free and a reader usually finds the root's data already there, because the root runs up to
-//! a ring of slots ahead. Such a call has nothing to wait for, so it needs none of the general
-//! run's machinery ([`super::board::BoardRun`]): no reference count on the board, no scratch
-//! buffer lent and returned, no second lookup, no spinning budget. Each function here checks
-//! that its call is of that kind and runs it with the same protocol as the general path (the
-//! same slot, epoch and acknowledgement), or returns `false` having changed nothing, and the
-//! general path runs the call (and judges what is wrong with it). Leaving the locked
-//! instructions of a reference count out matters beyond their own cost: each one keeps the next
-//! call's loads from starting early. On this project's 2-core VM a 2-rank stream of 4-byte
-//! broadcasts went from 73-76 to 27-30 ns per call (`bench/coll.c`, 2026-11-27).
+//! The general path wraps every board collective in a [`BoardRun`]: a reference count on the
+//! board, the scratch buffer lent and returned, two lookups, a spinning budget. Most calls in a
+//! loop of collectives need none of it:
+//! - in a stream of broadcasts (or reduces) from one root, the root usually finds its next slot
+//!   free and a reader finds the root's data already there (the root runs up to a ring of slots
+//!   ahead), so the call has nothing to wait for; [`Engine::bcast_at_once`] and
+//!   [`Engine::reduce_at_once`] run it in a few loads and stores, or return `false` having
+//!   changed nothing, and the general path runs the call (and judges what is wrong with it);
+//! - in barrier, allreduce, allgather and alltoall every rank publishes, then waits for the
+//!   others: the functions here publish when the slot is free (`None` otherwise, nothing
+//!   changed), poll a short while ([`QUICK_POLLS`]), and only if the others are not there by
+//!   then does the general wait (engine progress, yielding the CPU) take over from the same
+//!   point ([`Engine::finish`]).
+//!
+//! The protocol is the general path's (the same slots, epochs, acknowledgements and order of
+//! combination), so ranks taking either path interoperate. Leaving the reference count's locked
+//! instructions out matters beyond their own cost: each one keeps the next call's loads from
+//! starting early. On this project's 2-core VM (2 ranks, `bench/coll.c`, 2026-11-27, best of
+//! interleaved rounds) a stream of 4-byte broadcasts went from 73-76 to 27-30 ns per call,
+//! allreduce of 4 bytes from 0.150 to 0.111 µs, allgather and alltoall of 4 bytes from
+//! 0.133-0.137 to 0.106-0.113 µs.
 
 use super::board::{BoardRun, Operands};
 use super::dense::copy_out;
@@ -42,6 +52,17 @@ impl<T: Transport> Engine<T> {
             e,
             scratch,
         })
+    }
+
+    /// How many times an exchange polls for the others before the general wait takes over:
+    /// [`QUICK_POLLS`], or less when this rank's spinning budget is smaller (a shared core);
+    /// `None` when the node has more ranks than cores: there the others are seldom there
+    /// already, and a rank that publishes and polls before waiting the general way made
+    /// exchanges of 4 ranks on 2 cores slower (3.3 -> 4.7 µs per 4-byte allreduce).
+    #[inline]
+    fn quick_polls(&self) -> Option<u32> {
+        let crowded = self.tuning.coll.oversubscribed;
+        (!crowded).then(|| self.spin.polls().min(QUICK_POLLS))
     }
 
     /// Ends a call that ran here: rank `me` acknowledges epoch `e`, now the board's last.
@@ -173,6 +194,7 @@ impl<T: Transport> Engine<T> {
             return None;
         }
         let (combine, out) = (combine?, r.recv.as_ref()?);
+        let polls = self.quick_polls()?;
         let Now {
             me,
             n,
@@ -187,7 +209,7 @@ impl<T: Transport> Engine<T> {
         if !publish_now(board, (me, e), own) {
             return None;
         }
-        if !poll_all(board, (n, e), len) {
+        if !poll_all(board, (n, e), len, polls) {
             let op = Reducer::Predefined(r.op);
             let o = Operands::resolved((len, r.count), false, (&op, Some(r.basic)), Some(combine));
             return Some(self.finish(comm, me, |en, run| {
@@ -220,6 +242,7 @@ impl<T: Transport> Engine<T> {
         recv: &RecvBuf,
         len: usize,
     ) -> Option<Result<()>> {
+        let polls = self.quick_polls()?;
         let Now {
             me, n, board, e, ..
         } = self.board_now(comm, len)?;
@@ -233,7 +256,7 @@ impl<T: Transport> Engine<T> {
         if send.is_some() {
             copy_out(&mut block(me))(mine.as_slice());
         }
-        if !poll_all(board, (n, e), len) {
+        if !poll_all(board, (n, e), len, polls) {
             return Some(self.finish(comm, me, |en, run| {
                 en.allgather_take(run, false, |run, r| {
                     run.read(r, len, copy_out(&mut block(r)))
@@ -258,6 +281,7 @@ impl<T: Transport> Engine<T> {
         block: usize,
     ) -> Option<Result<()>> {
         let all = block.checked_mul(self.comms.find(comm)?.size())?;
+        let polls = self.quick_polls()?;
         let Now {
             me, n, board, e, ..
         } = self.board_now(comm, all)?;
@@ -268,11 +292,28 @@ impl<T: Transport> Engine<T> {
         }
         let mine = me * block..(me + 1) * block;
         board.inspect(me, e, all, |bytes| put(me, &bytes[mine.clone()]));
-        if !poll_all(board, (n, e), all) {
+        if !poll_all(board, (n, e), all, polls) {
             return Some(self.finish(comm, me, |en, run| en.alltoall_take(run, block, put)));
         }
         for r in others(me, n) {
             board.inspect(r, e, all, |bytes| put(r, &bytes[mine.clone()]));
+        }
+        self.ran_at_once(comm, me, e);
+        Some(Ok(()))
+    }
+
+    /// `MPI_Barrier`: posts this rank's arrival and returns as soon as every rank's is there
+    /// (after a short spin, the general wait takes over from the same point).
+    #[inline]
+    pub(super) fn barrier_at_once(&mut self, comm: CommId) -> Option<Result<()>> {
+        let polls = self.quick_polls()?;
+        let Now {
+            me, n, board, e, ..
+        } = self.board_now(comm, 0)?;
+        board.post(me, e);
+        if !poll(polls, || (0..n).all(|p| board.has_posted(p, e))) {
+            let all = |run: &BoardRun| (0..n).all(|p| run.board.has_posted(p, run.epoch()));
+            return Some(self.finish(comm, me, |en, run| en.await_board(|| all(run))));
         }
         self.ran_at_once(comm, me, e);
         Some(Ok(()))
@@ -295,7 +336,7 @@ impl<T: Transport> Engine<T> {
     }
 }
 
-/// Polls of the other ranks' slots before an allreduce that published its operand waits the
+/// Most polls for the other ranks before a collective that published its part waits the
 /// general way (engine progress, yielding the CPU).
 const QUICK_POLLS: u32 = 64;
 
@@ -310,18 +351,24 @@ fn publish_now(board: &Board, (me, e): (usize, u32), bytes: &[u8]) -> bool {
     true
 }
 
-/// Polls a short while for every rank's publication of `want` bytes for epoch `e`; whether
-/// they all came.
-fn poll_all(board: &Board, (n, e): (usize, u32), want: usize) -> bool {
-    let all_there =
-        || (0..n).all(|p| board.has_published(p, e) && board.published_len(p, e) == want);
-    for _ in 0..QUICK_POLLS {
-        if all_there() {
+/// Polls up to `polls` times for every rank's publication of `want` bytes for epoch `e`;
+/// whether they all came.
+fn poll_all(board: &Board, (n, e): (usize, u32), want: usize, polls: u32) -> bool {
+    poll(polls, || {
+        (0..n).all(|p| board.has_published(p, e) && board.published_len(p, e) == want)
+    })
+}
+
+/// Polls `ready` up to `polls` times; whether it came to hold.
+#[inline]
+fn poll(polls: u32, ready: impl Fn() -> bool) -> bool {
+    for _ in 0..polls {
+        if ready() {
             return true;
         }
         std::hint::spin_loop();
     }
-    all_there()
+    ready()
 }
 
 /// The other ranks from `me + 1` round to `me - 1` (readers that start at different slots do

@@ -74,6 +74,9 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Barrier` on `comm`'s board.
     pub fn barrier_dense(&mut self, comm: CommId) -> Option<Result<()>> {
+        if let Some(outcome) = self.barrier_at_once(comm) {
+            return Some(outcome);
+        }
         let run = self.dense_run(comm, 0, None)?;
         self.on_board(comm, run, |e, run| e.board_barrier(run))
     }
