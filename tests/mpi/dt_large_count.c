@@ -2,10 +2,10 @@
  * dt_large_count.c - MPI_Type_contiguous_c with a count beyond INT_MAX (MPI-4.0 section 5.1.2).
  *
  * A type of INT_MAX + INT_MAX/1024 bytes must report its size and extent through the MPI_Count
- * queries, MPI_UNDEFINED through the int ones, and describe itself: an MPI-3.1 library (Reflex)
- * with MPI-3 introspection, as a struct of a vector of INT_MAX-element blocks and a contiguous
- * remainder; an MPI-4 library (when built with MPICH's mpi.h) as a contiguous type with one
- * large count. With 2 or more ranks, rank 0 sends one such element (2.1 GB) to rank 1, which
+ * queries, MPI_UNDEFINED through the int ones, and describe itself: an MPI-4 library as a
+ * contiguous type with one large count (MPI_Type_get_contents_c gives the count and MPI_BYTE back);
+ * an MPI-3.1 library (where MPI_VERSION < 4) as a struct of a vector of INT_MAX-element blocks and
+ * a contiguous remainder. With 2 or more ranks, rank 0 sends one such element (2.1 GB) to rank 1, which
  * receives it as MPI_BYTEs with MPI_Recv_c and checks the count and sampled bytes.
  */
 #include <limits.h>
@@ -40,6 +40,13 @@ static void check_contents(MPI_Datatype t)
     CHECK_EQ(combiner, MPI_COMBINER_CONTIGUOUS);
     CHECK(ni == 0 && na == 0 && nl == 1 && nd == 1, "%lld ints, %lld addresses, %lld counts, %lld types",
           (long long)ni, (long long)na, (long long)nl, (long long)nd);
+    if (ni != 0 || na != 0 || nl != 1 || nd != 1)
+        return;
+    MPI_Count count = 0;
+    MPI_Datatype base = MPI_DATATYPE_NULL;
+    CALL(MPI_Type_get_contents_c(t, 0, 0, 1, 1, NULL, NULL, &count, &base));
+    CHECK_EQ(count, COUNT);
+    CHECK(base == MPI_BYTE, "contiguous of another type");
 }
 #else
 static void check_contents(MPI_Datatype t)

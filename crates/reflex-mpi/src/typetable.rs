@@ -16,7 +16,7 @@
 //! Lookup costs a shift, a bounds check and a compare, with no lock (the C layer's state is
 //! unlocked, see [`crate::state`]); predefined types never get here.
 
-use crate::ffi::{MPI_Aint, MPI_Datatype};
+use crate::ffi::{MPI_Aint, MPI_Count, MPI_Datatype};
 use crate::handles::DATATYPE_NULL;
 use reflex_engine::{Datatype, ErrorClass, MpiError, Result};
 use std::cell::Cell;
@@ -107,6 +107,9 @@ pub struct Record {
     pub addrs: Vec<MPI_Aint>,
     /// The datatype arguments.
     pub types: Vec<TypeRef>,
+    /// The large-count (`MPI_Count`) arguments of a type made by an MPI-4 `_c` constructor, in
+    /// `MPI_Type_get_contents_c` order (empty for every other type).
+    pub counts: Vec<MPI_Count>,
     committed: Cell<bool>,
 }
 
@@ -125,6 +128,7 @@ impl Record {
             ints,
             addrs,
             types,
+            counts: Vec::new(),
             committed: Cell::new(false),
         }
     }
@@ -206,6 +210,26 @@ impl TypeTable {
         } else {
             type_error(format!("{h:#x} is not a datatype handle"))
         }
+    }
+
+    /// Records that `h`, just made by an MPI-3 constructor on behalf of its MPI-4 `_c` form,
+    /// was made from the integer arguments `ints` and the large counts `counts` (and no address
+    /// arguments), as `MPI_Type_get_envelope_c`/`MPI_Type_get_contents_c` report them.
+    pub fn set_large_args(
+        &mut self,
+        h: MPI_Datatype,
+        ints: Vec<c_int>,
+        counts: Vec<MPI_Count>,
+    ) -> Result<()> {
+        let entry = self
+            .entry_mut(h)
+            .ok_or_else(|| Self::missing(h))?;
+        let record = Rc::get_mut(&mut entry.record)
+            .ok_or_else(|| type_error(format!("datatype {h:#x} is not new")))?;
+        record.ints = ints;
+        record.addrs = Vec::new();
+        record.counts = counts;
+        Ok(())
     }
 
     /// The record of user handle `h`.

@@ -32,9 +32,9 @@ extern "C" {
 /* Versions                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Reflex implements the MPI-3.1 standard (plus some MPI-4.0 calls). */
-#define MPI_VERSION    3
-#define MPI_SUBVERSION 1
+/* Reflex implements the MPI-4.0 standard (as MPICH 4.0's mpi.h says). */
+#define MPI_VERSION    4
+#define MPI_SUBVERSION 0
 
 #define REFLEX_VERSION "0.1.0"
 

@@ -154,13 +154,13 @@ pub fn get_processor_name(_w: &mut Mpi, name: *mut c_char, resultlen: *mut c_int
     )
 }
 
-/// `MPI_Get_version`: MPI 3.1.
+/// `MPI_Get_version`: MPI 4.0.
 pub fn get_version(version: *mut c_int, subversion: *mut c_int) -> Result<()> {
     if version.is_null() || subversion.is_null() {
         return Err(MpiError::new(ErrorClass::Arg, "output argument is NULL"));
     }
-    write(version, 3);
-    write(subversion, 1);
+    write(version, 4);
+    write(subversion, 0);
     Ok(())
 }
 

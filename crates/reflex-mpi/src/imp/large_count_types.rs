@@ -1,15 +1,12 @@
 //! MPI-4 large-count (`_c`) datatype constructors, queries and packing calls.
 //!
-//! Their arrays and positions are `MPI_Count`; each call narrows them to the types of its MPI-3
-//! form (an error of class `MPI_ERR_COUNT` names a value that does not fit) and runs that form, so
-//! the datatype records the same combiner and arguments. `Type_get_envelope_c` therefore reports no
-//! large counts, and `Type_get_contents_c` returns every argument in the integer and address
-//! arrays: exact for every type whose arguments fit in an `int`. The one exception is
-//! `Type_contiguous_c` with a count beyond `INT_MAX` (a message of more than 2 GiB described as
-//! one type, the common large-count case): no MPI-3 record holds that count, so it is built as the
-//! MPI-3 composition `struct{vector(q, INT_MAX, INT_MAX, old), contiguous(r, old)}` with
-//! `count = q * INT_MAX + r`, which `Type_get_envelope`/`Type_get_contents` describe exactly
-//! (the same type mpi4py builds for an MPI-3 library, and expects from one).
+//! Their arrays and positions are `MPI_Count`. A constructor narrows them to the types of its
+//! MPI-3 form (an error of class `MPI_ERR_COUNT` names a value that does not fit) and runs that
+//! form, then records the arguments as MPI-4.0 §5.1.13 has `MPI_Type_get_contents_c` return
+//! them: every `MPI_Count` argument among the large counts, the `int` ones among the integers,
+//! no addresses. `MPI_Type_contiguous_c` needs no narrowing: its count may exceed `INT_MAX` (a
+//! message of more than 2 GiB described as one type, the common large-count case). The MPI-3
+//! `MPI_Type_get_envelope`/`MPI_Type_get_contents` refuse such types (`MPI_ERR_TYPE`).
 
 use super::*;
 use crate::ffi::{MPI_Aint, MPI_Count, MPI_Datatype};
@@ -18,17 +15,40 @@ use crate::state::Mpi;
 use reflex_engine::{CommId, Datatype, ErrorClass, MpiError, Result};
 use std::ffi::{c_char, c_int, c_void};
 
-/// Reads `n` large counts at `p` as `T`s.
-fn narrow<T: TryFrom<MPI_Count>>(p: *const MPI_Count, n: usize, what: &str) -> Result<Vec<T>> {
+/// The `n` values of the caller's array `p` (a NULL array is an error unless `n` is 0).
+fn read<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
     if n == 0 {
-        return Ok(Vec::new());
+        return Ok(&[]);
     }
     if p.is_null() {
         return Err(MpiError::new(ErrorClass::Arg, format!("{what} is NULL")));
     }
-    // SAFETY: MPI requires the caller's array to hold `n` entries.
-    let values = unsafe { std::slice::from_raw_parts(p, n) };
+    // SAFETY: MPI requires the caller's array to hold `n` entries, unchanged during the call.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// Large counts as `T`s (the MPI-3 form's type), each checked to fit.
+fn narrow<T: TryFrom<MPI_Count>>(values: &[MPI_Count], what: &str) -> Result<Vec<T>> {
     values.iter().map(|&v| one(v, what)).collect()
+}
+
+/// Runs the MPI-3 form `make` into a handle of its own, then records the new type's
+/// arguments as its `_c` form had them (`ints`, `counts`: MPI-4.0 §5.1.13) and returns it in
+/// `newtype`. The engine's type is the MPI-3 form's: the same layout.
+fn made_large(
+    w: &mut Mpi,
+    newtype: *mut MPI_Datatype,
+    (ints, counts): (Vec<c_int>, Vec<MPI_Count>),
+    make: impl FnOnce(&mut Mpi, *mut MPI_Datatype) -> Result<()>,
+) -> Result<()> {
+    let mut h = crate::handles::DATATYPE_NULL;
+    make(w, &mut h)?;
+    if let Err(e) = w.objects.types.set_large_args(h, ints, counts) {
+        type_free(w, &mut h)?;
+        return Err(e);
+    }
+    util::write(newtype, h);
+    Ok(())
 }
 
 /// One large count as a `T`.
@@ -73,45 +93,16 @@ fn widen<P: TryInto<MPI_Count>>(v: P) -> MPI_Count {
     v.try_into().unwrap_or(MPI_Count::MAX)
 }
 
-/// `MPI_Type_contiguous_c`: up to `INT_MAX` elements, `MPI_Type_contiguous`; beyond, the
-/// struct of a vector of `INT_MAX`-element blocks and a contiguous remainder (module docs).
+/// `MPI_Type_contiguous_c`: any count the address space allows (no MPI-3 form is needed).
 pub fn type_contiguous_c(
     w: &mut Mpi,
     count: usize,
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    const BLOCK: usize = c_int::MAX as usize;
-    if count <= BLOCK {
-        return type_contiguous(w, count, oldtype, newtype);
-    }
-    let (q, r) = (count / BLOCK, count % BLOCK);
-    let tail_disp = MPI_Aint::try_from(q * BLOCK)
-        .ok()
-        .and_then(|n| n.checked_mul(oldtype.dt.extent() as MPI_Aint))
-        .ok_or_else(|| {
-            MpiError::new(
-                ErrorClass::Count,
-                format!("count {count} of this datatype overflows the address space"),
-            )
-        })?;
-    let mut parts = [crate::handles::DATATYPE_NULL; 2];
-    let same = |t: &TypeArg| TypeArg {
-        handle: t.handle,
-        dt: t.dt.clone(),
-    };
-    type_vector(w, q, BLOCK, c_int::MAX, same(&oldtype), &mut parts[0])?;
-    let built = type_contiguous(w, r, oldtype, &mut parts[1]).and_then(|()| {
-        let lens = [1, 1];
-        let disps = [0, tail_disp];
-        type_create_struct(w, 2, lens.as_ptr(), disps.as_ptr(), parts.as_ptr(), newtype)
-    });
-    for part in &mut parts {
-        if *part != crate::handles::DATATYPE_NULL {
-            type_free(w, part)?;
-        }
-    }
-    built
+    made_large(w, newtype, (vec![], vec![widen(count)]), |w, h| {
+        type_contiguous_any(w, count, oldtype, h)
+    })
 }
 
 /// `MPI_Type_vector_c`.
@@ -123,8 +114,11 @@ pub fn type_vector_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
+    let counts = vec![widen(count), widen(blocklength), stride];
     let stride = one(stride, "stride")?;
-    type_vector(w, count, blocklength, stride, oldtype, newtype)
+    made_large(w, newtype, (vec![], counts), |w, h| {
+        type_vector(w, count, blocklength, stride, oldtype, h)
+    })
 }
 
 /// `MPI_Type_create_hvector_c`.
@@ -136,8 +130,11 @@ pub fn type_create_hvector_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
+    let counts = vec![widen(count), widen(blocklength), stride];
     let stride = one(stride, "stride")?;
-    type_create_hvector(w, count, blocklength, stride, oldtype, newtype)
+    made_large(w, newtype, (vec![], counts), |w, h| {
+        type_create_hvector(w, count, blocklength, stride, oldtype, h)
+    })
 }
 
 /// `MPI_Type_indexed_c`.
@@ -149,9 +146,16 @@ pub fn type_indexed_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let lens: Vec<c_int> = narrow(blocklengths, count, "array_of_blocklengths")?;
-    let disps: Vec<c_int> = narrow(displacements, count, "array_of_displacements")?;
-    type_indexed(w, count, lens.as_ptr(), disps.as_ptr(), oldtype, newtype)
+    let (lens, disps) = (
+        read(blocklengths, count, "array_of_blocklengths")?,
+        read(displacements, count, "array_of_displacements")?,
+    );
+    let counts = [&[widen(count)], lens, disps].concat();
+    let lens: Vec<c_int> = narrow(lens, "array_of_blocklengths")?;
+    let disps: Vec<c_int> = narrow(disps, "array_of_displacements")?;
+    made_large(w, newtype, (vec![], counts), |w, h| {
+        type_indexed(w, count, lens.as_ptr(), disps.as_ptr(), oldtype, h)
+    })
 }
 
 /// `MPI_Type_create_hindexed_c`.
@@ -163,9 +167,16 @@ pub fn type_create_hindexed_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let lens: Vec<c_int> = narrow(blocklengths, count, "array_of_blocklengths")?;
-    let disps: Vec<MPI_Aint> = narrow(displacements, count, "array_of_displacements")?;
-    type_create_hindexed(w, count, lens.as_ptr(), disps.as_ptr(), oldtype, newtype)
+    let (lens, disps) = (
+        read(blocklengths, count, "array_of_blocklengths")?,
+        read(displacements, count, "array_of_displacements")?,
+    );
+    let counts = [&[widen(count)], lens, disps].concat();
+    let lens: Vec<c_int> = narrow(lens, "array_of_blocklengths")?;
+    let disps: Vec<MPI_Aint> = narrow(disps, "array_of_displacements")?;
+    made_large(w, newtype, (vec![], counts), |w, h| {
+        type_create_hindexed(w, count, lens.as_ptr(), disps.as_ptr(), oldtype, h)
+    })
 }
 
 /// `MPI_Type_create_indexed_block_c`.
@@ -177,8 +188,12 @@ pub fn type_create_indexed_block_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let disps: Vec<c_int> = narrow(displacements, count, "array_of_displacements")?;
-    type_create_indexed_block(w, count, blocklength, disps.as_ptr(), oldtype, newtype)
+    let raw = read(displacements, count, "array_of_displacements")?;
+    let counts = [&[widen(count), widen(blocklength)], raw].concat();
+    let disps: Vec<c_int> = narrow(raw, "array_of_displacements")?;
+    made_large(w, newtype, (vec![], counts), |w, h| {
+        type_create_indexed_block(w, count, blocklength, disps.as_ptr(), oldtype, h)
+    })
 }
 
 /// `MPI_Type_create_hindexed_block_c`.
@@ -190,8 +205,12 @@ pub fn type_create_hindexed_block_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let disps: Vec<MPI_Aint> = narrow(displacements, count, "array_of_displacements")?;
-    type_create_hindexed_block(w, count, blocklength, disps.as_ptr(), oldtype, newtype)
+    let raw = read(displacements, count, "array_of_displacements")?;
+    let counts = [&[widen(count), widen(blocklength)], raw].concat();
+    let disps: Vec<MPI_Aint> = narrow(raw, "array_of_displacements")?;
+    made_large(w, newtype, (vec![], counts), |w, h| {
+        type_create_hindexed_block(w, count, blocklength, disps.as_ptr(), oldtype, h)
+    })
 }
 
 /// `MPI_Type_create_struct_c`.
@@ -203,9 +222,16 @@ pub fn type_create_struct_c(
     types: *const MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let lens: Vec<c_int> = narrow(blocklengths, count, "array_of_blocklengths")?;
-    let disps: Vec<MPI_Aint> = narrow(displacements, count, "array_of_displacements")?;
-    type_create_struct(w, count, lens.as_ptr(), disps.as_ptr(), types, newtype)
+    let (lens, disps) = (
+        read(blocklengths, count, "array_of_blocklengths")?,
+        read(displacements, count, "array_of_displacements")?,
+    );
+    let counts = [&[widen(count)], lens, disps].concat();
+    let lens: Vec<c_int> = narrow(lens, "array_of_blocklengths")?;
+    let disps: Vec<MPI_Aint> = narrow(disps, "array_of_displacements")?;
+    made_large(w, newtype, (vec![], counts), |w, h| {
+        type_create_struct(w, count, lens.as_ptr(), disps.as_ptr(), types, h)
+    })
 }
 
 /// `MPI_Type_create_subarray_c`.
@@ -220,19 +246,19 @@ pub fn type_create_subarray_c(
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
     let n = usize::try_from(ndims).unwrap_or(0);
-    let sizes: Vec<c_int> = narrow(sizes, n, "array_of_sizes")?;
-    let subsizes: Vec<c_int> = narrow(subsizes, n, "array_of_subsizes")?;
-    let starts: Vec<c_int> = narrow(starts, n, "array_of_starts")?;
-    type_create_subarray(
-        w,
-        ndims,
-        sizes.as_ptr(),
-        subsizes.as_ptr(),
-        starts.as_ptr(),
-        order,
-        oldtype,
-        newtype,
-    )
+    let (sizes, subsizes, starts) = (
+        read(sizes, n, "array_of_sizes")?,
+        read(subsizes, n, "array_of_subsizes")?,
+        read(starts, n, "array_of_starts")?,
+    );
+    let large = (vec![ndims, order], [sizes, subsizes, starts].concat());
+    let sizes: Vec<c_int> = narrow(sizes, "array_of_sizes")?;
+    let subsizes: Vec<c_int> = narrow(subsizes, "array_of_subsizes")?;
+    let starts: Vec<c_int> = narrow(starts, "array_of_starts")?;
+    made_large(w, newtype, large, |w, h| {
+        let shape = (sizes.as_ptr(), subsizes.as_ptr(), starts.as_ptr());
+        type_create_subarray(w, ndims, shape.0, shape.1, shape.2, order, oldtype, h)
+    })
 }
 
 /// `MPI_Type_create_darray_c`.
@@ -250,20 +276,33 @@ pub fn type_create_darray_c(
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
     let n = usize::try_from(ndims).unwrap_or(0);
-    let gsizes: Vec<c_int> = narrow(gsizes, n, "array_of_gsizes")?;
-    type_create_darray(
-        w,
-        size,
-        rank,
-        ndims,
-        gsizes.as_ptr(),
-        distribs,
-        dargs,
-        psizes,
-        order,
-        oldtype,
-        newtype,
-    )
+    let raw = read(gsizes, n, "array_of_gsizes")?;
+    let mut ints = vec![size, rank, ndims];
+    for (p, what) in [
+        (distribs, "array_of_distribs"),
+        (dargs, "array_of_dargs"),
+        (psizes, "array_of_psizes"),
+    ] {
+        ints.extend_from_slice(read(p, n, what)?);
+    }
+    ints.push(order);
+    let gsizes: Vec<c_int> = narrow(raw, "array_of_gsizes")?;
+    made_large(w, newtype, (ints, raw.to_vec()), |w, h| {
+        let grid = (distribs, dargs, psizes);
+        type_create_darray(
+            w,
+            size,
+            rank,
+            ndims,
+            gsizes.as_ptr(),
+            grid.0,
+            grid.1,
+            grid.2,
+            order,
+            oldtype,
+            h,
+        )
+    })
 }
 
 /// `MPI_Type_create_resized_c`.
@@ -274,11 +313,14 @@ pub fn type_create_resized_c(
     extent: MPI_Count,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
+    let counts = vec![lb, extent];
     let (lb, extent) = (one(lb, "lb")?, one(extent, "extent")?);
-    type_create_resized(w, oldtype, lb, extent, newtype)
+    made_large(w, newtype, (vec![], counts), |w, h| {
+        type_create_resized(w, oldtype, lb, extent, h)
+    })
 }
 
-/// `MPI_Type_get_envelope_c` (no large counts: see the module documentation).
+/// `MPI_Type_get_envelope_c`.
 pub fn type_get_envelope_c(
     w: &mut Mpi,
     datatype: TypeArg,
@@ -288,12 +330,12 @@ pub fn type_get_envelope_c(
     num_datatypes: *mut MPI_Count,
     combiner: *mut c_int,
 ) -> Result<()> {
-    let (mut ni, mut na, mut nd): (c_int, c_int, c_int) = (0, 0, 0);
-    type_get_envelope(w, datatype, &mut ni, &mut na, &mut nd, combiner)?;
-    util::write(num_integers, MPI_Count::from(ni));
-    util::write(num_addresses, MPI_Count::from(na));
-    util::write(num_large_counts, 0);
-    util::write(num_datatypes, MPI_Count::from(nd));
+    let e = type_query::envelope(w, datatype.handle)?;
+    util::write(num_integers, widen(e.ints));
+    util::write(num_addresses, widen(e.addrs));
+    util::write(num_large_counts, widen(e.counts));
+    util::write(num_datatypes, widen(e.types));
+    util::write(combiner, e.combiner as c_int);
     Ok(())
 }
 
@@ -303,23 +345,21 @@ pub fn type_get_contents_c(
     datatype: TypeArg,
     max_integers: usize,
     max_addresses: usize,
-    _max_large_counts: usize,
+    max_large_counts: usize,
     max_datatypes: usize,
     integers: *mut c_int,
     addresses: *mut MPI_Aint,
-    _large_counts: *mut MPI_Count,
+    large_counts: *mut MPI_Count,
     datatypes: *mut MPI_Datatype,
 ) -> Result<()> {
-    type_get_contents(
-        w,
-        datatype,
-        max_integers,
-        max_addresses,
-        max_datatypes,
+    let out = type_query::ContentsOut {
+        max: [max_integers, max_addresses, max_large_counts, max_datatypes],
         integers,
         addresses,
+        counts: large_counts,
         datatypes,
-    )
+    };
+    type_query::contents(w, datatype, out, true)
 }
 
 /// `MPI_Pack_c`.

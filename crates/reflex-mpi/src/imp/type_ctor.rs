@@ -90,15 +90,30 @@ pub fn type_contiguous(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
+    let ints = ints_of(count, [])?;
+    contiguous(w, count, ints, oldtype, newtype)
+}
+
+/// A contiguous type of any `count`, recorded with no arguments (`MPI_Type_contiguous_c`
+/// records its large count itself).
+pub fn type_contiguous_any(
+    w: &mut Mpi,
+    count: usize,
+    oldtype: TypeArg,
+    newtype: *mut MPI_Datatype,
+) -> Result<()> {
+    contiguous(w, count, vec![], oldtype, newtype)
+}
+
+fn contiguous(
+    w: &mut Mpi,
+    count: usize,
+    ints: Vec<c_int>,
+    oldtype: TypeArg,
+    newtype: *mut MPI_Datatype,
+) -> Result<()> {
     let layout = Layout::vector(count, 1, oldtype.dt.extent(), oldtype.dt.clone())?;
-    let r = derived(
-        w,
-        layout,
-        Combiner::Contiguous,
-        ints_of(count, [])?,
-        vec![],
-        &oldtype,
-    )?;
+    let r = derived(w, layout, Combiner::Contiguous, ints, vec![], &oldtype)?;
     create(w, newtype, r)
 }
 

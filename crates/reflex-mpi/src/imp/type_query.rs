@@ -18,13 +18,44 @@ use std::ffi::{c_char, c_int, c_void};
 /// `MPI_MAX_OBJECT_NAME`.
 const MAX_OBJECT_NAME: usize = 128;
 
-/// `(integers, addresses, datatypes, combiner)` of a datatype.
-fn envelope(w: &Mpi, h: MPI_Datatype) -> Result<(usize, usize, usize, Combiner)> {
+/// How many arguments of each kind made a datatype, and how.
+pub(super) struct Envelope {
+    pub(super) ints: usize,
+    pub(super) addrs: usize,
+    /// Large counts: arguments of an MPI-4 `_c` constructor.
+    pub(super) counts: usize,
+    pub(super) types: usize,
+    pub(super) combiner: Combiner,
+}
+
+/// The envelope of a datatype.
+pub(super) fn envelope(w: &Mpi, h: MPI_Datatype) -> Result<Envelope> {
     if crate::datatypes::builtin(h).is_some() {
-        return Ok((0, 0, 0, Combiner::Named));
+        let named = Envelope {
+            ints: 0,
+            addrs: 0,
+            counts: 0,
+            types: 0,
+            combiner: Combiner::Named,
+        };
+        return Ok(named);
     }
     let r = w.objects.types.record(h)?;
-    Ok((r.ints.len(), r.addrs.len(), r.types.len(), r.combiner))
+    Ok(Envelope {
+        ints: r.ints.len(),
+        addrs: r.addrs.len(),
+        counts: r.counts.len(),
+        types: r.types.len(),
+        combiner: r.combiner,
+    })
+}
+
+/// MPI-4.0 §5.1.13: the MPI-3 decoding calls cannot describe a type made from large counts.
+fn needs_large_counts(h: MPI_Datatype, call: &str) -> MpiError {
+    MpiError::new(
+        ErrorClass::Type,
+        format!("datatype {h:#x} was made by a large-count constructor: use {call}_c"),
+    )
 }
 
 /// `MPI_Type_get_envelope`.
@@ -36,11 +67,14 @@ pub fn type_get_envelope(
     num_datatypes: *mut c_int,
     combiner: *mut c_int,
 ) -> Result<()> {
-    let (ni, na, nd, c) = envelope(w, datatype.handle)?;
-    write(num_integers, ni as c_int);
-    write(num_addresses, na as c_int);
-    write(num_datatypes, nd as c_int);
-    write(combiner, c as c_int);
+    let e = envelope(w, datatype.handle)?;
+    if e.counts > 0 {
+        return Err(needs_large_counts(datatype.handle, "MPI_Type_get_envelope"));
+    }
+    write(num_integers, e.ints as c_int);
+    write(num_addresses, e.addrs as c_int);
+    write(num_datatypes, e.types as c_int);
+    write(combiner, e.combiner as c_int);
     Ok(())
 }
 
@@ -60,6 +94,50 @@ fn write_all<T: Copy>(p: *mut T, values: &[T]) {
     }
 }
 
+/// Where `MPI_Type_get_contents(_c)` writes: the caller's arrays and their sizes.
+pub(super) struct ContentsOut {
+    pub(super) max: [usize; 4],
+    pub(super) integers: *mut c_int,
+    pub(super) addresses: *mut MPI_Aint,
+    pub(super) counts: *mut MPI_Count,
+    pub(super) datatypes: *mut MPI_Datatype,
+}
+
+/// `MPI_Type_get_contents` (`large`: the `_c` form, which also returns large counts).
+pub(super) fn contents(w: &mut Mpi, datatype: TypeArg, out: ContentsOut, large: bool) -> Result<()> {
+    let h = datatype.handle;
+    if let Some(name) = crate::datatypes::name(h) {
+        return Err(MpiError::new(
+            ErrorClass::Type,
+            format!("{name} is predefined (MPI_COMBINER_NAMED): it has no contents"),
+        ));
+    }
+    let record = w.objects.types.record(h)?.clone();
+    if !large && !record.counts.is_empty() {
+        return Err(needs_large_counts(h, "MPI_Type_get_contents"));
+    }
+    let have = [
+        ("integers", record.ints.len()),
+        ("addresses", record.addrs.len()),
+        ("large_counts", record.counts.len()),
+        ("datatypes", record.types.len()),
+    ];
+    for ((what, need), max) in have.into_iter().zip(out.max) {
+        if max < need {
+            return Err(too_small(what, max, need));
+        }
+    }
+    let mut handles = Vec::with_capacity(record.types.len());
+    for t in &record.types {
+        handles.push(w.objects.types.handle_for(t)?);
+    }
+    write_all(out.integers, &record.ints);
+    write_all(out.addresses, &record.addrs);
+    write_all(out.counts, &record.counts);
+    write_all(out.datatypes, &handles);
+    Ok(())
+}
+
 /// `MPI_Type_get_contents`.
 pub fn type_get_contents(
     w: &mut Mpi,
@@ -71,31 +149,14 @@ pub fn type_get_contents(
     array_of_addresses: *mut MPI_Aint,
     array_of_datatypes: *mut MPI_Datatype,
 ) -> Result<()> {
-    let h = datatype.handle;
-    if let Some(name) = crate::datatypes::name(h) {
-        return Err(MpiError::new(
-            ErrorClass::Type,
-            format!("{name} is predefined (MPI_COMBINER_NAMED): it has no contents"),
-        ));
-    }
-    let record = w.objects.types.record(h)?.clone();
-    for (what, max, need) in [
-        ("integers", max_integers, record.ints.len()),
-        ("addresses", max_addresses, record.addrs.len()),
-        ("datatypes", max_datatypes, record.types.len()),
-    ] {
-        if max < need {
-            return Err(too_small(what, max, need));
-        }
-    }
-    let mut handles = Vec::with_capacity(record.types.len());
-    for t in &record.types {
-        handles.push(w.objects.types.handle_for(t)?);
-    }
-    write_all(array_of_integers, &record.ints);
-    write_all(array_of_addresses, &record.addrs);
-    write_all(array_of_datatypes, &handles);
-    Ok(())
+    let out = ContentsOut {
+        max: [max_integers, max_addresses, 0, max_datatypes],
+        integers: array_of_integers,
+        addresses: array_of_addresses,
+        counts: std::ptr::null_mut(),
+        datatypes: array_of_datatypes,
+    };
+    contents(w, datatype, out, false)
 }
 
 /// `MPI_Type_get_name`.
