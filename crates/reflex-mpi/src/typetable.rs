@@ -221,9 +221,7 @@ impl TypeTable {
         ints: Vec<c_int>,
         counts: Vec<MPI_Count>,
     ) -> Result<()> {
-        let entry = self
-            .entry_mut(h)
-            .ok_or_else(|| Self::missing(h))?;
+        let entry = self.entry_mut(h).ok_or_else(|| Self::missing(h))?;
         let record = Rc::get_mut(&mut entry.record)
             .ok_or_else(|| type_error(format!("datatype {h:#x} is not new")))?;
         record.ints = ints;

@@ -17,9 +17,9 @@
 //!   point ([`Engine::finish`]).
 //!
 //! The protocol is the general path's (the same slots, epochs, acknowledgements and order of
-//! combination), so ranks taking either path interoperate. Leaving the reference count's locked
-//! instructions out matters beyond their own cost: each one keeps the next call's loads from
-//! starting early. On this project's 2-core VM (2 ranks, `bench/coll.c`, 2026-11-27, best of
+//! combination), so ranks taking either path interoperate. The general run's length is most of
+//! what goes; its reference count's two locked instructions (full fences, which keep the next
+//! call's loads from starting early) are about 5 ns of it. On this project's 2-core VM (2 ranks, `bench/coll.c`, 2026-11-27, best of
 //! interleaved rounds) a stream of 4-byte broadcasts went from 73-76 to 27-30 ns per call,
 //! allreduce of 4 bytes from 0.150 to 0.111 µs, allgather and alltoall of 4 bytes from
 //! 0.133-0.137 to 0.106-0.113 µs.

@@ -104,7 +104,12 @@ pub(super) struct ContentsOut {
 }
 
 /// `MPI_Type_get_contents` (`large`: the `_c` form, which also returns large counts).
-pub(super) fn contents(w: &mut Mpi, datatype: TypeArg, out: ContentsOut, large: bool) -> Result<()> {
+pub(super) fn contents(
+    w: &mut Mpi,
+    datatype: TypeArg,
+    out: ContentsOut,
+    large: bool,
+) -> Result<()> {
     let h = datatype.handle;
     if let Some(name) = crate::datatypes::name(h) {
         return Err(MpiError::new(
