@@ -54,6 +54,14 @@ impl<T: Transport> Engine<T> {
         })
     }
 
+    /// [`Engine::board_now`] for a rooted collective, with `root` when it names a rank.
+    #[inline]
+    fn rooted_now(&mut self, comm: CommId, bytes: usize, root: i32) -> Option<(Now<'_>, usize)> {
+        let now = self.board_now(comm, bytes)?;
+        let root = usize::try_from(root).ok().filter(|&r| r < now.n)?;
+        Some((now, root))
+    }
+
     /// How many times an exchange polls for the others before the general wait takes over:
     /// [`QUICK_POLLS`], or less when this rank's spinning budget is smaller (a shared core);
     /// `None` when the node has more ranks than cores: there the others are seldom there
@@ -80,22 +88,13 @@ impl<T: Transport> Engine<T> {
     #[inline]
     pub(super) fn bcast_at_once(&mut self, comm: CommId, buf: &mut RecvBuf, root: i32) -> bool {
         let len = buf.len();
-        let Some(Now {
-            me, n, board, e, ..
-        }) = self.board_now(comm, len)
-        else {
+        let Some((Now { me, board, e, .. }, root)) = self.rooted_now(comm, len, root) else {
             return false;
         };
-        let root = root as usize;
-        if root >= n {
-            return false;
-        }
         if me == root {
-            if !free(board, me, e) {
+            if !publish_now(board, (me, e), buf.as_slice()) {
                 return false;
             }
-            board.fill(me, e, len, |slot| copy_bytes(slot, buf.as_slice()));
-            board.publish(me, e, len);
         } else {
             if !board.has_published(root, e) {
                 return false;
@@ -132,20 +131,19 @@ impl<T: Transport> Engine<T> {
         if pieces(n) {
             return false;
         }
-        let Some(Now {
-            me,
-            n,
-            board,
-            e,
-            scratch,
-        }) = self.board_now(comm, len)
+        let Some((
+            Now {
+                me,
+                n,
+                board,
+                e,
+                scratch,
+            },
+            root,
+        )) = self.rooted_now(comm, len, root)
         else {
             return false;
         };
-        let root = root as usize;
-        if root >= n {
-            return false;
-        }
         let own = match (&r.send, &r.recv) {
             (Some(s), _) => s.as_slice(),
             (None, Some(o)) if me == root => o.as_slice(),
@@ -155,11 +153,9 @@ impl<T: Transport> Engine<T> {
             return false;
         }
         if me != root {
-            if !free(board, me, e) {
+            if !publish_now(board, (me, e), own) {
                 return false;
             }
-            board.fill(me, e, len, |slot| copy_bytes(slot, own));
-            board.publish(me, e, len);
         } else {
             let (Some(combine), Some(out)) = (combine, &r.recv) else {
                 return false;
@@ -242,32 +238,23 @@ impl<T: Transport> Engine<T> {
         recv: &RecvBuf,
         len: usize,
     ) -> Option<Result<()>> {
-        let polls = self.quick_polls()?;
-        let Now {
-            me, n, board, e, ..
-        } = self.board_now(comm, len)?;
-        let mine = send
-            .copied()
-            .unwrap_or_else(|| recv.slice(me * len, len).as_send());
         let block = |r: usize| recv.slice(r * len, len);
-        if !publish_now(board, (me, e), mine.as_slice()) {
-            return None;
-        }
-        if send.is_some() {
-            copy_out(&mut block(me))(mine.as_slice());
-        }
-        if !poll_all(board, (n, e), len, polls) {
-            return Some(self.finish(comm, me, |en, run| {
+        let own = send.is_some();
+        self.exchange_at_once(
+            comm,
+            len,
+            |me| send.copied().unwrap_or_else(|| block(me).as_send()),
+            |board, (me, e), r| {
+                if r != me || own {
+                    board.inspect(r, e, len, copy_out(&mut block(r)));
+                }
+            },
+            |en, run| {
                 en.allgather_take(run, false, |run, r| {
                     run.read(r, len, copy_out(&mut block(r)))
                 })
-            }));
-        }
-        for r in others(me, n) {
-            board.inspect(r, e, len, copy_out(&mut block(r)));
-        }
-        self.ran_at_once(comm, me, e);
-        Some(Ok(()))
+            },
+        )
     }
 
     /// `MPI_Alltoall` of `block`-byte blocks: `send` (`None`: in place, `recv`) and `recv` have
@@ -281,22 +268,45 @@ impl<T: Transport> Engine<T> {
         block: usize,
     ) -> Option<Result<()>> {
         let all = block.checked_mul(self.comms.find(comm)?.size())?;
+        let put = |r: usize, bytes: &[u8]| copy_out(&mut recv.slice(r * block, block))(bytes);
+        self.exchange_at_once(
+            comm,
+            all,
+            |_| send.copied().unwrap_or_else(|| recv.as_send()),
+            |board, (me, e), r| {
+                board.inspect(r, e, all, |bytes| {
+                    put(r, &bytes[me * block..(me + 1) * block])
+                });
+            },
+            |en, run| en.alltoall_take(run, block, put),
+        )
+    }
+
+    /// An exchange of `all` bytes per rank: publishes `outgoing(me)` when this rank's slot is
+    /// free (`None` when not: nothing changed), takes this rank's own part (`take(board, (me,
+    /// e), me)`), polls for the others and takes theirs, from the next rank round; or, when they
+    /// are not all there by then, finishes the general way with `rest`.
+    fn exchange_at_once(
+        &mut self,
+        comm: CommId,
+        all: usize,
+        outgoing: impl FnOnce(usize) -> SendBuf,
+        mut take: impl FnMut(&Board, (usize, u32), usize),
+        rest: impl FnOnce(&mut Self, &mut BoardRun) -> Result<()>,
+    ) -> Option<Result<()>> {
         let polls = self.quick_polls()?;
         let Now {
             me, n, board, e, ..
         } = self.board_now(comm, all)?;
-        let out = send.copied().unwrap_or_else(|| recv.as_send());
-        let put = |r: usize, bytes: &[u8]| copy_out(&mut recv.slice(r * block, block))(bytes);
-        if !publish_now(board, (me, e), out.as_slice()) {
+        if !publish_now(board, (me, e), outgoing(me).as_slice()) {
             return None;
         }
-        let mine = me * block..(me + 1) * block;
-        board.inspect(me, e, all, |bytes| put(me, &bytes[mine.clone()]));
+        take(board, (me, e), me);
         if !poll_all(board, (n, e), all, polls) {
-            return Some(self.finish(comm, me, |en, run| en.alltoall_take(run, block, put)));
+            return Some(self.finish(comm, me, rest));
         }
         for r in others(me, n) {
-            board.inspect(r, e, all, |bytes| put(r, &bytes[mine.clone()]));
+            take(board, (me, e), r);
         }
         self.ran_at_once(comm, me, e);
         Some(Ok(()))

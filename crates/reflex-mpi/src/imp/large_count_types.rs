@@ -32,6 +32,24 @@ fn narrow<T: TryFrom<MPI_Count>>(values: &[MPI_Count], what: &str) -> Result<Vec
     values.iter().map(|&v| one(v, what)).collect()
 }
 
+/// The large counts `[count, blocklengths…, displacements…]` of an indexed or struct type
+/// (MPI-4.0 §5.1.13), and its block lengths and displacements narrowed to its MPI-3 form's
+/// types.
+fn blocks<D: TryFrom<MPI_Count>>(
+    count: usize,
+    blocklengths: *const MPI_Count,
+    displacements: *const MPI_Count,
+) -> Result<(Vec<MPI_Count>, Vec<c_int>, Vec<D>)> {
+    let lens = read(blocklengths, count, "array_of_blocklengths")?;
+    let disps = read(displacements, count, "array_of_displacements")?;
+    let counts = [&[widen(count)], lens, disps].concat();
+    let narrowed = (
+        narrow(lens, "array_of_blocklengths")?,
+        narrow(disps, "array_of_displacements")?,
+    );
+    Ok((counts, narrowed.0, narrowed.1))
+}
+
 /// Runs the MPI-3 form `make` into a handle of its own, then records the new type's
 /// arguments as its `_c` form had them (`ints`, `counts`: MPI-4.0 §5.1.13) and returns it in
 /// `newtype`. The engine's type is the MPI-3 form's: the same layout.
@@ -146,13 +164,7 @@ pub fn type_indexed_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let (lens, disps) = (
-        read(blocklengths, count, "array_of_blocklengths")?,
-        read(displacements, count, "array_of_displacements")?,
-    );
-    let counts = [&[widen(count)], lens, disps].concat();
-    let lens: Vec<c_int> = narrow(lens, "array_of_blocklengths")?;
-    let disps: Vec<c_int> = narrow(disps, "array_of_displacements")?;
+    let (counts, lens, disps) = blocks::<c_int>(count, blocklengths, displacements)?;
     made_large(w, newtype, (vec![], counts), |w, h| {
         type_indexed(w, count, lens.as_ptr(), disps.as_ptr(), oldtype, h)
     })
@@ -167,13 +179,7 @@ pub fn type_create_hindexed_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let (lens, disps) = (
-        read(blocklengths, count, "array_of_blocklengths")?,
-        read(displacements, count, "array_of_displacements")?,
-    );
-    let counts = [&[widen(count)], lens, disps].concat();
-    let lens: Vec<c_int> = narrow(lens, "array_of_blocklengths")?;
-    let disps: Vec<MPI_Aint> = narrow(disps, "array_of_displacements")?;
+    let (counts, lens, disps) = blocks::<MPI_Aint>(count, blocklengths, displacements)?;
     made_large(w, newtype, (vec![], counts), |w, h| {
         type_create_hindexed(w, count, lens.as_ptr(), disps.as_ptr(), oldtype, h)
     })
@@ -222,13 +228,7 @@ pub fn type_create_struct_c(
     types: *const MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let (lens, disps) = (
-        read(blocklengths, count, "array_of_blocklengths")?,
-        read(displacements, count, "array_of_displacements")?,
-    );
-    let counts = [&[widen(count)], lens, disps].concat();
-    let lens: Vec<c_int> = narrow(lens, "array_of_blocklengths")?;
-    let disps: Vec<MPI_Aint> = narrow(disps, "array_of_displacements")?;
+    let (counts, lens, disps) = blocks::<MPI_Aint>(count, blocklengths, displacements)?;
     made_large(w, newtype, (vec![], counts), |w, h| {
         type_create_struct(w, count, lens.as_ptr(), disps.as_ptr(), types, h)
     })
