@@ -470,6 +470,15 @@ impl<T: Transport> Engine<T> {
         self.recv_direct(buf, ctx, source, tag).ok().flatten()
     }
 
+    /// Whether `source` may be received from on `comm`: one of its ranks, `MPI_ANY_SOURCE` or
+    /// `MPI_PROC_NULL` (the fast `MPI_Sendrecv` asks before it sends).
+    #[inline]
+    pub fn receives_from(&self, comm: CommId, source: i32) -> bool {
+        self.comms
+            .find(comm)
+            .is_some_and(|c| c.check_source(source).is_ok())
+    }
+
     /// `MPI_Iprobe`: the status of the first matching unexpected message, if any.
     pub fn iprobe(&mut self, source: i32, tag: i32, comm: CommId) -> Result<Option<Status>> {
         let (ctx, source) = self.probe_pattern(source, comm)?;

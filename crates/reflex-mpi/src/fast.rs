@@ -129,6 +129,58 @@ pub fn recv(
     Some(crate::imp::recv_done(comm, status, st))
 }
 
+/// `MPI_Sendrecv` whose send goes out at once as one eager packet (as `MPI_Send`'s fast path):
+/// the send is then complete, so the receive may run as `MPI_Recv` does, straight from the
+/// transport when it can; the standard's concurrent send and receive, with nothing left to
+/// overlap. Declines, having sent nothing, when either half is not the common case (the receive
+/// half's arguments are checked before the send).
+#[allow(clippy::too_many_arguments)] // the parameters of MPI_Sendrecv
+#[inline]
+pub fn sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> Option<c_int> {
+    let (out, id) = send_args(sendbuf, sendcount, sendtype, sendtag, comm)?;
+    let (into, _) = recv_args(recvbuf, recvcount, recvtype, recvtag, comm)?;
+    let engine = engine()?;
+    if !engine.receives_from(id, source) || !engine.send_bytes_eager(out, dest, sendtag, id) {
+        return None;
+    }
+    if let Some(st) = engine.recv_bytes_direct(into, source, recvtag, id) {
+        return Some(crate::imp::recv_done(comm, status, st));
+    }
+    let recv = (recvbuf, recvcount, recvtype, source, recvtag);
+    Some(sendrecv_receive(recv, comm, status))
+}
+
+/// The receive half of a fast `MPI_Sendrecv` whose send went out, the general way.
+#[cold]
+#[inline(never)]
+fn sendrecv_receive(
+    (buf, count, dt, source, tag): (*mut c_void, c_int, MPI_Datatype, c_int, c_int),
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    crate::call::world("MPI_Sendrecv", Some(comm), |w| {
+        let comm = crate::kinds::comm(w, comm)?;
+        let count = crate::kinds::count(count, "recvcount")?;
+        let dt = crate::kinds::datatype(w, dt)?;
+        let source = crate::kinds::source(w, comm, source)?;
+        let tag = crate::kinds::recv_tag(tag)?;
+        crate::imp::recv(w, buf, count, dt, source, tag, comm, status)
+    })
+}
+
 /// Writes the handle of request `id` to `request` (the caller checked it is not NULL).
 fn hand_out(request: *mut MPI_Request, id: reflex_engine::RequestId) -> c_int {
     // SAFETY: not NULL (checked by the caller); MPI requires a writable request.

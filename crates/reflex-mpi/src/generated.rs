@@ -1183,7 +1183,13 @@ pub unsafe extern "C" fn MPI_Send_init(buf: *const c_void, count: c_int, datatyp
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
-    crate::call::world("MPI_Sendrecv", Some(comm), |w| {
+    if let Some(code) = crate::fast::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) {
+        return code;
+    }
+    #[cold]
+    #[inline(never)]
+    extern "C" fn world(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, source: c_int, recvtag: c_int, comm: ffi::MPI_Comm, status: *mut ffi::MPI_Status) -> c_int {
+        crate::call::world("MPI_Sendrecv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count(sendcount, "sendcount")?;
@@ -1197,6 +1203,8 @@ pub unsafe extern "C" fn PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int,
             let recvtag = crate::kinds::recv_tag(recvtag)?;
             crate::imp::sendrecv(w, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status)
         })
+    }
+    world(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status)
 }
 
 /// `MPI_Sendrecv`: forwards to `PMPI_Sendrecv` (profiling tools interpose this symbol).
