@@ -315,11 +315,15 @@ impl<T: Transport> Engine<T> {
     ) -> Result<()> {
         let mut idle: u32 = 0;
         let mut shared = false;
+        let mut waited = false;
         loop {
             let Some(events) = step(self) else {
-                self.spin.ended(shared);
+                if waited {
+                    self.spin.ended(shared);
+                }
                 return Ok(());
             };
+            waited = true;
             self.check_fatal()?;
             if events > 0 {
                 idle = 0;

@@ -178,6 +178,14 @@ fn cpu_list_len(list: &str) -> Option<usize> {
     (n > 0).then_some(n)
 }
 
+/// Most empty polls before a rank on an oversubscribed node yields. The answer a rank waits for
+/// seldom comes while it spins there (the peer usually waits for this very core), and every
+/// poll delays the hand-over: on the 2-core VM (2026-11-27, `REFLEX_SPIN_POLLS` swept, loops of
+/// 4-byte collectives and `pt2pt -t ring`), 8 ranks took 8.0-9.6 µs per allreduce with 16-50
+/// polls and 7.1-7.3 with 2-4; 4 ranks 3.2-3.7 against 2.2-2.9, the 8-byte ring of 4 ranks
+/// 1.9-2.4 µs a step against 1.2-1.7.
+const OVERSUBSCRIBED_SPIN: u32 = 4;
+
 /// The engine's tuning from the configuration; with more ranks on this node than it has cores,
 /// spinning is cut short.
 fn tuning_of(config: &Config, node_ranks: usize) -> Tuning {
@@ -189,7 +197,7 @@ fn tuning_of(config: &Config, node_ranks: usize) -> Tuning {
         stream_eager_limit: config.tcp_eager_limit.get(),
         stream_chunk: config.tcp_chunk.get(),
         spin_polls: if oversubscribed {
-            config.spin_polls.min(50)
+            config.spin_polls.min(OVERSUBSCRIBED_SPIN)
         } else {
             config.spin_polls
         },

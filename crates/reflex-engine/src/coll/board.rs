@@ -233,6 +233,10 @@ impl<T: Transport> Engine<T> {
     /// the CPU away after the spinning budget (oversubscribed ranks need the core back; the
     /// budget adapts as [`crate::spin`] says).
     pub(crate) fn await_board(&mut self, ready: impl Fn() -> bool) -> Result<()> {
+        if ready() {
+            // Nothing waited for: no lesson for the spinning budget.
+            return Ok(());
+        }
         let mut polls = 0u32;
         let mut shared = false;
         while !ready() {
