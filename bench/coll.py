@@ -4,8 +4,12 @@
 Builds coll.c with each implementation's compiler wrapper (into build/bench/<impl>/coll) and
 runs it with 2, 4 and 8 ranks (4 and 8 are oversubscribed on a 2-core machine; 2-rank runs are
 pinned one rank per CPU through bench/pin.sh, the others are not). Rounds are interleaved - every
-implementation once per round, in a rotated order - so that all share the machine's noise; the
-best time of every (collective, ranks, size) over the rounds is kept. One markdown table per
+implementation once per round, in a rotated order - and inside a round the implementations take
+turns collective by collective (one run of coll.c per collective), so that all share the
+machine's noise: this project's VM has phases of minutes in which everything runs 2-3x slower,
+and with one run per implementation for all collectives (1-2 minutes) a phase could land on one
+implementation's whole sweep. The best time of every (collective, ranks, size) over the rounds
+is kept. One markdown table per
 collective: time per operation in microseconds for each implementation, then Reflex divided by
 the better peer and by Open MPI (below 1: Reflex is faster). Raw outputs go to
 build/bench/raw/coll-*.txt. Python 3 standard library only.
@@ -49,8 +53,8 @@ def parse_output(text):
     return compare.parse_results(text, COLLS)
 
 
-def run_once(launch, binary, n, args, raw_path):
-    cmd = launch(n) + ([compare.PIN] if n == 2 else []) + [binary, "-c", args.colls,
+def run_once(launch, binary, n, coll, args, raw_path):
+    cmd = launch(n) + ([compare.PIN] if n == 2 else []) + [binary, "-c", coll,
                                                              "-m", str(args.max)]
     cmd += ["-q"] if args.quick else []
     out, secs = compare.run_logged(cmd, args.timeout, raw_path)
@@ -105,15 +109,16 @@ def main(argv):
     results = {}
     for rnd in range(args.rounds):
         for n in ranks:
-            for impl in impls[rnd % len(impls):] + impls[:rnd % len(impls)]:
-                launch, binary = runnable[impl]
-                raw = os.path.join(raw_dir, f"coll-{impl}-np{n}-r{rnd + 1}.txt")
-                values, secs = run_once(launch, binary, n, args, raw)
-                log(f"[round {rnd + 1}/{args.rounds}] np={n} {LABEL[impl]}: "
-                    f"{len(values)} results, {secs:.1f}s")
-                for (coll, size), v in values.items():
-                    key = (impl, n, coll, size)
-                    results[key] = min(v, results.get(key, v))
+            for coll in args.colls.split(","):
+                for impl in impls[rnd % len(impls):] + impls[:rnd % len(impls)]:
+                    launch, binary = runnable[impl]
+                    raw = os.path.join(raw_dir, f"coll-{impl}-np{n}-{coll}-r{rnd + 1}.txt")
+                    values, secs = run_once(launch, binary, n, coll, args, raw)
+                    log(f"[round {rnd + 1}/{args.rounds}] np={n} {coll} {LABEL[impl]}: "
+                        f"{len(values)} results, {secs:.1f}s")
+                    for (c, size), v in values.items():
+                        key = (impl, n, c, size)
+                        results[key] = min(v, results.get(key, v))
     header = (f"## Collectives: {', '.join(LABEL[i] for i in impls)}; {args.rounds} interleaved "
               f"round(s){', quick' if args.quick else ''}; best of rounds; np=2 pinned; "
               f"{compare.CPUS} CPUs\n")

@@ -2,8 +2,10 @@
 """Run bench/pt2pt.c under Reflex, MPICH and Open MPI side by side and print markdown tables.
 
 The benchmark is built with each implementation's own compiler wrapper (into build/bench/<impl>/)
-and run with its own launcher. Runs are interleaved - round 1: every implementation once, round 2:
-again in a rotated order, ... - so that all of them share the same machine noise; for every
+and run with its own launcher. Runs are interleaved - round 1: every implementation once per test
+(latency, bw, bibw, rate, ring: the implementations take turns test by test, since this
+project's VM has phases of minutes in which everything runs 2-3x slower), round 2: again in a
+rotated order, ... - so that all of them share the same machine noise; for every
 metric the best value over the rounds is kept (pt2pt itself already reports the best of several
 repetitions). Two-rank runs (latency, bw, bibw, rate, ring) are pinned one rank per CPU through
 bench/pin.sh, the same way for every implementation; ring runs with 4 and 8 ranks are not pinned.
@@ -277,7 +279,7 @@ def main(argv):
         return 1
     raw_dir = os.path.join(args.build_dir, "raw")
     os.makedirs(raw_dir, exist_ok=True)
-    configs = [(2, "latency,bw,bibw,rate,ring")]
+    configs = [(2, test) for test in ("latency", "bw", "bibw", "rate", "ring")]
     configs += [(int(n), "ring") for n in args.ring_ranks.split(",") if n]
     results = {}
     impls = list(ready)
@@ -286,7 +288,7 @@ def main(argv):
         for n, tests in configs:
             for impl in order:
                 launch, binary = ready[impl]
-                raw = os.path.join(raw_dir, f"{impl}-np{n}-round{rnd + 1}.txt")
+                raw = os.path.join(raw_dir, f"{impl}-np{n}-{tests}-round{rnd + 1}.txt")
                 values, secs = run_once(launch, binary, n, tests, args, raw)
                 log(f"[round {rnd + 1}/{args.rounds}] np={n} {LABEL[impl]}: {len(values)} results, {secs:.1f}s")
                 for (metric, size), v in values.items():
