@@ -126,6 +126,17 @@ impl CoopSlot {
     /// (guided self-scheduling, so that the other side still finds work and the two finish
     /// together), at least 1 and at most `most`; `None` when none is left.
     pub fn claim_share(&self, generation: u32, most: usize) -> Option<Claimed> {
+        self.claim_run(generation, |left| (left / 2).clamp(1, most.max(1)))
+    }
+
+    /// Either side: takes every chunk of copy `generation` still left, up to `most`, as one run
+    /// (when the other side is busy elsewhere and would not help); `None` when none is left.
+    pub fn claim_rest(&self, generation: u32, most: usize) -> Option<Claimed> {
+        self.claim_run(generation, |left| left.min(most.max(1)))
+    }
+
+    /// Takes `take(left)` chunks (at least 1, at most `left`) of copy `generation`.
+    fn claim_run(&self, generation: u32, take: impl Fn(usize) -> usize) -> Option<Claimed> {
         let mut word = self.claim.load(Ordering::Acquire);
         loop {
             let chunks = ((word >> 16) & 0xffff) as usize;
@@ -133,7 +144,7 @@ impl CoopSlot {
             if (word >> 32) as u32 != generation || next >= chunks {
                 return None;
             }
-            let take = ((chunks - next) / 2).clamp(1, most.max(1));
+            let take = take(chunks - next).clamp(1, chunks - next);
             match self.claim.compare_exchange_weak(
                 word,
                 word + take as u64,
@@ -227,6 +238,21 @@ mod tests {
             slot.finish(&run);
         }
         assert_eq!(slot.progress(4), CoopProgress::Done);
+    }
+
+    #[test]
+    fn the_rest_goes_in_runs_of_at_most_the_bound() {
+        let slot = CoopSlot::default();
+        let g = slot.open(target(1000, 10)).unwrap();
+        assert_eq!(slot.claim(g).map(|c| c.chunks), Some(1));
+        let runs: Vec<(usize, usize)> = std::iter::from_fn(|| slot.claim_rest(g, 40))
+            .map(|c| (c.offset, c.chunks))
+            .collect();
+        assert_eq!(runs, [(10, 40), (410, 40), (810, 19)]);
+        let g = slot.open(target(95, 10)).unwrap();
+        let all = slot.claim_rest(g, 100).unwrap();
+        assert_eq!((all.offset, all.len, all.chunks), (0, 95, 10));
+        assert!(slot.claim_rest(g, 100).is_none());
     }
 
     #[test]

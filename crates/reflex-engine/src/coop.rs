@@ -12,6 +12,14 @@
 //! Measured in `bench/copyprobe.c` (bench/README.md, "cooperative"): two cores copying beat the
 //! receiver alone by 1.2-1.4x with the right chunk, which [`chunk_for`] picks by size.
 //!
+//! Only a sender with time to spare helps, so a receiver does not invite a sender that it is
+//! itself sending a large message to (an RTS of its own still awaits that peer's FIN or CTS):
+//! in an exchange both sides copy already, and the chunks, claims and invitation only cost. On
+//! the 2-core VM (2026-11-27, `pt2pt`, best of 3 interleaved runs) that took the 64 KiB ring
+//! (`MPI_Sendrecv` both ways) from 9.4 to 6.8 µs a step and the 64 KiB bidirectional bandwidth
+//! from 15.7 to 19.5 GB/s, the receiver-only copy's level; one-way bandwidth is unchanged. A
+//! copy that began before this rank's own RTS went out takes whole runs from then on.
+//!
 //! Failures fall back without losing data: a side whose copy fails marks the slot aborted; the
 //! receiver then takes every chunk left, copies the whole message alone (or streams it through
 //! the rings when the kernel refuses reading too), retires the slot (an aborted slot is never
@@ -86,6 +94,8 @@ pub(crate) struct Coop {
     sends: Vec<CoopSend>,
     /// Free slots of the pair (source -> this rank), per source world rank; built on first use.
     free: Vec<Option<Vec<usize>>>,
+    /// Rendezvous sends in flight, per destination world rank.
+    rdv_out: Vec<u32>,
 }
 
 impl Coop {
@@ -97,6 +107,28 @@ impl Coop {
     /// Whether a receive waits on chunks the other side copies (nothing rings a doorbell then).
     pub(crate) fn awaiting_peer(&self) -> bool {
         !self.recvs.is_empty()
+    }
+
+    /// Whether this rank has a rendezvous send to `dest` in flight (an RTS without its FIN or
+    /// CTS yet): then `dest` receives while it sends to this rank (an exchange), and is seldom
+    /// idle enough to help copy what it sends.
+    pub(crate) fn sending_to(&self, dest: usize) -> bool {
+        self.rdv_out.get(dest).is_some_and(|&n| n > 0)
+    }
+
+    /// Counts an RTS sent to `dest`.
+    pub(crate) fn sent_rts(&mut self, dest: usize) {
+        if self.rdv_out.len() <= dest {
+            self.rdv_out.resize(dest + 1, 0);
+        }
+        self.rdv_out[dest] += 1;
+    }
+
+    /// Counts the reply (FIN or CTS) to an RTS sent to `src`.
+    pub(crate) fn rts_answered(&mut self, src: usize) {
+        if let Some(n) = self.rdv_out.get_mut(src) {
+            *n = n.saturating_sub(1);
+        }
     }
 
     fn take_slot(&mut self, src_world: usize, nslots: usize) -> Option<usize> {
@@ -128,7 +160,7 @@ impl Core {
         let Some(setting) = self.coop.chunk else {
             return false;
         };
-        if src_world == self.me || offer.layout.is_some() {
+        if src_world == self.me || offer.layout.is_some() || self.coop.sending_to(src_world) {
             return false;
         }
         let Some(recv) = self.requests.recv_mut(id) else {
@@ -252,7 +284,14 @@ impl<T: Transport> Engine<T> {
         };
         let shared = &slots[slot];
         let most = (SPAN / chunk).max(1);
-        while let Some(c) = shared.claim_share(generation, most) {
+        // A sender that this rank now sends to as well (its RTS came after this copy began)
+        // will seldom be idle enough to help: take whole runs then, one read each, as alone.
+        let peer_busy = self.core.coop.sending_to(r.src_world);
+        let claim = |g| match peer_busy {
+            true => shared.claim_rest(g, most),
+            false => shared.claim_share(g, most),
+        };
+        while let Some(c) = claim(generation) {
             let Some(buf) = self
                 .core
                 .requests

@@ -170,15 +170,20 @@ impl Core {
                     format!("from rank {src_world}: {}", e.message),
                 )),
             },
-            Ok(Packet::Cts { sreq, rreq }) => self.on_cts(src_world, sreq, rreq),
+            Ok(Packet::Cts { sreq, rreq }) => {
+                self.coop.rts_answered(src_world);
+                self.on_cts(src_world, sreq, rreq)
+            }
             Ok(Packet::Data {
                 rreq,
                 offset,
                 payload,
             }) => self.on_data(rreq, offset, payload),
-            Ok(Packet::Fin { sreq }) | Ok(Packet::SyncAck { sreq }) => {
+            Ok(Packet::Fin { sreq }) => {
+                self.coop.rts_answered(src_world);
                 self.complete_send(RequestId(sreq))
             }
+            Ok(Packet::SyncAck { sreq }) => self.complete_send(RequestId(sreq)),
             Ok(Packet::Coop {
                 sreq,
                 slot,

@@ -412,7 +412,14 @@ impl<T: Transport> Engine<T> {
                 let len = len as usize;
                 return wire.send(dest, len, |b| b.copy_from_slice(&bytes[..len]));
             }
-            Out::Send(id) => emit_first_packet(&mut wire, dest, &mut ctx, id)?,
+            Out::Send(id) => {
+                let done = emit_first_packet(&mut wire, dest, &mut ctx, id)?;
+                let awaits = ctx.requests.send_mut(id).map(|s| s.phase);
+                if awaits == Some(SendPhase::AwaitReply) && dest != self.core.me {
+                    self.core.coop.sent_rts(dest);
+                }
+                done
+            }
             Out::Data(id) => emit_chunks(&mut wire, dest, &mut ctx, id)?,
         };
         if let Some(id) = outcome {
