@@ -125,14 +125,7 @@ impl<T: Transport> Engine<T> {
         (len, root): (usize, i32),
         combine: Option<Combine>,
     ) -> bool {
-        let pieces = |n| r.count >= n && self.tuning.coll.reduce_in_pieces(n, len);
-        let n = match self.comms.find(comm) {
-            Some(c) => c.size(),
-            None => return false,
-        };
-        if pieces(n) {
-            return false;
-        }
+        let coll = self.tuning.coll;
         let Some((
             Now {
                 me,
@@ -146,6 +139,9 @@ impl<T: Transport> Engine<T> {
         else {
             return false;
         };
+        if r.count >= n && coll.reduce_in_pieces(n, len) {
+            return false;
+        }
         let own = match (&r.send, &r.recv) {
             (Some(s), _) => s.as_slice(),
             (None, Some(o)) if me == root => o.as_slice(),
@@ -187,12 +183,9 @@ impl<T: Transport> Engine<T> {
         len: usize,
         combine: Option<Combine>,
     ) -> Option<Result<()>> {
-        let n = self.comms.find(comm)?.size();
-        if r.count >= n && self.tuning.coll.reduce_in_pieces(n, len) {
-            return None;
-        }
         let (combine, out) = (combine?, r.recv.as_ref()?);
         let polls = self.quick_polls()?;
+        let coll = self.tuning.coll;
         let Now {
             me,
             n,
@@ -200,6 +193,9 @@ impl<T: Transport> Engine<T> {
             e,
             scratch,
         } = self.board_now(comm, len)?;
+        if r.count >= n && coll.reduce_in_pieces(n, len) {
+            return None;
+        }
         let own = r.send.as_ref().map_or(out.as_slice(), SendBuf::as_slice);
         if own.len() != len || out.len() != len {
             return None;
