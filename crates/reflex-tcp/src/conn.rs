@@ -47,6 +47,9 @@ pub struct Conn {
     tx_off: usize,
     /// Whether epoll currently watches this connection for writability.
     pub watching_out: bool,
+    /// Whether the connection is out of the epoll set, read directly by every poll while its
+    /// peer keeps answering (`crate::hot`).
+    pub detached: bool,
     /// The frame being landed in the sink's buffer, if any (`crate::place`).
     pub placing: Option<Placing>,
     /// The sink declined to place the frame at the head of the buffer: buffer it whole.
@@ -96,6 +99,7 @@ impl Conn {
             tx: Vec::new(),
             tx_off: 0,
             watching_out: false,
+            detached: false,
             placing: None,
             declined: false,
             landing: None,

@@ -8,7 +8,8 @@
 //! - [`bridge`]: who may connect to a bridge between jobs (dynamic processes);
 //! - [`card`]: business cards (where a rank listens) and the choice of address;
 //! - [`link`]: the I/O-free rules that keep one connection per pair when both ranks connect;
-//! - `conn`: one connection's buffers; `place`: large frames read straight into the engine's
+//! - `conn`: one connection's buffers; `hot`: the connection read directly while its peer
+//!   keeps answering, out of the epoll set; `place`: large frames read straight into the engine's
 //!   buffer; `stripe`: several sockets per peer, large packets split across them;
 //!   [`TcpTransport`]: the transport;
 //! - `fuzzing` (hidden): the wire formats' fuzz body, run by `cargo fuzz` and by `cargo test`.
@@ -22,6 +23,7 @@ mod conn;
 pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
+mod hot;
 pub mod link;
 mod place;
 mod stripe;

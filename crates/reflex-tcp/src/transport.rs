@@ -6,12 +6,14 @@
 //! at once). Every socket is non-blocking with `TCP_NODELAY` and registered, level-triggered, in
 //! one epoll set; [`Transport::poll`] asks epoll what is ready (`epoll_wait` with a zero
 //! timeout), reads once from each ready connection and delivers every complete frame in place.
-//! The connection that delivered last is "hot": polls read it directly and ask epoll only one
-//! time in [`EPOLL_EVERY`], so a rank that spins for its peer's answer pays one `recv` per poll
-//! and per message rather than `epoll_wait` plus `recv` (the shared-memory path's spinning,
-//! at the cost of noticing other peers, new connections and send room a few polls later).
-//! [`Transport::sleep`] is `epoll_wait` with the timeout: a peer's data wakes it, and since epoll
-//! is level-triggered nothing is lost by ignoring what it reports.
+//! The connection that delivered last is "hot" ([`crate::hot`]): polls read it directly and ask
+//! epoll only now and then, so a rank that spins for its peer's answer pays one `recv` per poll
+//! and per message rather than `epoll_wait` plus `recv` (the shared-memory path's spinning, at
+//! the cost of noticing other peers, new connections and send room a few polls later); a hot
+//! connection that keeps delivering leaves the epoll set, which spares its sender the epoll
+//! callback on every segment. [`Transport::sleep`] puts it back and is `epoll_wait` with the
+//! timeout: a peer's data wakes it, and since epoll is level-triggered nothing is lost by
+//! ignoring what it reports.
 //!
 //! Back-pressure: a frame leaves with one `send(2)`; the kernel's socket buffer is the send
 //! queue. When it is full the unsent tail of that one frame is kept ([`crate::conn`]) and later
@@ -24,7 +26,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, IoSlice};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::time::Duration;
 
 use nix::errno::Errno;
@@ -36,6 +38,7 @@ use crate::bridge::{BridgeIds, GlobalId};
 use crate::card::{local_addrs, Card, CardError, IfAddr};
 use crate::conn::{Conn, ReadOutcome};
 use crate::frame::{encode_header, Hello, Kind, HEADER_LEN, HELLO_LEN, MAX_STREAMS};
+use crate::hot::{Hot, EPOLL_EVERY};
 use crate::link::{job_sender, judge_from, LinkPhase, Verdict};
 use crate::stripe::{token, untoken, Extra, Streams};
 
@@ -53,9 +56,6 @@ const INCOMING: u64 = 1 << 40;
 const EVENTS: usize = 64;
 /// Connections accepted per poll at most (the rest wait for the next poll).
 const ACCEPT_BURST: usize = 64;
-/// While a peer is hot, epoll is asked on one poll in this many (the others read the hot
-/// connection only: one system call per poll, and per message, instead of two).
-const EPOLL_EVERY: u32 = 4;
 
 /// Settings of a [`TcpTransport`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +95,8 @@ pub struct TcpStats {
     pub would_block: u64,
     /// Packets sent split across several streams.
     pub stripes_sent: u64,
+    /// Times the hot connection left the epoll set ([`crate::hot`]).
+    pub detaches: u64,
 }
 
 impl TcpStats {
@@ -108,6 +110,7 @@ impl TcpStats {
             partial_sends: self.partial_sends + other.partial_sends,
             would_block: self.would_block + other.would_block,
             stripes_sent: self.stripes_sent + other.stripes_sent,
+            detaches: self.detaches + other.detaches,
         }
     }
 }
@@ -150,10 +153,8 @@ pub struct TcpTransport {
     self_queue: VecDeque<Vec<u8>>,
     scratch: Vec<u8>,
     events: Vec<EpollEvent>,
-    /// The peer whose frames arrived last: `poll` reads its connection directly.
-    hot: Option<usize>,
-    /// Polls since epoll was last asked.
-    polls_without_epoll: u32,
+    /// The peer whose frames arrived last, read directly by `poll` ([`crate::hot`]).
+    pub(crate) hot: Hot,
     pub(crate) stats: TcpStats,
     listener: TcpListener,
     pub(crate) epoll: Epoll,
@@ -263,8 +264,7 @@ impl TcpTransport {
             self_queue: VecDeque::new(),
             scratch: vec![0; HEADER_LEN + params.max_packet],
             events: vec![EpollEvent::empty(); EVENTS],
-            hot: None,
-            polls_without_epoll: 0,
+            hot: Hot::default(),
             stats: TcpStats::default(),
             listener,
             epoll,
@@ -616,8 +616,12 @@ impl Transport for TcpTransport {
             sink.packet(self.me, &packet);
             delivered += 1;
         }
-        if let Some(peer) = self.hot {
-            delivered += self.receive(peer, sink);
+        if let Some(peer) = self.hot.peer {
+            let got = self.receive(peer, sink);
+            if got > 0 {
+                self.hot_delivered();
+            }
+            delivered += got;
             // A split packet in progress: its other pieces are read on this poll too.
             for k in 1..self.streams {
                 if self.stripes[peer].split.is_some() {
@@ -625,14 +629,14 @@ impl Transport for TcpTransport {
                 }
             }
             if !matches!(self.links[peer], Link::Up(_)) {
-                self.hot = None;
+                self.cool();
             }
-            self.polls_without_epoll += 1;
-            if self.polls_without_epoll < EPOLL_EVERY {
+            self.hot.polls_without_epoll += 1;
+            if self.hot.polls_without_epoll < EPOLL_EVERY {
                 return delivered;
             }
         }
-        self.polls_without_epoll = 0;
+        self.hot.polls_without_epoll = 0;
         let mut events = std::mem::take(&mut self.events);
         let ready = self
             .epoll
@@ -649,7 +653,7 @@ impl Transport for TcpTransport {
                         k => self.service_extra(peer, k, event.events(), sink),
                     };
                     if got > 0 {
-                        self.hot = Some(peer);
+                        self.heat(peer);
                     }
                     delivered += got;
                 }
@@ -663,17 +667,11 @@ impl Transport for TcpTransport {
         if timeout.is_zero() || !self.self_queue.is_empty() {
             return;
         }
+        self.attach_hot();
         // epoll counts milliseconds: round up so that a short sleep still sleeps.
         let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
         let timeout = EpollTimeout::try_from(ms).unwrap_or(EpollTimeout::MAX);
         let _ = self.epoll.wait(&mut self.events, timeout);
-    }
-}
-
-impl AsFd for TcpTransport {
-    /// The epoll descriptor: readable when the transport has something to do.
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.epoll.0.as_fd()
     }
 }
 

@@ -114,9 +114,21 @@ impl TcpTransport {
         }
     }
 
-    /// Updates epoll's interest in writability of a connection.
+    /// Updates epoll's interest in writability of a connection (a detached one goes back into
+    /// the epoll set when it must wait for room).
     pub(crate) fn watch_out(epoll: &Epoll, conn: &mut Conn, token: u64) -> io::Result<()> {
         let want = conn.tx_pending();
+        if conn.detached {
+            if want {
+                let flags = EpollFlags::EPOLLIN | EpollFlags::EPOLLOUT;
+                epoll
+                    .add(&conn.stream, EpollEvent::new(flags, token))
+                    .map_err(errno)?;
+                conn.detached = false;
+                conn.watching_out = true;
+            }
+            return Ok(());
+        }
         if want != conn.watching_out {
             let mut flags = EpollFlags::EPOLLIN;
             if want {

@@ -125,13 +125,76 @@ fn packets_of_every_size_arrive_intact() {
 #[test]
 fn a_hot_peer_does_not_hide_new_connections_or_other_peers() {
     let mut ts = job(3);
-    // Rank 0 now reads rank 1's connection directly on most polls...
+    // Rank 0 now reads rank 1's connection directly on most polls, out of the epoll set...
     exchange(&mut ts, 0, 1, 20, true, |_| 64);
+    assert!(
+        ts[0].detached(1),
+        "rank 1 kept answering but is still in the epoll set"
+    );
     // ...yet rank 2's connection is accepted and its packets arrive, interleaved with more of
     // rank 1's.
     exchange(&mut ts, 2, 0, 20, false, |_| 100);
     exchange(&mut ts, 1, 0, 20, false, |_| 64);
     exchange(&mut ts, 2, 0, 20, false, |_| 70_000);
+}
+
+/// Whether epoll reports the connection to `peer` readable (waiting up to 100 ms for it).
+fn epoll_reports(t: &mut TcpTransport, peer: usize) -> bool {
+    let mut events = vec![EpollEvent::empty(); EVENTS];
+    let ready = t.epoll.wait(&mut events, 100u16).unwrap_or(0);
+    events[..ready].iter().any(|e| e.data() == peer as u64)
+}
+
+#[test]
+fn a_detached_connection_goes_back_into_epoll_before_sleeping() {
+    let mut ts = job(2);
+    exchange(&mut ts, 0, 1, 40, true, |_| 64);
+    assert!(ts[1].detached(0) && ts[1].stats().detaches >= 1);
+    // Data from rank 0 is there, but epoll does not see it: no callback, no wake-up...
+    let p = packet(0, 0, 64);
+    ts[0]
+        .try_send(1, p.len(), |b| b.copy_from_slice(&p))
+        .unwrap();
+    assert!(!epoll_reports(&mut ts[1], 0));
+    // ...until the rank is about to block: the connection is back and reported at once.
+    ts[1].sleep(Duration::from_millis(1));
+    assert!(!ts[1].detached(0));
+    assert!(epoll_reports(&mut ts[1], 0));
+    let mut got = Vec::new();
+    for _ in 0..MAX_ROUNDS {
+        ts[1].poll(|src, b| got.push((src, b.to_vec())));
+        if !got.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(got, [(0, p)]);
+}
+
+#[test]
+fn a_detached_connection_that_fills_up_is_watched_for_room() {
+    let mut ts = job(2);
+    exchange(&mut ts, 0, 1, 40, true, |_| 64);
+    assert!(ts[0].detached(1));
+    let len = 60_000;
+    let mut sent = 0u32;
+    // Rank 1 does not poll: a frame is left half sent and rank 0 is refused.
+    while send_either(&mut ts[0], 1, sent, &packet(0, sent, len)).is_ok() {
+        sent += 1;
+        assert!(sent < 100_000, "the socket never filled");
+    }
+    assert!(!ts[0].detached(1), "waiting for room needs epoll");
+    let mut inbox = Inbox::default();
+    for _ in 0..MAX_ROUNDS {
+        if sent < 200 && send_either(&mut ts[0], 1, sent, &packet(0, sent, len)).is_ok() {
+            sent += 1;
+        }
+        ts[0].poll(|_, _| panic!("nothing is sent back"));
+        ts[1].poll(|src, b| inbox.take(src, b, |_| len));
+        if sent >= 200 && inbox.next.first() == Some(&sent) {
+            return;
+        }
+    }
+    panic!("received {:?} of {sent}", inbox.next);
 }
 
 /// A sink that places every packet it is offered in a buffer of its own (checking the offers

@@ -244,6 +244,13 @@ pub const TABLE: &[Pvar] = &[
         TCP,
         |c| c.tcp.stripes_sent,
     ),
+    watch(
+        "reflex_tcp_detaches",
+        "times a TCP connection whose peer kept answering left the epoll set (read directly), since MPI started",
+        CLASS_COUNTER,
+        TCP,
+        |c| c.tcp.detaches,
+    ),
 ];
 
 /// The variable at `index` (`MPI_T_ERR_INVALID_INDEX` otherwise).
