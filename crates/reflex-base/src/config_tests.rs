@@ -13,7 +13,7 @@ fn defaults_match_the_table() {
     assert!(loaded.warnings.is_empty());
     let c = loaded.config;
     assert_eq!(c.eager_limit, ByteSize(16384));
-    assert_eq!(c.shm_ring_bytes.get(), 65536);
+    assert_eq!(c.shm_ring_bytes.get(), 0);
     assert_eq!(c.single_copy, SingleCopy::Auto);
     assert_eq!(c.pipeline_chunk, ByteSize::kib(16));
     assert_eq!((c.spin_polls, c.yield_polls, c.sleep_us), (1000, 100, 1000));

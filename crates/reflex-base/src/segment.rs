@@ -271,6 +271,22 @@ fn check_name(name: &str) -> io::Result<()> {
 /// Refuses a segment larger than the free space of `/dev/shm`: touching its pages later would
 /// kill the job with SIGBUS instead of failing here with a message.
 fn check_free_space(name: &str, size: usize) -> io::Result<()> {
+    let free = shm_free_bytes()?;
+    if size as u64 > free {
+        return Err(io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            format!(
+                "cannot create shared segment {name}: {} MiB needed, {} MiB free in {SHM_DIR}",
+                size >> 20,
+                free >> 20
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Bytes free for this user in `/dev/shm` (tmpfs: what new segments may still take).
+pub fn shm_free_bytes() -> io::Result<u64> {
     let dir = std::ffi::CString::new(SHM_DIR).map_err(|_| invalid("bad shm dir".into()))?;
     // SAFETY: statvfs is plain old data; all-zero is a valid value.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
@@ -283,18 +299,7 @@ fn check_free_space(name: &str, size: usize) -> io::Result<()> {
             &PathBuf::from(SHM_DIR),
         ));
     }
-    let free = (st.f_bavail as u128) * (st.f_frsize as u128);
-    if size as u128 > free {
-        return Err(io::Error::new(
-            io::ErrorKind::OutOfMemory,
-            format!(
-                "cannot create shared segment {name}: {} MiB needed, {} MiB free in {SHM_DIR}",
-                size >> 20,
-                free >> 20
-            ),
-        ));
-    }
-    Ok(())
+    Ok(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
 fn segment_path(name: &str) -> PathBuf {

@@ -30,6 +30,6 @@ pub mod window;
 #[cfg(not(all(loom, test)))]
 pub use doorbell::WakeOrdering;
 #[cfg(not(all(loom, test)))]
-pub use segment::{ShmParams, ShmSegment, DEFAULT_RING_BYTES, MAX_RANKS};
+pub use segment::{ShmParams, ShmSegment, DEFAULT_RING_BYTES, MAX_AUTO_RING_BYTES, MAX_RANKS};
 #[cfg(not(all(loom, test)))]
 pub use transport::{ShmStats, ShmTransport, POLL_BURST};

@@ -57,7 +57,13 @@ pub const MAX_RANKS: usize = 1024;
 /// `bench/pt2pt.c`'s window (64); further ones take the receiver-only copy.
 pub const COOP_SLOTS: usize = 64;
 /// Default bytes per ring: 64 KiB takes 16 KiB packets (a quarter) and keeps 64 ranks at 252 MiB.
+/// The smallest ring [`ShmParams::for_node`] chooses.
 pub const DEFAULT_RING_BYTES: usize = 64 << 10;
+/// The largest ring [`ShmParams::for_node`] chooses.
+pub const MAX_AUTO_RING_BYTES: usize = 1 << 20;
+/// Bytes of incoming rings per rank that [`ShmParams::for_node`] aims at: 1 MiB rings for up to
+/// 5 ranks, 512 KiB up to 9, 256 KiB up to 17, 128 KiB up to 33, 64 KiB beyond.
+pub const RING_BUDGET: usize = 4 << 20;
 
 /// Node-wide parameters, fixed when the segment is created.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +77,38 @@ impl Default for ShmParams {
         Self {
             ring_bytes: DEFAULT_RING_BYTES,
         }
+    }
+}
+
+impl ShmParams {
+    /// Rings sized for a node of `nranks` ranks when `free` bytes of `/dev/shm` are free.
+    ///
+    /// A ring holds what a sender may run ahead of its receiver: with 64 KiB, fifteen 4 KiB
+    /// messages, and a window of them in both directions at once stalls on full rings (2 ranks,
+    /// `pt2pt -t bibw`, 2-8 KiB: 6.4-9.0 GB/s against 15-32 with 1 MiB rings; one way 5.7-8.5
+    /// against 9.2-26, 2026-11-27). So a rank gets about [`RING_BUDGET`] of incoming rings:
+    /// `RING_BUDGET / (nranks - 1)` rounded down to a power of two, within
+    /// [`DEFAULT_RING_BYTES`]..=[`MAX_AUTO_RING_BYTES`], then halved (not below the default)
+    /// until the segment takes at most half of the free space, so that small `/dev/shm` mounts
+    /// (containers often have 64 MiB) still take the job. tmpfs gives pages on first touch: the
+    /// memory used is that of the rings that carry traffic.
+    pub fn for_node(nranks: usize, free: u64) -> ShmParams {
+        let share = RING_BUDGET / nranks.saturating_sub(1).max(1);
+        let mut ring_bytes =
+            prev_power_of_two(share).clamp(DEFAULT_RING_BYTES, MAX_AUTO_RING_BYTES);
+        let fits = |ring| Layout::new(nranks, ring).is_ok_and(|l| l.total as u64 <= free / 2);
+        while ring_bytes > DEFAULT_RING_BYTES && !fits(ring_bytes) {
+            ring_bytes /= 2;
+        }
+        ShmParams { ring_bytes }
+    }
+}
+
+/// The largest power of two not above `n` (1 for 0).
+fn prev_power_of_two(n: usize) -> usize {
+    match n {
+        0 => 1,
+        n => 1 << (usize::BITS - 1 - n.leading_zeros()),
     }
 }
 
@@ -388,6 +426,34 @@ mod tests {
         assert!(Layout::new(0, 1024).is_err());
         assert!(Layout::new(MAX_RANKS + 1, 1024).is_err());
         assert!(Layout::new(4, 1000).is_err());
+    }
+
+    #[test]
+    fn rings_are_sized_by_the_node_and_the_free_space() {
+        let plenty = u64::MAX;
+        let ring = |n, free| ShmParams::for_node(n, free).ring_bytes;
+        let by_ranks: Vec<usize> = [1, 2, 5, 6, 9, 10, 17, 18, 33, 34, 64, 1024]
+            .iter()
+            .map(|&n| ring(n, plenty) >> 10)
+            .collect();
+        assert_eq!(
+            by_ranks,
+            [1024, 1024, 1024, 512, 512, 256, 256, 128, 128, 64, 64, 64]
+        );
+        // 8 ranks want 512 KiB rings (28 MiB of segment); 64 MiB free takes them, 40 MiB halves
+        // them, and with almost nothing free the default stays (creation then says why it fails).
+        let total = |n, ring| Layout::new(n, ring).unwrap().total as u64;
+        assert!(total(8, 512 << 10) <= 32 << 20);
+        assert_eq!(ring(8, 64 << 20), 512 << 10);
+        assert_eq!(ring(8, 40 << 20), 256 << 10);
+        assert_eq!(ring(8, 1 << 20), DEFAULT_RING_BYTES);
+        for n in [2, 7, 100] {
+            for free in [0, 1 << 20, 64 << 20, 1 << 30, plenty] {
+                let r = ring(n, free);
+                assert!(Layout::new(n, r).is_ok(), "{n} ranks, {free} free: {r}");
+                assert!(r == DEFAULT_RING_BYTES || total(n, r) <= free / 2);
+            }
+        }
     }
 
     #[test]
