@@ -70,6 +70,30 @@ fn poll_takes_a_bounded_burst_and_rotates_its_start() {
 }
 
 #[test]
+fn poll_stops_taking_from_a_source_after_its_byte_burst() {
+    let mut ranks = node("bytes", 2, 1 << 20, WakeOrdering::Fence);
+    let len = 40 << 10; // two of them pass POLL_BURST_BYTES (64 KiB)
+    for seq in 0..5 {
+        ranks[1]
+            .try_send(0, len, |b| testkit::fill(b, seq))
+            .unwrap();
+    }
+    let mut got = Vec::new();
+    ranks[0].poll(|_, b| got.push(b.len()));
+    assert_eq!(
+        got,
+        [len, len],
+        "the burst ends at the packet that passes the byte bound"
+    );
+    let (second, third) = (drain(&mut ranks[0]), drain(&mut ranks[0]));
+    assert_eq!((second.len(), third.len()), (2, 1));
+    let rest = second.iter().chain(&third);
+    assert!(rest
+        .enumerate()
+        .all(|(i, (_, b))| testkit::check(b, i as u64 + 2)));
+}
+
+#[test]
 fn a_full_ring_refuses_without_calling_fill_then_recovers() {
     let mut ranks = node("full", 2, 1024, WakeOrdering::Fence);
     let mut sent = 0;
