@@ -393,15 +393,16 @@ pub(crate) fn wire_up(
     let local = layout.local_ranks();
     let shm_here = layout.shm_anywhere() && local.len() > 1;
     let name = reflex_base::segment::segment_name(pmi.kvsname(), layout.nodes[rank] as usize);
+    let creates_segment = shm_here && local[0] == rank;
     let params = match config.shm_ring_bytes.get() {
-        0 if shm_here && local[0] == rank => {
+        0 if creates_segment => {
             let free = reflex_base::segment::shm_free_bytes()
                 .map_err(|e| wire_error("sizing the shared segment", e))?;
             ShmParams::for_node(local.len(), free)
         }
         ring_bytes => ShmParams { ring_bytes },
     };
-    let created = if shm_here && local[0] == rank {
+    let created = if creates_segment {
         Some(
             ShmSegment::create(&name, local.len(), &params)
                 .map_err(|e| wire_error(&format!("cannot create shared segment {name}"), e))?,

@@ -95,20 +95,12 @@ impl ShmParams {
     pub fn for_node(nranks: usize, free: u64) -> ShmParams {
         let share = RING_BUDGET / nranks.saturating_sub(1).max(1);
         let mut ring_bytes =
-            prev_power_of_two(share).clamp(DEFAULT_RING_BYTES, MAX_AUTO_RING_BYTES);
+            (1usize << share.max(1).ilog2()).clamp(DEFAULT_RING_BYTES, MAX_AUTO_RING_BYTES);
         let fits = |ring| Layout::new(nranks, ring).is_ok_and(|l| l.total as u64 <= free / 2);
         while ring_bytes > DEFAULT_RING_BYTES && !fits(ring_bytes) {
             ring_bytes /= 2;
         }
         ShmParams { ring_bytes }
-    }
-}
-
-/// The largest power of two not above `n` (1 for 0).
-fn prev_power_of_two(n: usize) -> usize {
-    match n {
-        0 => 1,
-        n => 1 << (usize::BITS - 1 - n.leading_zeros()),
     }
 }
 

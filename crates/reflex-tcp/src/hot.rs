@@ -16,8 +16,6 @@
 //! interleaved runs): 4.68-4.72 µs one way with the connection in the set, 4.35-4.43 detached; a
 //! C ping-pong spinning on `recv` of a socket in no epoll set takes 3.9-4.0, in a set 4.1-4.2.
 
-use nix::sys::epoll::{EpollEvent, EpollFlags};
-
 use crate::transport::{Link, TcpTransport};
 
 /// While a peer is hot, epoll is asked on one poll in this many (the others read the hot
@@ -85,16 +83,9 @@ impl TcpTransport {
             return;
         }
         self.hot.streak = 0;
-        let token = peer as u64;
-        match self
-            .epoll
-            .add(&conn.stream, EpollEvent::new(EpollFlags::EPOLLIN, token))
-        {
-            Ok(()) => conn.detached = false,
-            Err(e) => {
-                self.break_link(peer, format!("cannot watch the connection: {e}"));
-                self.cool();
-            }
+        if let Err(e) = Self::attach(&self.epoll, conn, peer as u64) {
+            self.break_link(peer, format!("cannot watch the connection: {e}"));
+            self.cool();
         }
     }
 

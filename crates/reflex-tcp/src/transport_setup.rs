@@ -114,20 +114,32 @@ impl TcpTransport {
         }
     }
 
+    /// Puts a detached connection (`crate::hot`) back into the epoll set, watched for
+    /// writability too when a frame's tail waits.
+    pub(crate) fn attach(epoll: &Epoll, conn: &mut Conn, token: u64) -> io::Result<()> {
+        let want = conn.tx_pending();
+        let mut flags = EpollFlags::EPOLLIN;
+        if want {
+            flags |= EpollFlags::EPOLLOUT;
+        }
+        epoll
+            .add(&conn.stream, EpollEvent::new(flags, token))
+            .map_err(errno)?;
+        conn.detached = false;
+        conn.watching_out = want;
+        Ok(())
+    }
+
     /// Updates epoll's interest in writability of a connection (a detached one goes back into
     /// the epoll set when it must wait for room).
     pub(crate) fn watch_out(epoll: &Epoll, conn: &mut Conn, token: u64) -> io::Result<()> {
         let want = conn.tx_pending();
         if conn.detached {
-            if want {
-                let flags = EpollFlags::EPOLLIN | EpollFlags::EPOLLOUT;
-                epoll
-                    .add(&conn.stream, EpollEvent::new(flags, token))
-                    .map_err(errno)?;
-                conn.detached = false;
-                conn.watching_out = true;
-            }
-            return Ok(());
+            return if want {
+                Self::attach(epoll, conn, token)
+            } else {
+                Ok(())
+            };
         }
         if want != conn.watching_out {
             let mut flags = EpollFlags::EPOLLIN;
