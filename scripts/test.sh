@@ -55,6 +55,9 @@ MPI_LIB_DIR=install/lib tests/hosts/suite.sh hydra target/release --ranks 2,4
 stage "C MPI suite across two reflexd hosts in network namespaces, 2 ranks each (skipped without root)"
 MPI_LIB_DIR=install/lib tests/hosts/suite.sh reflexd target/release --ranks 4
 
+stage "dynamic processes across reflexd hosts: spawned jobs on the other host's free slots, ports, join (skipped without root)"
+MPI_LIB_DIR=install/lib tests/hosts/suite.sh reflexd target/release --ranks 1,2,3 --filter '^dynproc_'
+
 stage "C MPI suite with TCP between every pair of ranks"
 MPI_LIB_DIR=install/lib tests/hosts/suite.sh tcp target/release --ranks 2,4
 

@@ -5,6 +5,7 @@
 # (listening on its own address, certificates from a fresh CA), and runs mpiexec in the root
 # namespace. Checks: launch on 1-4 hosts, -l labels and placement, environment and cwd, exit
 # codes, stdin to rank 0, an MPI program across hosts (if libmpi and an MPI compiler are there),
+# spawned jobs (placement, a spawn failing on one host, a failing spawned rank),
 # a killed rank, SIGTERM to mpiexec, Ctrl-Z (SIGTSTP) and SIGCONT of a job stopped longer than
 # the heartbeat timeout, a link dropped by a firewall rule (nftables), a killed daemon, refused certificates (other CA, other user, other
 # host, expired or not yet valid user and host certificates), an unprivileged user, hostile peers
@@ -94,6 +95,26 @@ for _ in $(seq 1 500); do [ "$(pgrep -fc "sleep $(sleep_mark 3)")" -ge 4 ] && br
 kill -TERM $MP; wait $MP; rc=$?
 if [ $rc = 143 ]; then PASS=$((PASS + 1)); echo "PASS  SIGTERM to mpiexec ends the job (143)"; else FAIL=$((FAIL + 1)); echo "FAIL  SIGTERM to mpiexec: exit $rc"; cat "$T/term.out"; fi
 check_clean "SIGTERM (with a setsid child)" "sleep $(sleep_mark 3)"
+
+echo "== MPI_Comm_spawn (PMI spawn) across hosts"
+R="$BIN/pmi-test-rank"
+# The parent takes host 1's only slot: the first child goes to host 2's free slot, the next
+# ones are dealt from the start of the list (1, then 2); nodes are numbered by first use.
+check "spawned ranks fill free slots, then are dealt" 0 '\[1:2\] layout 2 kvsname=\S+ mapping=Some\(\[0, 1, 0\]\)' -- \
+    "${MPIEXEC[@]}" -l -hosts "$(hosts 2 1)" -n 1 "$R" init @0:spawn:2+1 finalize -- init parent exchange layout finalize
+check "the spawn succeeds with every command's appnum" 0 '\[1:2\] parent 2 spawned=true port=port-of-0 appnum=Some\(1\) size=3' -- \
+    "${MPIEXEC[@]}" -l -hosts "$(hosts 2 1)" -n 1 "$R" init @0:spawn:2+1 finalize -- init parent finalize
+# Command 0 starts on host 2, command 1 (a missing program) fails on host 1: the spawn fails,
+# host 2's child is killed, the parent goes on.
+check "a spawn that fails on one host fails, the job goes on" 0 'msg=rank_1_of_spawned_job_1_\(on_'"$NET"'.1\)_cannot_start.*/no/such.*No_such_file' -- \
+    "${MPIEXEC[@]}" -hosts "$(hosts 2 1)" -n 1 "$R" init "spawn-prog:$(realpath "$R")|/no/such:1" finalize \
+    -- init sleep "print:$(sleep_mark 6)"
+check_clean "the half-started spawn" "print:$(sleep_mark 6)"
+check "a spawn on a host without reflexd fails" 0 "spawned rc=-1 errcodes=42 msg=cannot_reach_reflexd_on_$NET.254" -- \
+    "${MPIEXEC[@]}" -hosts "$NET.1" -n 1 "$R" init "spawn:1:host=$NET.254" finalize
+check "a failing spawned rank ends the whole job" 5 'rank 0 of spawned job 1 \(on '"$NET"'.2\) exited with status 5' -- \
+    "${MPIEXEC[@]}" -hosts "$(hosts 2 1)" -n 1 "$R" init spawn:1 "print:$(sleep_mark 7)" sleep -- init exit:5
+check_clean "a failing spawned rank" "print:$(sleep_mark 7)"
 
 echo "== security"
 check "certificate from another CA" 1 'lost host .*(certificate|tls|closed)' -- \

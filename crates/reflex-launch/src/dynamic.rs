@@ -22,7 +22,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use nix::unistd::{access, AccessFlags};
-use reflex_pmi::SpawnRequest;
+use reflex_pmi::{SpawnCommand, SpawnRequest};
 
 /// Most processes one spawn may start (each costs mpiexec four descriptors, like a rank).
 pub const MAX_SPAWN_PROCS: u64 = 1024;
@@ -38,6 +38,8 @@ pub struct Planned {
     pub wdir: PathBuf,
     /// Variables from the `env` info key, in order.
     pub env: Vec<(OsString, OsString)>,
+    /// The `host` info key: where the processes run (only `mpiexec -hosts` reads it).
+    pub host: Option<String>,
 }
 
 /// Where programs are looked for: mpiexec's working directory and `PATH`.
@@ -59,8 +61,55 @@ impl Lookup {
     }
 }
 
-/// Checks every command of `request`; the first problem refuses the whole spawn.
+/// Checks every command of `request` on this host; the first problem refuses the whole spawn.
 pub fn plan(request: &SpawnRequest, lookup: &Lookup) -> Result<Vec<Planned>, String> {
+    plan_with(request, |i, command| {
+        let wdir = working_dir(info(command, "wdir"), &lookup.cwd)?;
+        let program = find_program(&command.command, info(command, "path"), &wdir, lookup)
+            .map_err(|e| format!("spawn command {i} ({:?}): {e}", command.command))?;
+        Ok((program, wdir, Vec::new()))
+    })
+}
+
+/// Plans `request` for other hosts, where mpiexec cannot look: the working directory is `cwd`
+/// joined with `wdir`, a program name with a `/` is taken relative to it and a bare one is
+/// searched on the host in the processes' `PATH`, to which the `path` info directories are
+/// prepended (`path` is the `PATH` the processes would otherwise get). The host finds out
+/// what does not exist, and the spawn fails then.
+pub fn plan_remote(
+    request: &SpawnRequest,
+    cwd: &Path,
+    path: Option<&OsStr>,
+) -> Result<Vec<Planned>, String> {
+    plan_with(request, |_, command| {
+        let wdir = cwd.join(info(command, "wdir").unwrap_or(""));
+        let program = if command.command.contains('/') {
+            wdir.join(&command.command)
+        } else {
+            PathBuf::from(&command.command)
+        };
+        let mut env = Vec::new();
+        if let Some(dirs) = info(command, "path") {
+            let mut search = OsString::from(dirs);
+            if let Some(rest) = path {
+                search.push(":");
+                search.push(rest);
+            }
+            env.push((OsString::from("PATH"), search));
+        }
+        Ok((program, wdir, env))
+    })
+}
+
+/// The program, its working directory and variables set before the `env` info entries.
+type Placed = (PathBuf, PathBuf, Vec<(OsString, OsString)>);
+
+/// What every plan checks (the size, the `env` entries), around `place`, which decides where
+/// command `i` runs from its info keys.
+fn plan_with(
+    request: &SpawnRequest,
+    place: impl Fn(usize, &SpawnCommand) -> Result<Placed, String>,
+) -> Result<Vec<Planned>, String> {
     let total = request.total_procs();
     if total == 0 || total > MAX_SPAWN_PROCS {
         return Err(format!(
@@ -72,25 +121,27 @@ pub fn plan(request: &SpawnRequest, lookup: &Lookup) -> Result<Vec<Planned>, Str
         .iter()
         .enumerate()
         .map(|(i, command)| {
-            let info = |key: &str| {
-                command
-                    .info
-                    .iter()
-                    .find(|(k, _)| k == key)
-                    .map(|(_, v)| v.as_str())
-            };
-            let wdir = working_dir(info("wdir"), &lookup.cwd)?;
-            let program = find_program(&command.command, info("path"), &wdir, lookup)
-                .map_err(|e| format!("spawn command {i} ({:?}): {e}", command.command))?;
+            let (program, wdir, mut env) = place(i, command)?;
+            env.extend(env_entries(info(command, "env").unwrap_or(""))?);
             Ok(Planned {
                 program,
                 args: command.args.iter().map(OsString::from).collect(),
                 procs: command.maxprocs,
                 wdir,
-                env: env_entries(info("env").unwrap_or(""))?,
+                env,
+                host: info(command, "host").map(str::to_owned),
             })
         })
         .collect()
+}
+
+/// The value of info key `key` of `command`.
+fn info<'c>(command: &'c SpawnCommand, key: &str) -> Option<&'c str> {
+    command
+        .info
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
 }
 
 fn working_dir(wdir: Option<&str>, cwd: &Path) -> Result<PathBuf, String> {
@@ -106,7 +157,7 @@ fn working_dir(wdir: Option<&str>, cwd: &Path) -> Result<PathBuf, String> {
 
 /// The program's absolute path: a name with a `/` is taken relative to `wdir`; a bare name is
 /// searched in the `path` info directories, then in `PATH` (relative entries from `wdir`).
-fn find_program(
+pub fn find_program(
     command: &str,
     path_info: Option<&str>,
     wdir: &Path,
@@ -160,7 +211,6 @@ fn env_entries(value: &str) -> Result<Vec<(OsString, OsString)>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reflex_pmi::SpawnCommand;
 
     fn request(command: &str, maxprocs: u32, info: &[(&str, &str)]) -> SpawnRequest {
         SpawnRequest {

@@ -149,7 +149,7 @@ fn run_remote(spec: &JobSpec) -> i32 {
 }
 
 fn prepare_remote(spec: &JobSpec, kvsname: &str) -> Result<remote::RemoteJob, String> {
-    let (assignments, mapping) = remote::assign(spec)?;
+    let (hosts, assignments, mapping) = remote::assign(spec)?;
     let config = remote::credentials(spec)?
         .client_config()
         .map_err(|e| e.to_string())?;
@@ -162,6 +162,14 @@ fn prepare_remote(spec: &JobSpec, kvsname: &str) -> Result<remote::RemoteJob, St
     let socks = remote::connect_all(&assignments, spec.remote.port)?;
     let mut server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, universe_size(spec));
     server.set_process_mapping(&mapping);
+    let mut layout = remote::JobLayout {
+        hosts,
+        ppn: spec.remote.ppn,
+        used: Vec::new(),
+        vars: vars.clone(),
+        cwd: cwd.clone(),
+    };
+    layout.record_job(&assignments);
     let mut parts = Vec::with_capacity(assignments.len());
     for (a, sock) in assignments.into_iter().zip(socks) {
         let link = reflexd::tls::TlsLink::client(sock, config.clone(), &a.host)
@@ -169,7 +177,13 @@ fn prepare_remote(spec: &JobSpec, kvsname: &str) -> Result<remote::RemoteJob, St
         let launch = remote::launch_spec(spec, kvsname, &a, &vars, &cwd);
         parts.push((a, link, launch));
     }
-    Ok(remote::RemoteJob::new(parts, server, signals, spec.label))
+    let mut job = remote::RemoteJob::new(parts, server, signals, spec.label);
+    job.allow_spawn(remote::SpawnContext {
+        config,
+        port: spec.remote.port,
+        layout,
+    });
+    Ok(job)
 }
 
 /// `get_universe_size`: `-usize`, else the number of ranks.

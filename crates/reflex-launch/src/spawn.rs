@@ -17,6 +17,7 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, FcntlArg, FdFlag, OFlag};
@@ -25,6 +26,7 @@ use nix::sys::signal::{SigSet, Signal};
 use nix::unistd::{pipe2, Pid};
 
 use crate::args::{EnvPolicy, JobSpec};
+use crate::dynamic::{find_program, Lookup};
 
 /// What every rank of one job shares.
 #[derive(Debug)]
@@ -142,8 +144,8 @@ pub fn spawn_rank(job: &Job<'_>, place: Place, group: Option<Pid>) -> Result<Spa
         | PosixSpawnFlags::POSIX_SPAWN_SETPGROUP;
     attr.set_flags(flags).map_err(errno)?;
 
-    let program = c_string(&spec.program).map_err(error)?;
-    let mut argv = vec![program.clone()];
+    let program = c_string(program_path(&spec.program, &job.vars).as_os_str()).map_err(error)?;
+    let mut argv = vec![c_string(&spec.program).map_err(error)?];
     for arg in &spec.args {
         argv.push(c_string(arg).map_err(error)?);
     }
@@ -164,6 +166,26 @@ pub fn spawn_rank(job: &Job<'_>, place: Place, group: Option<Pid>) -> Result<Spa
         stderr: stderr_read,
         stdin,
     })
+}
+
+/// The program to start: a bare name is looked up in the ranks' own `PATH` when they have one
+/// (as Hydra's proxy does, setting the environment before `execvp`; under `reflexd` the
+/// session's `PATH` is not the user's); a name not found there is left to `posix_spawnp`,
+/// which searches mpiexec's.
+fn program_path(program: &OsStr, vars: &[(OsString, OsString)]) -> PathBuf {
+    let path = vars.iter().rev().find(|(name, _)| name == "PATH");
+    let (Some((_, path)), Some(name), Ok(cwd)) = (path, program.to_str(), std::env::current_dir())
+    else {
+        return PathBuf::from(program);
+    };
+    if name.contains('/') {
+        return PathBuf::from(program);
+    }
+    let lookup = Lookup {
+        cwd: cwd.clone(),
+        path: Some(path.clone()),
+    };
+    find_program(name, None, &cwd, &lookup).unwrap_or_else(|_| PathBuf::from(program))
 }
 
 /// The environment common to every rank: mpiexec's own (as `-genvall/-genvnone/-genvlist`
@@ -191,7 +213,7 @@ fn is_outer_launcher_variable(name: &OsString) -> bool {
     name == "PMI_PORT" || name == "PMI_ID" || name.as_encoded_bytes().starts_with(b"PMIX_")
 }
 
-fn set_var(vars: &mut Vec<(OsString, OsString)>, name: OsString, value: OsString) {
+pub(crate) fn set_var(vars: &mut Vec<(OsString, OsString)>, name: OsString, value: OsString) {
     vars.retain(|(existing, _)| *existing != name);
     vars.push((name, value));
 }

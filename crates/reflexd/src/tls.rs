@@ -16,11 +16,12 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::server::danger::ClientCertVerifier;
 use rustls::server::WebPkiClientVerifier;
-use rustls::{
-    ClientConfig, ClientConnection, Connection, RootCertStore, ServerConfig, ServerConnection,
-};
+use rustls::{ClientConnection, Connection, RootCertStore, ServerConfig, ServerConnection};
 
 use crate::proto::codec::{encode, FrameBuffer, Msg};
+
+/// The client side's TLS configuration ([`Credentials::client_config`]), for crates that hold one.
+pub use rustls::ClientConfig;
 
 fn tls_error(e: impl std::fmt::Display) -> io::Error {
     io::Error::new(ErrorKind::InvalidData, format!("tls: {e}"))

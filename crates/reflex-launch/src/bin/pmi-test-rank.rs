@@ -16,7 +16,8 @@
 //! - spawn: `spawn:N[+M..][:KEY=VAL,..]` starts one command per count running this program with
 //!   the steps after `--` (which the spawning rank skips), info pairs for every command, and
 //!   preput `PARENT_ROOT_PORT_NAME=port-of-R`; prints `spawned rc=.. errcodes=..`.
-//!   `spawn-prog:PROGRAM:N` does the same for another program; `parent` prints
+//!   `spawn-prog:PROGRAM:N` does the same for another program (`A|B:N`: one command of N
+//!   processes per program, each with the steps after `--`); `parent` prints
 //!   `parent R spawned=.. port=.. appnum=.. size=.. universe=..` (the preput key, if any).
 
 #![forbid(unsafe_code)]
@@ -187,13 +188,20 @@ fn spawn_commands(name: &str, arg: &str, args: &[String]) -> Result<Vec<SpawnCom
         .skip(1)
         .cloned()
         .collect();
-    let (program, counts, info) = if name == "spawn-prog" {
-        let (program, count) = arg.rsplit_once(':').ok_or("spawn-prog:PROGRAM:N")?;
-        (program.to_owned(), count, "")
+    let (programs, counts, info) = if name == "spawn-prog" {
+        let (programs, count) = arg.rsplit_once(':').ok_or("spawn-prog:PROGRAM:N")?;
+        let programs: Vec<String> = programs.split('|').map(str::to_owned).collect();
+        let counts = vec![count; programs.len()].join("+");
+        (programs, counts, "")
     } else {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let (counts, info) = arg.split_once(':').unwrap_or((arg, ""));
-        (exe.to_string_lossy().into_owned(), counts, info)
+        let exe = exe.to_string_lossy().into_owned();
+        (
+            vec![exe; counts.split('+').count()],
+            counts.to_owned(),
+            info,
+        )
     };
     let info: Vec<(String, String)> = info
         .split(',')
@@ -205,9 +213,10 @@ fn spawn_commands(name: &str, arg: &str, args: &[String]) -> Result<Vec<SpawnCom
         .collect();
     counts
         .split('+')
-        .map(|count| {
+        .zip(programs)
+        .map(|(count, program)| {
             Ok(SpawnCommand {
-                command: program.clone(),
+                command: program,
                 args: child_steps.clone(),
                 maxprocs: count.parse().map_err(|_| format!("bad count {count:?}"))?,
                 info: info.clone(),

@@ -1,5 +1,5 @@
-//! The event loop of `mpiexec -hosts`: one TLS link per host, the job's PMI server, output,
-//! stdin, signals and heartbeats (see [`crate::remote`]).
+//! The event loop of `mpiexec -hosts`: one TLS link per host and job, each job's PMI server,
+//! output, stdin, signals and heartbeats (see [`crate::remote`]; spawned jobs: `spawn`).
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -12,8 +12,8 @@ use nix::errno::Errno;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::Signal;
 use nix::sys::signalfd::SignalFd;
-use reflex_pmi::{Event, Outcome, Server, SpawnResult};
-use reflexd::proto::client::{HostEvent, HostProtocol};
+use reflex_pmi::{Event, Outcome, Server};
+use reflexd::proto::client::{HostEvent, HostPhase, HostProtocol};
 use reflexd::proto::codec::{LaunchSpec, Msg, VERSION};
 use reflexd::proto::heartbeat::{Beat, Liveness};
 use reflexd::tls::TlsLink;
@@ -30,13 +30,67 @@ const STDIN_BLOCK: usize = 64 * 1024;
 /// few bytes per host; only a socket filled by a flood of stdin could need more).
 const STOP_FLUSH_LIMIT: Duration = Duration::from_secs(1);
 
+/// One host's part of one job: a TLS link to its reflexd.
 #[derive(Debug)]
-struct Host {
-    name: String,
-    link: Option<TlsLink>,
+pub(super) struct Host {
+    pub(super) name: String,
+    pub(super) link: Option<TlsLink>,
     proto: HostProtocol,
     live: Liveness,
     launch: Option<LaunchSpec>,
+    /// The job (index into `jobs`) whose ranks this link runs.
+    pub(super) job: usize,
+}
+
+impl Host {
+    pub(super) fn new(a: Assignment, link: TlsLink, launch: LaunchSpec, job: usize) -> Self {
+        Self {
+            name: a.host,
+            link: Some(link),
+            proto: HostProtocol::new(a.ranks),
+            live: Liveness::new(Instant::now()),
+            launch: Some(launch),
+            job,
+        }
+    }
+
+    pub(super) fn proto_phase(&self) -> HostPhase {
+        self.proto.phase()
+    }
+}
+
+/// The PMI side of one job of the run: the first one, or one that a rank spawned.
+#[derive(Debug)]
+pub(super) struct PmiJob {
+    pub(super) server: Server,
+    /// The host (index into `hosts`) of every rank.
+    pub(super) owner: Vec<usize>,
+    /// A spawn whose processes have not all started: its answer is still owed.
+    pub(super) pending: Option<PendingSpawn>,
+    /// A spawn that failed: its hosts are being told to kill what they started, and what they
+    /// report from now on fails nothing.
+    pub(super) abandoned: bool,
+}
+
+impl PmiJob {
+    pub(super) fn new(server: Server, owner: Vec<usize>) -> Self {
+        Self {
+            server,
+            owner,
+            pending: None,
+            abandoned: false,
+        }
+    }
+}
+
+/// Who waits for a spawn and for which hosts.
+#[derive(Debug, Clone)]
+pub(super) struct PendingSpawn {
+    /// The job and rank that asked.
+    pub(super) parent: (usize, u32),
+    /// Hosts (indices into `hosts`) whose processes have not started yet.
+    pub(super) waiting: Vec<usize>,
+    pub(super) procs: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -46,18 +100,19 @@ enum Slot {
     Host(usize),
 }
 
-/// A job running on remote hosts.
+/// A job running on remote hosts, with the jobs its ranks spawn.
 #[derive(Debug)]
 pub struct RemoteJob {
-    hosts: Vec<Host>,
-    owner: Vec<usize>,
-    server: Server,
+    pub(super) hosts: Vec<Host>,
+    pub(super) jobs: Vec<PmiJob>,
     signals: SignalFd,
     sinks: Sinks,
-    labels: Option<HashMap<(u32, bool), Labeler>>,
+    labels: Option<HashMap<(usize, u32, bool), Labeler>>,
     stdin: Option<std::fs::File>,
-    status: Option<i32>,
+    pub(super) status: Option<i32>,
     user_signals: u32,
+    /// How to start spawned jobs (`None`: spawns are refused).
+    pub(super) spawner: Option<super::SpawnContext>,
 }
 
 impl RemoteJob {
@@ -70,7 +125,6 @@ impl RemoteJob {
     ) -> Self {
         let size = server_size(&assignments);
         let mut owner = vec![0; size];
-        let now = Instant::now();
         let hosts = assignments
             .into_iter()
             .enumerate()
@@ -78,13 +132,7 @@ impl RemoteJob {
                 for &r in &a.ranks {
                     owner[r as usize] = h;
                 }
-                Host {
-                    name: a.host,
-                    link: Some(link),
-                    proto: HostProtocol::new(a.ranks),
-                    live: Liveness::new(now),
-                    launch: Some(launch),
-                }
+                Host::new(a, link, launch, 0)
             })
             .collect();
         let stdin = io::stdin()
@@ -94,36 +142,33 @@ impl RemoteJob {
             .map(std::fs::File::from);
         Self {
             hosts,
-            owner,
-            server,
+            jobs: vec![PmiJob::new(server, owner)],
             signals,
             sinks: Sinks::default(),
             labels: label.then(HashMap::new),
             stdin,
             status: None,
             user_signals: 0,
+            spawner: None,
         }
+    }
+
+    /// Lets the job's ranks spawn jobs (`MPI_Comm_spawn`) on the job's hosts.
+    pub fn allow_spawn(&mut self, context: super::SpawnContext) {
+        self.spawner = Some(context);
     }
 
     /// Runs the job to its end; returns mpiexec's exit status.
     pub fn run(mut self) -> i32 {
-        let (uid, user) = current_user();
         for h in 0..self.hosts.len() {
-            self.send(
-                h,
-                &Msg::Hello {
-                    version: VERSION,
-                    uid,
-                    user: user.clone(),
-                },
-            );
+            self.hello(h);
         }
         while self.hosts.iter().any(|h| h.link.is_some()) {
             self.tick(Instant::now());
             self.poll_once();
         }
         if let Some(labels) = self.labels.as_mut() {
-            for ((_, err), labeler) in labels.iter_mut() {
+            for ((_, _, err), labeler) in labels.iter_mut() {
                 let mut out = Vec::new();
                 labeler.finish(&mut out);
                 let sink = if *err { Sink::Stderr } else { Sink::Stdout };
@@ -133,7 +178,18 @@ impl RemoteJob {
         self.status.unwrap_or(0)
     }
 
-    fn send(&mut self, h: usize, msg: &Msg) {
+    /// Opens the conversation with host `h`.
+    pub(super) fn hello(&mut self, h: usize) {
+        let (uid, user) = current_user();
+        let hello = Msg::Hello {
+            version: VERSION,
+            uid,
+            user,
+        };
+        self.send(h, &hello);
+    }
+
+    pub(super) fn send(&mut self, h: usize, msg: &Msg) {
         let host = &mut self.hosts[h];
         let Some(link) = host.link.as_mut() else {
             return;
@@ -145,7 +201,7 @@ impl RemoteJob {
     }
 
     /// Prints `mpiexec: <message>` (the first failure only) and ends the job everywhere.
-    fn fail(&mut self, message: &str, status: i32) {
+    pub(super) fn fail(&mut self, message: &str, status: i32) {
         if self.status.is_some_and(|s| s != 0) {
             return;
         }
@@ -162,14 +218,24 @@ impl RemoteJob {
         if let Some(mut link) = self.hosts[h].link.take() {
             link.close();
         }
-        let done = self.hosts[h].proto.phase() == reflexd::proto::client::HostPhase::Done;
+        let done = self.hosts[h].proto.phase() == HostPhase::Done;
         if !done {
             let name = self.hosts[h].name.clone();
-            self.fail(
-                &format!("lost host {name}: {why}; terminating the job"),
-                HOST_FAILURE,
-            );
+            self.host_failed(h, &format!("lost host {name}: {why}"), HOST_FAILURE);
         }
+    }
+
+    /// Something went wrong on host `h`: a spawn still starting fails (the job goes on), a
+    /// running job fails the whole run.
+    fn host_failed(&mut self, h: usize, what: &str, status: i32) {
+        let job = self.hosts[h].job;
+        if self.jobs[job].abandoned {
+            return;
+        }
+        if self.jobs[job].pending.is_some() {
+            return self.abandon_spawn(job, what);
+        }
+        self.fail(&format!("{what}; terminating the job"), status);
     }
 
     fn tick(&mut self, now: Instant) {
@@ -237,9 +303,9 @@ impl RemoteJob {
             }
         }
         // stdin goes to rank 0 once it runs, and only while its link is not backed up.
-        let h0 = self.owner.first().copied().unwrap_or(0);
+        let h0 = self.jobs[0].owner.first().copied().unwrap_or(0);
         let rank0_ready = self.hosts.get(h0).is_some_and(|h| {
-            h.proto.phase() == reflexd::proto::client::HostPhase::Running
+            h.proto.phase() == HostPhase::Running
                 && h.link.as_ref().is_some_and(|l| !l.wants_write())
         });
         if let (Some(stdin), true) = (&self.stdin, rank0_ready) {
@@ -253,7 +319,7 @@ impl RemoteJob {
             return;
         };
         let mut block = vec![0u8; STDIN_BLOCK];
-        let h0 = self.owner[0];
+        let h0 = self.jobs[0].owner[0];
         match stdin.read(&mut block) {
             Ok(0) | Err(_) => {
                 self.stdin = None;
@@ -353,11 +419,10 @@ impl RemoteJob {
                 Ok(event) => self.on_event(h, event),
                 Err(text) => {
                     let name = self.hosts[h].name.clone();
-                    self.fail(&format!("host {name}: {text}"), HOST_FAILURE);
                     if let Some(mut link) = self.hosts[h].link.take() {
                         link.close();
                     }
-                    return;
+                    return self.host_failed(h, &format!("host {name}: {text}"), HOST_FAILURE);
                 }
             }
         }
@@ -367,25 +432,27 @@ impl RemoteJob {
     }
 
     fn on_event(&mut self, h: usize, event: HostEvent) {
+        let job = self.hosts[h].job;
         match event {
-            HostEvent::Nothing | HostEvent::Started { .. } => {}
+            HostEvent::Nothing => {}
+            HostEvent::Started { .. } => self.started(h),
             HostEvent::Welcome { .. } => {
                 if let Some(launch) = self.hosts[h].launch.take() {
                     self.send(h, &Msg::Launch(launch));
                 }
             }
-            HostEvent::Output { rank, err, bytes } => self.output(rank, err, &bytes),
+            HostEvent::Output { rank, err, bytes } => self.output(job, rank, err, &bytes),
             HostEvent::PmiRequest { rank, line } => {
-                let outcome = self.server.handle_line(rank, &line);
-                self.apply(outcome);
+                let outcome = self.jobs[job].server.handle_line(rank, &line);
+                self.apply(job, outcome);
             }
             HostEvent::Exit { rank, status, how } => {
-                let outcome = self.server.disconnect(rank);
-                self.apply(outcome);
+                let outcome = self.jobs[job].server.disconnect(rank);
+                self.apply(job, outcome);
                 if status != 0 {
                     let name = self.hosts[h].name.clone();
-                    let message = format!("rank {rank} (on {name}) {how}; terminating the job");
-                    self.fail(&message, status);
+                    let who = rank_name(job, rank);
+                    self.host_failed(h, &format!("{who} (on {name}) {how}"), status);
                 }
             }
             HostEvent::Done => {
@@ -396,14 +463,17 @@ impl RemoteJob {
         }
     }
 
-    fn output(&mut self, rank: u32, err: bool, bytes: &[u8]) {
+    fn output(&mut self, job: usize, rank: u32, err: bool, bytes: &[u8]) {
         let sink = if err { Sink::Stderr } else { Sink::Stdout };
         match self.labels.as_mut() {
             Some(labels) => {
                 let mut out = Vec::new();
                 labels
-                    .entry((rank, err))
-                    .or_insert_with(|| Labeler::new(rank))
+                    .entry((job, rank, err))
+                    .or_insert_with(|| match job {
+                        0 => Labeler::new(rank),
+                        _ => Labeler::new(format!("{job}:{rank}")),
+                    })
                     .feed(bytes, &mut out);
                 self.sinks.write(sink, &out);
             }
@@ -411,10 +481,10 @@ impl RemoteJob {
         }
     }
 
-    /// Relays the PMI server's replies to the ranks' hosts and acts on its event.
-    fn apply(&mut self, outcome: Outcome) {
+    /// Relays the replies of job `job`'s PMI server to the ranks' hosts and acts on its event.
+    pub(super) fn apply(&mut self, job: usize, outcome: Outcome) {
         for reply in outcome.replies {
-            if let Some(&h) = self.owner.get(reply.rank as usize) {
+            if let Some(&h) = self.jobs[job].owner.get(reply.rank as usize) {
                 let msg = Msg::PmiReply {
                     rank: reply.rank,
                     line: reply.line.into_bytes(),
@@ -425,8 +495,9 @@ impl RemoteJob {
         match outcome.event {
             Some(Event::Abort { rank, code, msg }) => {
                 let detail = msg.map(|m| format!(": {m}")).unwrap_or_default();
+                let who = rank_name(job, rank);
                 self.fail(
-                    &format!("rank {rank} called MPI_Abort with code {code}{detail}"),
+                    &format!("{who} called MPI_Abort with code {code}{detail}"),
                     code,
                 );
             }
@@ -438,22 +509,27 @@ impl RemoteJob {
                 1,
             ),
             Some(Event::ProtocolError { rank, error }) => self.fail(
-                &format!("rank {rank} broke the pmi protocol: {error}; terminating the job"),
+                &format!(
+                    "{} broke the pmi protocol: {error}; terminating the job",
+                    rank_name(job, rank)
+                ),
                 1,
             ),
             Some(Event::Spawn { rank, request }) => {
-                let result = SpawnResult::refused(
-                    "MPI_Comm_spawn is not supported across hosts (mpiexec --hosts)",
-                    request.total_procs() as usize,
-                );
-                let reply = self.server.spawn_reply(rank, &result);
-                self.apply(Outcome {
-                    replies: vec![reply],
-                    event: None,
-                });
+                if let Some(result) = self.spawn_job(job, rank, &request) {
+                    self.answer_spawn((job, rank), &result);
+                }
             }
             Some(Event::Finalize { .. } | Event::BarrierComplete) | None => {}
         }
+    }
+}
+
+/// How messages name a rank: `rank 3`, or `rank 1 of spawned job 2`.
+pub(super) fn rank_name(job: usize, rank: u32) -> String {
+    match job {
+        0 => format!("rank {rank}"),
+        _ => format!("rank {rank} of spawned job {job}"),
     }
 }
 

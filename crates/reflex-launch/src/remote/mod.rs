@@ -11,8 +11,10 @@
 //! All-or-nothing (§1.2): the first rank that fails, a daemon error, a lost connection or a
 //! silent host (heartbeats) make mpiexec print one line, send `Kill` to every host and exit
 //! with that rank's status (1 for a host failure) once every host reported `Done` or is gone.
+//! Jobs that the ranks spawn run the same way, through links of their own (`spawn`).
 
 mod job;
+mod spawn;
 
 use std::io;
 use std::net::{TcpStream, ToSocketAddrs};
@@ -26,6 +28,7 @@ use crate::args::JobSpec;
 use crate::hosts::{nodes_of, parse_hostfile, place_ranks, process_mapping, HostEntry};
 
 pub use job::{launch_spec, RemoteJob};
+pub use spawn::{JobLayout, SpawnContext};
 
 /// How long connecting to one daemon may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -40,18 +43,31 @@ pub struct Assignment {
     pub ranks: Vec<u32>,
 }
 
-/// The hosts of `spec` and the ranks each runs, plus `PMI_process_mapping`.
-pub fn assign(spec: &JobSpec) -> Result<(Vec<Assignment>, String), String> {
-    let hosts: Vec<HostEntry> = match &spec.remote.hostfile {
+/// The host list of `spec` (`-hosts`, or the hostfile's), the hosts of the job's ranks and
+/// its `PMI_process_mapping`.
+pub fn assign(spec: &JobSpec) -> Result<(Vec<HostEntry>, Vec<Assignment>, String), String> {
+    let hosts = job_hosts(spec)?;
+    let owner = place_ranks(&hosts, spec.ranks, spec.remote.ppn);
+    let (assignments, mapping) = assign_owners(&hosts, &owner);
+    Ok((hosts, assignments, mapping))
+}
+
+/// The host list of `spec`: `-hosts`, or the hostfile's.
+fn job_hosts(spec: &JobSpec) -> Result<Vec<HostEntry>, String> {
+    match &spec.remote.hostfile {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read hostfile {}: {e}", path.display()))?;
-            parse_hostfile(&text).map_err(|e| format!("{}: {e}", path.display()))?
+            parse_hostfile(&text).map_err(|e| format!("{}: {e}", path.display()))
         }
-        None => spec.remote.hosts.clone(),
-    };
-    let owner = place_ranks(&hosts, spec.ranks, spec.remote.ppn);
-    let (nodes, used) = nodes_of(&owner);
+        None => Ok(spec.remote.hosts.clone()),
+    }
+}
+
+/// One assignment per host that `owner` (the host of every rank, an index into `hosts`) uses,
+/// numbered as nodes in order of first use, plus the `PMI_process_mapping` of that placement.
+pub fn assign_owners(hosts: &[HostEntry], owner: &[usize]) -> (Vec<Assignment>, String) {
+    let (nodes, used) = nodes_of(owner);
     let assignments = used
         .iter()
         .enumerate()
@@ -59,12 +75,12 @@ pub fn assign(spec: &JobSpec) -> Result<(Vec<Assignment>, String), String> {
             host: hosts[h].name.clone(),
             port: hosts[h].port,
             node: node as u32,
-            ranks: (0..spec.ranks)
+            ranks: (0..owner.len() as u32)
                 .filter(|&r| nodes[r as usize] == node as u32)
                 .collect(),
         })
         .collect();
-    Ok((assignments, process_mapping(&nodes)))
+    (assignments, process_mapping(&nodes))
 }
 
 /// The user's credentials: `-certs DIR`, else `$HOME/.reflex`.
