@@ -40,11 +40,14 @@ pub(super) struct Host {
     launch: Option<LaunchSpec>,
     /// The job (index into `jobs`) whose ranks this link runs.
     pub(super) job: usize,
+    /// How many of them.
+    procs: u32,
 }
 
 impl Host {
     pub(super) fn new(a: Assignment, link: TlsLink, launch: LaunchSpec, job: usize) -> Self {
         Self {
+            procs: a.ranks.len() as u32,
             name: a.host,
             link: Some(link),
             proto: HostProtocol::new(a.ranks),
@@ -213,11 +216,24 @@ impl RemoteJob {
         }
     }
 
+    /// Hangs up on host `h` (once); the slots of a spawned job's processes there are free
+    /// again for later spawns.
+    pub(super) fn close_link(&mut self, h: usize) {
+        let Some(mut link) = self.hosts[h].link.take() else {
+            return;
+        };
+        link.close();
+        if self.hosts[h].job > 0 {
+            let (host, procs) = (&self.hosts[h].name, self.hosts[h].procs);
+            if let Some(spawner) = self.spawner.as_mut() {
+                spawner.layout.release(host, procs);
+            }
+        }
+    }
+
     /// Host `h` is gone; unless it had finished, that fails the job.
     fn lose(&mut self, h: usize, why: &str) {
-        if let Some(mut link) = self.hosts[h].link.take() {
-            link.close();
-        }
+        self.close_link(h);
         let done = self.hosts[h].proto.phase() == HostPhase::Done;
         if !done {
             let name = self.hosts[h].name.clone();
@@ -419,9 +435,7 @@ impl RemoteJob {
                 Ok(event) => self.on_event(h, event),
                 Err(text) => {
                     let name = self.hosts[h].name.clone();
-                    if let Some(mut link) = self.hosts[h].link.take() {
-                        link.close();
-                    }
+                    self.close_link(h);
                     return self.host_failed(h, &format!("host {name}: {text}"), HOST_FAILURE);
                 }
             }
@@ -455,11 +469,7 @@ impl RemoteJob {
                     self.host_failed(h, &format!("{who} (on {name}) {how}"), status);
                 }
             }
-            HostEvent::Done => {
-                if let Some(mut link) = self.hosts[h].link.take() {
-                    link.close();
-                }
-            }
+            HostEvent::Done => self.close_link(h),
         }
     }
 

@@ -3,8 +3,8 @@
 //!
 //! The request is planned without looking at this host's files ([`plan_remote`]: the hosts
 //! check the program and the directory), its processes are placed ([`place_spawn`]: a command's
-//! `host` info key puts all its processes on that host, the others are dealt over the job's host
-//! list as the job's ranks were), and every host that gets processes of a command gets its own
+//! `host` info key puts all its processes on that host, the others go to the slots the running
+//! processes leave free, then are dealt over the job's host list as its ranks were), and every host that gets processes of a command gets its own
 //! connection and launch, as a host of the first job does: a fresh KVS name, the parent's
 //! environment plus `PMI_SPAWNED=1` and the command's `env`, the node layout of the new job as
 //! its `PMI_process_mapping`, a PMI server that shares the first job's name service. The rank
@@ -46,7 +46,8 @@ pub struct JobLayout {
     /// The job's host list and `-ppn`.
     pub hosts: Vec<HostEntry>,
     pub ppn: Option<u32>,
-    /// Processes started so far on each host of `hosts` (by every job).
+    /// Processes running on each host of `hosts` (the first job's, and the spawned jobs' until
+    /// their hosts are done).
     pub used: Vec<u32>,
     /// The environment of the first job's ranks (before the PMI variables).
     pub vars: Vec<(OsString, OsString)>,
@@ -65,6 +66,13 @@ impl JobLayout {
     fn record(&mut self, parts: &[Part]) {
         for part in parts {
             self.add_used(&part.assignment.host, part.assignment.ranks.len() as u32);
+        }
+    }
+
+    /// `procs` processes on `host` have ended: their slots are free again.
+    pub(super) fn release(&mut self, host: &str, procs: u32) {
+        if let Some(h) = self.hosts.iter().position(|e| e.name == host) {
+            self.used[h] = self.used[h].saturating_sub(procs);
         }
     }
 
@@ -172,9 +180,7 @@ impl RemoteJob {
             }
             if self.hosts[h].proto_phase() == HostPhase::AwaitWelcome {
                 // Nothing was launched there yet: hanging up is all it takes.
-                if let Some(mut link) = self.hosts[h].link.take() {
-                    link.close();
-                }
+                self.close_link(h);
             } else {
                 self.send(h, &Msg::Kill);
             }
@@ -450,5 +456,8 @@ mod tests {
         assert_eq!(parts[0].launch.size, 4);
         ctx.record(&parts);
         assert_eq!(ctx.used, [2, 3]);
+        ctx.release("b", 2);
+        ctx.release("c", 5);
+        assert_eq!(ctx.used, [2, 1], "c is not one of the job's hosts");
     }
 }
