@@ -73,3 +73,6 @@ tests/apps/run.sh install
 
 stage "mpi4py built against install/, its test suite with 1, 2, 3 ranks (tests/mpi4py/expected-failures.txt)"
 tests/mpi4py/run.sh --budget 2400
+
+stage "mpi4py.futures across reflexd hosts: an MPIPoolExecutor's spawned workers on 3 namespace hosts (skipped without root)"
+MPI_LIB_DIR=install/lib tests/hosts/mpi4py.sh target/release
