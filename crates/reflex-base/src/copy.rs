@@ -40,16 +40,16 @@ const ALIAS_SPAN: usize = 64;
 
 /// A vector register's worth of bytes (SSE2, which every x86_64 has), moved by one instruction.
 #[cfg(target_arch = "x86_64")]
-type Lane = std::arch::x86_64::__m128i;
+pub(crate) type Lane = std::arch::x86_64::__m128i;
 /// A vector register's worth of bytes (elsewhere a pair of registers).
 #[cfg(not(target_arch = "x86_64"))]
-type Lane = u128;
+pub(crate) type Lane = u128;
 
 /// Bytes per [`Lane`].
-const LANE: usize = std::mem::size_of::<Lane>();
+pub(crate) const LANE: usize = std::mem::size_of::<Lane>();
 
 /// Bytes per block of the backward copy (one cache line).
-const BLOCK: usize = 64;
+pub(crate) const BLOCK: usize = 64;
 
 /// Copies `src` into `dst` (`dst.copy_from_slice(src)`, see the module documentation).
 ///
@@ -96,7 +96,7 @@ fn ends_lanes<const L: usize>(dst: &mut [u8], src: &[u8]) {
 
 /// The `L` lanes of type `T` (a vector type) at byte `at` of `src`.
 #[inline(always)]
-fn lanes<T: Copy, const L: usize>(src: &[u8], at: usize) -> [T; L] {
+pub(crate) fn lanes<T: Copy, const L: usize>(src: &[u8], at: usize) -> [T; L] {
     // (`array::from_fn` is not always inlined, and then the lanes go through the stack.)
     let width = std::mem::size_of::<T>();
     let mut v = [load::<T>(src, at); L];
@@ -178,12 +178,23 @@ unsafe fn copy_backward_avx(dst: &mut [u8], src: &[u8]) {
     copy_backward_in::<std::arch::x86_64::__m256i, 2>(dst, src);
 }
 
-/// Copies `src` into `dst` from the end to the start: the bytes past the last 64-byte boundary
-/// of `dst`, then whole aligned blocks downwards (each block `L` lanes of `T`, all loads, then
-/// all stores), then the bytes before the first boundary.
+/// Copies `src` into `dst` from the end to the start (see [`backward_blocks`]), each block as
+/// `L` lanes of `T`, all loads, then all stores.
 #[inline(always)]
 fn copy_backward_in<T: Copy, const L: usize>(dst: &mut [u8], src: &[u8]) {
     debug_assert_eq!(L * std::mem::size_of::<T>(), BLOCK, "a block is L lanes");
+    backward_blocks(dst, src, |d, s| store_lanes(d, 0, lanes::<T, L>(s, 0)));
+}
+
+/// Copies `src` into `dst` from the end to the start: the bytes past the last 64-byte boundary
+/// of `dst`, then whole aligned blocks downwards with `block`, then the bytes before the first
+/// boundary.
+#[inline(always)]
+pub(crate) fn backward_blocks(
+    dst: &mut [u8],
+    src: &[u8],
+    mut block: impl FnMut(&mut [u8; BLOCK], &[u8; BLOCK]),
+) {
     let n = dst.len();
     let tail = ((dst.as_ptr() as usize + n) % BLOCK).min(n);
     let body = n - tail;
@@ -194,7 +205,7 @@ fn copy_backward_in<T: Copy, const L: usize>(dst: &mut [u8], src: &[u8]) {
     let (d_blocks, _) = d_blocks.as_chunks_mut::<BLOCK>();
     let (s_blocks, _) = s_blocks.as_chunks::<BLOCK>();
     for (d, s) in d_blocks.iter_mut().zip(s_blocks).rev() {
-        store_lanes(d, 0, lanes::<T, L>(s, 0)); // all loads, then all stores
+        block(d, s);
     }
     d_head.copy_from_slice(s_head);
 }

@@ -20,5 +20,6 @@ pub mod futex;
 pub mod mutate;
 pub mod segment;
 pub mod slots;
+pub mod stream_copy;
 pub mod transport;
 pub mod x87;

@@ -638,6 +638,6 @@ pub(crate) fn send_dense_eager<T: Transport>(
     fabric.try_send(index, packet::EAGER_HEADER + body.len(), |b| {
         let (h, payload) = b.split_at_mut(packet::EAGER_HEADER);
         h.copy_from_slice(&head);
-        reflex_base::copy::copy_bytes(payload, body);
+        reflex_base::stream_copy::copy_to_reader(payload, body);
     })
 }

@@ -21,6 +21,8 @@ pub struct Counters {
     pub queues: QueueLengths,
     pub shm: ShmStats,
     pub tcp: TcpStats,
+    /// `reflex_base::stream_copy::streamed_bytes`.
+    pub streamed: u64,
 }
 
 /// The configuration and counters of an engine that has ended.
@@ -39,6 +41,7 @@ fn counters_of(mpi: &crate::state::Mpi) -> Counters {
         queues: engine.queue_lengths(),
         shm: shm.unwrap_or_default(),
         tcp: tcp.unwrap_or_default(),
+        streamed: reflex_base::stream_copy::streamed_bytes(),
     }
 }
 

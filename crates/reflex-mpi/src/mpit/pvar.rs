@@ -181,6 +181,13 @@ pub const TABLE: &[Pvar] = &[
         COPY,
         |c| c.copies.single_copy,
     ),
+    counter(
+        "reflex_copy_streamed_bytes",
+        "bytes of eager packets copied into shared memory with non-temporal stores, because the \
+         receiving core looked far (see reflex_base::stream_copy)",
+        COPY,
+        |c| c.streamed,
+    ),
     watch(
         "reflex_shm_sleeps",
         "waits that blocked in the kernel on the shared-memory doorbell, since MPI started",
