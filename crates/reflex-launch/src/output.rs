@@ -23,6 +23,34 @@ pub struct Labeler {
     partial: Vec<u8>,
 }
 
+/// How output and messages name rank `rank` of job `job` (0: the first job, then spawned jobs
+/// in the order they started).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RankOf {
+    pub job: usize,
+    pub rank: u32,
+}
+
+impl RankOf {
+    /// The `-l` label: `3`, or `2:1` for rank 1 of spawned job 2.
+    pub fn tag(self) -> String {
+        match self.job {
+            0 => self.rank.to_string(),
+            job => format!("{job}:{}", self.rank),
+        }
+    }
+}
+
+impl std::fmt::Display for RankOf {
+    /// `rank 3`, or `rank 1 of spawned job 2`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.job {
+            0 => write!(f, "rank {}", self.rank),
+            job => write!(f, "rank {} of spawned job {job}", self.rank),
+        }
+    }
+}
+
 impl Labeler {
     /// Labels lines `[tag] ` (the rank, or `job:rank` for a spawned job).
     pub fn new(tag: impl std::fmt::Display) -> Self {
@@ -168,6 +196,18 @@ fn write_flush(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranks_of_spawned_jobs_name_their_job() {
+        let first = RankOf { job: 0, rank: 3 };
+        let spawned = RankOf { job: 2, rank: 1 };
+        assert_eq!(
+            (first.tag(), first.to_string()),
+            ("3".into(), "rank 3".into())
+        );
+        assert_eq!(spawned.tag(), "2:1");
+        assert_eq!(spawned.to_string(), "rank 1 of spawned job 2");
+    }
 
     #[test]
     fn labels_complete_lines_and_keeps_partials() {

@@ -21,7 +21,7 @@ use nix::unistd::{getpid, Pid};
 use reflex_pmi::{Event, Outcome, Server};
 
 use crate::jobctl::{self, JobControl};
-use crate::output::{OutputPipe, Sink, Sinks};
+use crate::output::{OutputPipe, RankOf, Sink, Sinks};
 use crate::pmi_conn::PmiConn;
 use crate::procs::{live_children, repeated_signal_message, signal_all, Ending};
 use crate::spawn::Spawned;
@@ -144,12 +144,7 @@ impl Supervisor {
     /// Adds rank `rank` of job `job`: its output pipes (labelled `[rank] ` in the first job,
     /// `[job:rank] ` in spawned ones) and its PMI socket.
     fn add_process(&mut self, job: usize, rank: u32, spawned: Spawned) {
-        let tag = if job == 0 {
-            rank.to_string()
-        } else {
-            format!("{job}:{rank}")
-        };
-        let label = self.label.then_some(tag);
+        let label = self.label.then(|| RankOf { job, rank }.tag());
         self.outputs
             .push(OutputPipe::new(spawned.stdout, Sink::Stdout, label.clone()));
         self.outputs
@@ -166,10 +161,7 @@ impl Supervisor {
     /// How messages name process `index`: `rank 3`, or `rank 1 of spawned job 2`.
     fn name(&self, index: usize) -> String {
         let Rank { job, rank, .. } = self.ranks[index];
-        match job {
-            0 => format!("rank {rank}"),
-            _ => format!("rank {rank} of spawned job {job}"),
-        }
+        RankOf { job, rank }.to_string()
     }
 
     /// Prints `mpiexec: <message>` and terminates the job with exit status `status`, unless

@@ -19,7 +19,7 @@ use reflexd::proto::heartbeat::{Beat, Liveness};
 use reflexd::tls::TlsLink;
 
 use crate::jobctl::{self, JobControl};
-use crate::output::{Labeler, Sink, Sinks};
+use crate::output::{Labeler, RankOf, Sink, Sinks};
 use crate::procs::repeated_signal_message;
 use crate::remote::Assignment;
 
@@ -87,7 +87,7 @@ impl PmiJob {
 }
 
 /// Who waits for a spawn and for which hosts.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct PendingSpawn {
     /// The job and rank that asked.
     pub(super) parent: (usize, u32),
@@ -465,7 +465,7 @@ impl RemoteJob {
                 self.apply(job, outcome);
                 if status != 0 {
                     let name = self.hosts[h].name.clone();
-                    let who = rank_name(job, rank);
+                    let who = RankOf { job, rank };
                     self.host_failed(h, &format!("{who} (on {name}) {how}"), status);
                 }
             }
@@ -480,10 +480,7 @@ impl RemoteJob {
                 let mut out = Vec::new();
                 labels
                     .entry((job, rank, err))
-                    .or_insert_with(|| match job {
-                        0 => Labeler::new(rank),
-                        _ => Labeler::new(format!("{job}:{rank}")),
-                    })
+                    .or_insert_with(|| Labeler::new(RankOf { job, rank }.tag()))
                     .feed(bytes, &mut out);
                 self.sinks.write(sink, &out);
             }
@@ -505,7 +502,7 @@ impl RemoteJob {
         match outcome.event {
             Some(Event::Abort { rank, code, msg }) => {
                 let detail = msg.map(|m| format!(": {m}")).unwrap_or_default();
-                let who = rank_name(job, rank);
+                let who = RankOf { job, rank };
                 self.fail(
                     &format!("{who} called MPI_Abort with code {code}{detail}"),
                     code,
@@ -521,7 +518,7 @@ impl RemoteJob {
             Some(Event::ProtocolError { rank, error }) => self.fail(
                 &format!(
                     "{} broke the pmi protocol: {error}; terminating the job",
-                    rank_name(job, rank)
+                    RankOf { job, rank }
                 ),
                 1,
             ),
@@ -532,14 +529,6 @@ impl RemoteJob {
             }
             Some(Event::Finalize { .. } | Event::BarrierComplete) | None => {}
         }
-    }
-}
-
-/// How messages name a rank: `rank 3`, or `rank 1 of spawned job 2`.
-pub(super) fn rank_name(job: usize, rank: u32) -> String {
-    match job {
-        0 => format!("rank {rank}"),
-        _ => format!("rank {rank} of spawned job {job}"),
     }
 }
 

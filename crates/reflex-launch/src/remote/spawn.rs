@@ -160,10 +160,8 @@ impl RemoteJob {
             return;
         };
         pending.waiting.retain(|&w| w != h);
-        if pending.waiting.is_empty() {
-            let PendingSpawn { parent, procs, .. } = pending.clone();
-            self.jobs[job].pending = None;
-            self.answer_spawn(parent, &SpawnResult::success(procs));
+        if let Some(done) = self.jobs[job].pending.take_if(|p| p.waiting.is_empty()) {
+            self.answer_spawn(done.parent, &SpawnResult::success(done.procs));
         }
     }
 
