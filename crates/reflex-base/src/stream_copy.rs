@@ -1,5 +1,6 @@
-//! Copies into memory that another core reads next (a packet in a shared-memory ring), choosing
-//! at run time between plain stores and non-temporal ones.
+//! Copies into memory that another core reads next (a packet in a shared-memory ring: eager
+//! messages, and the chunks of the two-copy rendezvous pipeline), choosing at run time between
+//! plain stores and non-temporal ones.
 //!
 //! A plain store to a line that the reading core holds must first take the line from that core
 //! (a read for ownership), and a ring's lines were always last held by its reader. How much that

@@ -569,13 +569,26 @@ fn emit_chunks<T: Transport>(
     while next < total {
         let n = ctx.limits.chunk.min(total - next);
         let stats = &mut *ctx.stats;
-        let direct = send.buf.contiguous().filter(|_| ctx.limits.gather);
-        let result = match direct {
-            Some(bytes) if dest != wire.me => {
+        let result = match send.buf.contiguous() {
+            Some(bytes) if dest != wire.me && ctx.limits.gather => {
                 let mut head = [0u8; packet::DATA_HEADER];
                 packet::encode_data_header(&mut head, rreq, next as u64);
                 wire.fabric
                     .try_send_parts(wire.index, &head, &bytes[next..next + n])
+            }
+            // Into another process's ring: a copy that another core reads next.
+            Some(bytes) if dest != wire.me => {
+                let counter = match send.buf {
+                    OutBuf::Owned(_) => &mut stats.staged,
+                    _ => &mut stats.packed,
+                };
+                wire.fabric
+                    .try_send(wire.index, packet::DATA_HEADER + n, |b| {
+                        let (head, payload) = b.split_at_mut(packet::DATA_HEADER);
+                        packet::encode_data_header(head, rreq, next as u64);
+                        reflex_base::stream_copy::copy_to_reader(payload, &bytes[next..next + n]);
+                        *counter += n as u64;
+                    })
             }
             _ => wire.send(dest, packet::DATA_HEADER + n, |b| {
                 packet::encode_data_header(b, rreq, next as u64);

@@ -183,8 +183,8 @@ pub const TABLE: &[Pvar] = &[
     ),
     counter(
         "reflex_copy_streamed_bytes",
-        "bytes of eager packets copied into shared memory with non-temporal stores, because the \
-         receiving core looked far (see reflex_base::stream_copy)",
+        "bytes of eager packets and pipeline chunks copied into shared memory with non-temporal \
+         stores, because the receiving core looked far (see reflex_base::stream_copy)",
         COPY,
         |c| c.streamed,
     ),
