@@ -578,10 +578,7 @@ fn emit_chunks<T: Transport>(
             }
             // Into another process's ring: a copy that another core reads next.
             Some(bytes) if dest != wire.me => {
-                let counter = match send.buf {
-                    OutBuf::Owned(_) => &mut stats.staged,
-                    _ => &mut stats.packed,
-                };
+                let counter = send.buf.copy_counter(stats);
                 wire.fabric
                     .try_send(wire.index, packet::DATA_HEADER + n, |b| {
                         let (head, payload) = b.split_at_mut(packet::DATA_HEADER);
@@ -620,11 +617,7 @@ pub(crate) fn try_send_eager<T: Transport>(
     if let Some(body) = buf.contiguous() {
         send_dense_eager(fabric, index, gather, env, body)?;
         if !gather {
-            let n = body.len() as u64;
-            match buf {
-                OutBuf::Owned(_) => stats.staged += n,
-                _ => stats.packed += n,
-            }
+            *buf.copy_counter(stats) += body.len() as u64;
         }
         return Ok(());
     }

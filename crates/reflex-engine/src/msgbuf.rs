@@ -161,11 +161,18 @@ impl OutBuf {
             OutBuf::User(b) => copy_from(b.as_slice(), offset, dst),
             OutBuf::Owned(v) => copy_from(v, offset, dst),
         };
-        match self {
-            OutBuf::Owned(_) => stats.staged += n as u64,
-            _ => stats.packed += n as u64,
-        }
+        *self.copy_counter(stats) += n as u64;
         n
+    }
+
+    /// The counter that bytes copied out of this buffer go to: `staged` for an engine-owned
+    /// copy, `packed` for the application's buffer.
+    #[inline]
+    pub(crate) fn copy_counter<'s>(&self, stats: &'s mut CopyStats) -> &'s mut u64 {
+        match self {
+            OutBuf::Owned(_) => &mut stats.staged,
+            _ => &mut stats.packed,
+        }
     }
 
     /// An engine-owned packed copy of the whole stream (buffered sends, `REFLEX_DIRECT_SEND=off`).

@@ -173,8 +173,8 @@ pub fn spawn_rank(job: &Job<'_>, place: Place, group: Option<Pid>) -> Result<Spa
 /// session's `PATH` is not the user's); a name not found there is left to `posix_spawnp`,
 /// which searches mpiexec's.
 fn program_path(program: &OsStr, vars: &[(OsString, OsString)]) -> PathBuf {
-    let path = vars.iter().rev().find(|(name, _)| name == "PATH");
-    let (Some((_, path)), Some(name), Ok(cwd)) = (path, program.to_str(), std::env::current_dir())
+    let path = var(vars, "PATH");
+    let (Some(path), Some(name), Ok(cwd)) = (path, program.to_str(), std::env::current_dir())
     else {
         return PathBuf::from(program);
     };
@@ -183,7 +183,7 @@ fn program_path(program: &OsStr, vars: &[(OsString, OsString)]) -> PathBuf {
     }
     let lookup = Lookup {
         cwd: cwd.clone(),
-        path: Some(path.clone()),
+        path: Some(path.to_owned()),
     };
     find_program(name, None, &cwd, &lookup).unwrap_or_else(|_| PathBuf::from(program))
 }
@@ -211,6 +211,13 @@ pub fn job_variables(spec: &JobSpec) -> Vec<(OsString, OsString)> {
 /// PMIx) would reach its own processes; the library looks for PMIx first.
 fn is_outer_launcher_variable(name: &OsString) -> bool {
     name == "PMI_PORT" || name == "PMI_ID" || name.as_encoded_bytes().starts_with(b"PMIX_")
+}
+
+/// The value of variable `name` in `vars`.
+pub(crate) fn var<'v>(vars: &'v [(OsString, OsString)], name: &str) -> Option<&'v OsStr> {
+    vars.iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, value)| value.as_os_str())
 }
 
 pub(crate) fn set_var(vars: &mut Vec<(OsString, OsString)>, name: OsString, value: OsString) {

@@ -29,7 +29,7 @@ use super::job::{Host, PendingSpawn, PmiJob, RemoteJob};
 use super::{assign_owners, connect_all, Assignment};
 use crate::dynamic::{plan_remote, Planned};
 use crate::hosts::{place_ranks, HostEntry};
-use crate::spawn::set_var;
+use crate::spawn::{set_var, var};
 
 /// What starting a spawned job needs from the first job.
 #[derive(Debug, Clone)]
@@ -205,13 +205,7 @@ fn plan_parts(
     context: &JobLayout,
     kvsname: &str,
 ) -> Result<(Vec<Part>, String, Vec<i32>), String> {
-    let path = context
-        .vars
-        .iter()
-        .rev()
-        .find(|(name, _)| name == "PATH")
-        .map(|(_, value)| value.as_os_str());
-    let planned = plan_remote(request, &context.cwd, path)?;
+    let planned = plan_remote(request, &context.cwd, var(&context.vars, "PATH"))?;
     let (hosts, owner, command_of) = place_spawn(&planned, context);
     let (assignments, mapping) = assign_owners(&hosts, &owner);
     let size = owner.len() as u32;
