@@ -38,7 +38,7 @@ use crate::bridge::{BridgeIds, GlobalId};
 use crate::card::{local_addrs, Card, CardError, IfAddr};
 use crate::conn::{Conn, ReadOutcome};
 use crate::frame::{encode_header, Hello, Kind, HEADER_LEN, HELLO_LEN, MAX_STREAMS};
-use crate::hot::{Hot, EPOLL_EVERY};
+use crate::hot::Hot;
 use crate::link::{job_sender, judge_from, LinkPhase, Verdict};
 use crate::stripe::{token, untoken, Extra, Streams};
 
@@ -631,17 +631,16 @@ impl Transport for TcpTransport {
             if !matches!(self.links[peer], Link::Up(_)) {
                 self.cool();
             }
-            self.hot.polls_without_epoll += 1;
-            if self.hot.polls_without_epoll < EPOLL_EVERY {
+            if !self.hot.epoll_due() {
                 return delivered;
             }
         }
-        self.hot.polls_without_epoll = 0;
         let mut events = std::mem::take(&mut self.events);
         let ready = self
             .epoll
             .wait(&mut events, EpollTimeout::ZERO)
             .unwrap_or(0);
+        self.hot.asked(ready);
         for event in &events[..ready] {
             match event.data() {
                 LISTENER => self.accept_new(),
