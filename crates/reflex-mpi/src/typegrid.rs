@@ -9,11 +9,14 @@
 //! constructors through `MPI_LB`/`MPI_UB` says. The darray distributions follow the standard's
 //! (and ROMIO's) rules: BLOCK with `ceil(gsize / psize)` blocks by default, CYCLIC(k) dealing
 //! blocks of k round-robin with a shorter last block, NONE as BLOCK over one process; process
-//! coordinates are row-major whatever the array order. Bad arguments are `MPI_ERR_ARG`.
+//! coordinates are row-major whatever the array order. Bad arguments are `MPI_ERR_ARG`. Sizes
+//! and starts are taken as `MPI_Count`, so the MPI-4 `_c` forms share this code unnarrowed.
 
+use crate::ffi::MPI_Count;
 use reflex_engine::datatype::{Block, Layout};
 use reflex_engine::{Datatype, ErrorClass, MpiError, Result};
 use std::ffi::c_int;
+use std::fmt::Display;
 
 /// `MPI_ORDER_C`.
 pub const ORDER_C: c_int = 56;
@@ -128,12 +131,12 @@ fn build(sizes: &[usize], picks: &[Pick], c_order: bool, old: Datatype) -> Resul
     )?))
 }
 
-fn positive(values: &[c_int], what: &str) -> Result<Vec<usize>> {
+fn positive<T: Copy + Display + TryInto<usize>>(values: &[T], what: &str) -> Result<Vec<usize>> {
     values
         .iter()
         .enumerate()
         .map(|(i, &v)| {
-            usize::try_from(v)
+            v.try_into()
                 .ok()
                 .filter(|&v| v > 0)
                 .ok_or_else(|| arg(format!("{what}[{i}] is {v}, must be positive")))
@@ -143,9 +146,9 @@ fn positive(values: &[c_int], what: &str) -> Result<Vec<usize>> {
 
 /// `MPI_Type_create_subarray`: the `subsizes` block at `starts` of an array of `sizes`.
 pub fn subarray(
-    sizes: &[c_int],
-    subsizes: &[c_int],
-    starts: &[c_int],
+    sizes: &[MPI_Count],
+    subsizes: &[MPI_Count],
+    starts: &[MPI_Count],
     order: c_int,
     old: Datatype,
 ) -> Result<Datatype> {
@@ -182,7 +185,7 @@ pub struct Darray<'a> {
     /// This process.
     pub rank: c_int,
     /// Global array sizes.
-    pub gsizes: &'a [c_int],
+    pub gsizes: &'a [MPI_Count],
     /// `MPI_DISTRIBUTE_*` per dimension.
     pub distribs: &'a [c_int],
     /// Distribution arguments (`MPI_DISTRIBUTE_DFLT_DARG` or a block size).
@@ -328,7 +331,7 @@ mod tests {
     fn da<'a>(
         size: c_int,
         rank: c_int,
-        g: &'a [c_int],
+        g: &'a [MPI_Count],
         d: &'a [c_int],
         a: &'a [c_int],
         p: &'a [c_int],

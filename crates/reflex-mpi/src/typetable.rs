@@ -212,24 +212,6 @@ impl TypeTable {
         }
     }
 
-    /// Records that `h`, just made by an MPI-3 constructor on behalf of its MPI-4 `_c` form,
-    /// was made from the integer arguments `ints` and the large counts `counts` (and no address
-    /// arguments), as `MPI_Type_get_envelope_c`/`MPI_Type_get_contents_c` report them.
-    pub fn set_large_args(
-        &mut self,
-        h: MPI_Datatype,
-        ints: Vec<c_int>,
-        counts: Vec<MPI_Count>,
-    ) -> Result<()> {
-        let entry = self.entry_mut(h).ok_or_else(|| Self::missing(h))?;
-        let record = Rc::get_mut(&mut entry.record)
-            .ok_or_else(|| type_error(format!("datatype {h:#x} is not new")))?;
-        record.ints = ints;
-        record.addrs = Vec::new();
-        record.counts = counts;
-        Ok(())
-    }
-
     /// The record of user handle `h`.
     pub fn record(&self, h: MPI_Datatype) -> Result<&Rc<Record>> {
         self.entry(h)

@@ -1,129 +1,40 @@
 //! MPI-4 large-count (`_c`) datatype constructors, queries and packing calls.
 //!
-//! Their arrays and positions are `MPI_Count`. A constructor narrows them to the types of its
-//! MPI-3 form (an error of class `MPI_ERR_COUNT` names a value that does not fit) and runs that
-//! form, then records the arguments as MPI-4.0 §5.1.13 has `MPI_Type_get_contents_c` return
-//! them: every `MPI_Count` argument among the large counts, the `int` ones among the integers,
-//! no addresses. `MPI_Type_contiguous_c` needs no narrowing: its count may exceed `INT_MAX` (a
-//! message of more than 2 GiB described as one type, the common large-count case). The MPI-3
-//! `MPI_Type_get_envelope`/`MPI_Type_get_contents` refuse such types (`MPI_ERR_TYPE`).
+//! Their arrays and positions are `MPI_Count`. A constructor builds its type from them with the
+//! builders its MPI-3 form uses (`super::type_ctor`'s `make_*`), never narrowed to `int`: blocks
+//! of more than `INT_MAX` elements, strides and displacements beyond it, array dimensions beyond
+//! it are all accepted (`MPI_ERR_COUNT` only where the bytes overflow the address space). It
+//! records the arguments as MPI-4.0 §5.1.13 has `MPI_Type_get_contents_c` return them: every
+//! `MPI_Count` argument among the large counts, the `int` ones among the integers, no
+//! addresses. The MPI-3 `MPI_Type_get_envelope`/`MPI_Type_get_contents` refuse such types
+//! (`MPI_ERR_TYPE`).
 
 use super::*;
 use crate::ffi::{MPI_Aint, MPI_Count, MPI_Datatype};
 use crate::kinds::TypeArg;
 use crate::state::Mpi;
+use crate::typegrid;
+use crate::typetable::Combiner;
 use reflex_engine::{CommId, Datatype, ErrorClass, MpiError, Result};
 use std::ffi::{c_char, c_int, c_void};
-
-/// The `n` values of the caller's array `p` (a NULL array is an error unless `n` is 0).
-fn read<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() {
-        return Err(MpiError::new(ErrorClass::Arg, format!("{what} is NULL")));
-    }
-    // SAFETY: MPI requires the caller's array to hold `n` entries, unchanged during the call.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
-}
-
-/// Large counts as `T`s (the MPI-3 form's type), each checked to fit.
-fn narrow<T: TryFrom<MPI_Count>>(values: &[MPI_Count], what: &str) -> Result<Vec<T>> {
-    values.iter().map(|&v| one(v, what)).collect()
-}
-
-/// The large counts `[count, blocklengths…, displacements…]` of an indexed or struct type
-/// (MPI-4.0 §5.1.13), and its block lengths and displacements narrowed to its MPI-3 form's
-/// types.
-fn blocks<D: TryFrom<MPI_Count>>(
-    count: usize,
-    blocklengths: *const MPI_Count,
-    displacements: *const MPI_Count,
-) -> Result<(Vec<MPI_Count>, Vec<c_int>, Vec<D>)> {
-    let lens = read(blocklengths, count, "array_of_blocklengths")?;
-    let disps = read(displacements, count, "array_of_displacements")?;
-    let counts = [&[widen(count)], lens, disps].concat();
-    let narrowed = (
-        narrow(lens, "array_of_blocklengths")?,
-        narrow(disps, "array_of_displacements")?,
-    );
-    Ok((counts, narrowed.0, narrowed.1))
-}
-
-/// Runs the MPI-3 form `make` into a handle of its own, then records the new type's
-/// arguments as its `_c` form had them (`ints`, `counts`: MPI-4.0 §5.1.13) and returns it in
-/// `newtype`. The engine's type is the MPI-3 form's: the same layout.
-fn made_large(
-    w: &mut Mpi,
-    newtype: *mut MPI_Datatype,
-    (ints, counts): (Vec<c_int>, Vec<MPI_Count>),
-    make: impl FnOnce(&mut Mpi, *mut MPI_Datatype) -> Result<()>,
-) -> Result<()> {
-    let mut h = crate::handles::DATATYPE_NULL;
-    make(w, &mut h)?;
-    if let Err(e) = w.objects.types.set_large_args(h, ints, counts) {
-        type_free(w, &mut h)?;
-        return Err(e);
-    }
-    util::write(newtype, h);
-    Ok(())
-}
-
-/// One large count as a `T`.
-fn one<T: TryFrom<MPI_Count>>(v: MPI_Count, what: &str) -> Result<T> {
-    T::try_from(v).map_err(|_| {
-        MpiError::new(
-            ErrorClass::Count,
-            format!("{what} value {v} does not fit this implementation's MPI-3 form"),
-        )
-    })
-}
-
-/// Runs `call` with an `int`/`MPI_Aint` position read from and written back to an `MPI_Count`.
-fn with_position<P: TryFrom<MPI_Count> + TryInto<MPI_Count> + Copy>(
-    position: *mut MPI_Count,
-    call: impl FnOnce(*mut P) -> Result<()>,
-) -> Result<()> {
-    if position.is_null() {
-        return Err(MpiError::new(ErrorClass::Arg, "position is NULL"));
-    }
-    // SAFETY: non-NULL; MPI requires a readable and writable position.
-    let mut p: P = one(unsafe { position.read() }, "position")?;
-    call(&mut p)?;
-    // SAFETY: as above.
-    unsafe { position.write(widen(p)) };
-    Ok(())
-}
-
-/// Runs `call` with an `int`/`MPI_Aint` output written to an `MPI_Count`.
-fn with_output<P: Default + TryInto<MPI_Count> + Copy>(
-    out: *mut MPI_Count,
-    call: impl FnOnce(*mut P) -> Result<()>,
-) -> Result<()> {
-    let mut v = P::default();
-    call(&mut v)?;
-    util::write(out, widen(v));
-    Ok(())
-}
 
 /// An `int` or `MPI_Aint` as an `MPI_Count` (both fit on every platform Reflex builds for).
 fn widen<P: TryInto<MPI_Count>>(v: P) -> MPI_Count {
     v.try_into().unwrap_or(MPI_Count::MAX)
 }
 
-/// `MPI_Type_contiguous_c`: any count the address space allows (no MPI-3 form is needed).
+/// `MPI_Type_contiguous_c`.
 pub fn type_contiguous_c(
     w: &mut Mpi,
     count: usize,
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    made_large(w, newtype, (vec![], vec![widen(count)]), |w, h| {
-        type_contiguous_any(w, count, oldtype, h)
-    })
+    let args = Args::large(vec![], vec![widen(count)]);
+    make_contiguous(w, count, args, oldtype, newtype)
 }
 
-/// `MPI_Type_vector_c`.
+/// `MPI_Type_vector_c`: the stride counts elements of the old type.
 pub fn type_vector_c(
     w: &mut Mpi,
     count: usize,
@@ -132,14 +43,13 @@ pub fn type_vector_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let counts = vec![widen(count), widen(blocklength), stride];
-    let stride = one(stride, "stride")?;
-    made_large(w, newtype, (vec![], counts), |w, h| {
-        type_vector(w, count, blocklength, stride, oldtype, h)
-    })
+    let bytes = scaled(stride, oldtype.dt.extent(), "vector stride")?;
+    let args = Args::large(vec![], vec![widen(count), widen(blocklength), stride]);
+    let made = (Combiner::Vector, args);
+    make_vector(w, (count, blocklength, bytes), made, oldtype, newtype)
 }
 
-/// `MPI_Type_create_hvector_c`.
+/// `MPI_Type_create_hvector_c`: the stride is in bytes.
 pub fn type_create_hvector_c(
     w: &mut Mpi,
     count: usize,
@@ -148,11 +58,23 @@ pub fn type_create_hvector_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let counts = vec![widen(count), widen(blocklength), stride];
-    let stride = one(stride, "stride")?;
-    made_large(w, newtype, (vec![], counts), |w, h| {
-        type_create_hvector(w, count, blocklength, stride, oldtype, h)
-    })
+    let bytes = scaled(stride, 1, "vector stride")?;
+    let args = Args::large(vec![], vec![widen(count), widen(blocklength), stride]);
+    let made = (Combiner::Hvector, args);
+    make_vector(w, (count, blocklength, bytes), made, oldtype, newtype)
+}
+
+/// The block lengths and displacements of an indexed or struct type, and its large counts
+/// `[count, blocklengths…, displacements…]` (MPI-4.0 §5.1.13).
+fn blocks<'a>(
+    count: usize,
+    blocklengths: *const MPI_Count,
+    displacements: *const MPI_Count,
+) -> Result<(Vec<usize>, &'a [MPI_Count], Vec<MPI_Count>)> {
+    let raw_lens = util::array(blocklengths, count, "array_of_blocklengths")?;
+    let disps = util::array(displacements, count, "array_of_displacements")?;
+    let counts = [&[widen(count)], raw_lens, disps].concat();
+    Ok((lengths(raw_lens)?, disps, counts))
 }
 
 /// `MPI_Type_indexed_c`.
@@ -164,10 +86,10 @@ pub fn type_indexed_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let (counts, lens, disps) = blocks::<c_int>(count, blocklengths, displacements)?;
-    made_large(w, newtype, (vec![], counts), |w, h| {
-        type_indexed(w, count, lens.as_ptr(), disps.as_ptr(), oldtype, h)
-    })
+    let (lens, disps, counts) = blocks(count, blocklengths, displacements)?;
+    let bytes = element_disps(disps, oldtype.dt.extent())?;
+    let made = (Combiner::Indexed, Args::large(vec![], counts));
+    make_blocks(w, (&lens, &bytes), made, oldtype, newtype)
 }
 
 /// `MPI_Type_create_hindexed_c`.
@@ -179,10 +101,21 @@ pub fn type_create_hindexed_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let (counts, lens, disps) = blocks::<MPI_Aint>(count, blocklengths, displacements)?;
-    made_large(w, newtype, (vec![], counts), |w, h| {
-        type_create_hindexed(w, count, lens.as_ptr(), disps.as_ptr(), oldtype, h)
-    })
+    let (lens, disps, counts) = blocks(count, blocklengths, displacements)?;
+    let made = (Combiner::Hindexed, Args::large(vec![], counts));
+    make_blocks(w, (&lens, &byte_disps(disps)?), made, oldtype, newtype)
+}
+
+/// The displacements of an indexed-block type, and its arguments (large counts
+/// `[count, blocklength, displacements…]`).
+fn block_disps<'a>(
+    count: usize,
+    blocklength: usize,
+    displacements: *const MPI_Count,
+) -> Result<(&'a [MPI_Count], Args)> {
+    let disps = util::array(displacements, count, "array_of_displacements")?;
+    let counts = [&[widen(count), widen(blocklength)], disps].concat();
+    Ok((disps, Args::large(vec![], counts)))
 }
 
 /// `MPI_Type_create_indexed_block_c`.
@@ -194,12 +127,16 @@ pub fn type_create_indexed_block_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let raw = read(displacements, count, "array_of_displacements")?;
-    let counts = [&[widen(count), widen(blocklength)], raw].concat();
-    let disps: Vec<c_int> = narrow(raw, "array_of_displacements")?;
-    made_large(w, newtype, (vec![], counts), |w, h| {
-        type_create_indexed_block(w, count, blocklength, disps.as_ptr(), oldtype, h)
-    })
+    let (disps, args) = block_disps(count, blocklength, displacements)?;
+    let bytes = element_disps(disps, oldtype.dt.extent())?;
+    let made = (Combiner::IndexedBlock, args);
+    make_blocks(
+        w,
+        (&vec![blocklength; count], &bytes),
+        made,
+        oldtype,
+        newtype,
+    )
 }
 
 /// `MPI_Type_create_hindexed_block_c`.
@@ -211,12 +148,10 @@ pub fn type_create_hindexed_block_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let raw = read(displacements, count, "array_of_displacements")?;
-    let counts = [&[widen(count), widen(blocklength)], raw].concat();
-    let disps: Vec<MPI_Aint> = narrow(raw, "array_of_displacements")?;
-    made_large(w, newtype, (vec![], counts), |w, h| {
-        type_create_hindexed_block(w, count, blocklength, disps.as_ptr(), oldtype, h)
-    })
+    let (disps, args) = block_disps(count, blocklength, displacements)?;
+    let made = (Combiner::HindexedBlock, args);
+    let lens = vec![blocklength; count];
+    make_blocks(w, (&lens, &byte_disps(disps)?), made, oldtype, newtype)
 }
 
 /// `MPI_Type_create_struct_c`.
@@ -228,10 +163,23 @@ pub fn type_create_struct_c(
     types: *const MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let (counts, lens, disps) = blocks::<MPI_Aint>(count, blocklengths, displacements)?;
-    made_large(w, newtype, (vec![], counts), |w, h| {
-        type_create_struct(w, count, lens.as_ptr(), disps.as_ptr(), types, h)
-    })
+    let (lens, disps, counts) = blocks(count, blocklengths, displacements)?;
+    let handles = util::array(types, count, "array_of_types")?;
+    let args = Args::large(vec![], counts);
+    make_struct(w, (&lens, &byte_disps(disps)?, handles), args, newtype)
+}
+
+/// `ndims` of an array type, which must be positive.
+fn positive_dims(ndims: c_int) -> Result<usize> {
+    usize::try_from(ndims)
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            MpiError::new(
+                ErrorClass::Arg,
+                format!("ndims is {ndims}, must be positive"),
+            )
+        })
 }
 
 /// `MPI_Type_create_subarray_c`.
@@ -245,20 +193,14 @@ pub fn type_create_subarray_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let n = usize::try_from(ndims).unwrap_or(0);
-    let (sizes, subsizes, starts) = (
-        read(sizes, n, "array_of_sizes")?,
-        read(subsizes, n, "array_of_subsizes")?,
-        read(starts, n, "array_of_starts")?,
+    let n = positive_dims(ndims)?;
+    let shape = (
+        util::array(sizes, n, "array_of_sizes")?,
+        util::array(subsizes, n, "array_of_subsizes")?,
+        util::array(starts, n, "array_of_starts")?,
     );
-    let large = (vec![ndims, order], [sizes, subsizes, starts].concat());
-    let sizes: Vec<c_int> = narrow(sizes, "array_of_sizes")?;
-    let subsizes: Vec<c_int> = narrow(subsizes, "array_of_subsizes")?;
-    let starts: Vec<c_int> = narrow(starts, "array_of_starts")?;
-    made_large(w, newtype, large, |w, h| {
-        let shape = (sizes.as_ptr(), subsizes.as_ptr(), starts.as_ptr());
-        type_create_subarray(w, ndims, shape.0, shape.1, shape.2, order, oldtype, h)
-    })
+    let args = Args::large(vec![ndims, order], [shape.0, shape.1, shape.2].concat());
+    make_subarray(w, shape, (order, args), oldtype, newtype)
 }
 
 /// `MPI_Type_create_darray_c`.
@@ -275,34 +217,20 @@ pub fn type_create_darray_c(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let n = usize::try_from(ndims).unwrap_or(0);
-    let raw = read(gsizes, n, "array_of_gsizes")?;
-    let mut ints = vec![size, rank, ndims];
-    for (p, what) in [
-        (distribs, "array_of_distribs"),
-        (dargs, "array_of_dargs"),
-        (psizes, "array_of_psizes"),
-    ] {
-        ints.extend_from_slice(read(p, n, what)?);
-    }
-    ints.push(order);
-    let gsizes: Vec<c_int> = narrow(raw, "array_of_gsizes")?;
-    made_large(w, newtype, (ints, raw.to_vec()), |w, h| {
-        let grid = (distribs, dargs, psizes);
-        type_create_darray(
-            w,
-            size,
-            rank,
-            ndims,
-            gsizes.as_ptr(),
-            grid.0,
-            grid.1,
-            grid.2,
-            order,
-            oldtype,
-            h,
-        )
-    })
+    let n = positive_dims(ndims)?;
+    let a = typegrid::Darray {
+        size,
+        rank,
+        gsizes: util::array(gsizes, n, "array_of_gsizes")?,
+        distribs: util::array(distribs, n, "array_of_distribs")?,
+        dargs: util::array(dargs, n, "array_of_dargs")?,
+        psizes: util::array(psizes, n, "array_of_psizes")?,
+        order,
+    };
+    let head: &[c_int] = &[size, rank, ndims];
+    let ints = [head, a.distribs, a.dargs, a.psizes, &[order]].concat();
+    let args = Args::large(ints, a.gsizes.to_vec());
+    make_darray(w, &a, args, oldtype, newtype)
 }
 
 /// `MPI_Type_create_resized_c`.
@@ -313,11 +241,9 @@ pub fn type_create_resized_c(
     extent: MPI_Count,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let counts = vec![lb, extent];
-    let (lb, extent) = (one(lb, "lb")?, one(extent, "extent")?);
-    made_large(w, newtype, (vec![], counts), |w, h| {
-        type_create_resized(w, oldtype, lb, extent, h)
-    })
+    let args = Args::large(vec![], vec![lb, extent]);
+    let bounds = (scaled(lb, 1, "lb")?, scaled(extent, 1, "extent")?);
+    make_resized(w, oldtype, bounds, args, newtype)
 }
 
 /// `MPI_Type_get_envelope_c`.
@@ -373,9 +299,7 @@ pub fn pack_c(
     position: *mut MPI_Count,
     comm: CommId,
 ) -> Result<()> {
-    with_position(position, |p: *mut c_int| {
-        pack(w, inbuf, incount, datatype, outbuf, outsize, p, comm)
-    })
+    pack(w, inbuf, incount, datatype, outbuf, outsize, position, comm)
 }
 
 /// `MPI_Unpack_c`.
@@ -389,9 +313,7 @@ pub fn unpack_c(
     datatype: Datatype,
     comm: CommId,
 ) -> Result<()> {
-    with_position(position, |p: *mut c_int| {
-        unpack(w, inbuf, insize, p, outbuf, outcount, datatype, comm)
-    })
+    unpack(w, inbuf, insize, position, outbuf, outcount, datatype, comm)
 }
 
 /// `MPI_Pack_size_c`.
@@ -402,9 +324,7 @@ pub fn pack_size_c(
     comm: CommId,
     size: *mut MPI_Count,
 ) -> Result<()> {
-    with_output(size, |s: *mut c_int| {
-        pack_size(w, incount, datatype, comm, s)
-    })
+    pack_size(w, incount, datatype, comm, size)
 }
 
 /// `MPI_Pack_external_c`.
@@ -418,9 +338,9 @@ pub fn pack_external_c(
     outsize: usize,
     position: *mut MPI_Count,
 ) -> Result<()> {
-    with_position(position, |p: *mut MPI_Aint| {
-        pack_external(w, datarep, inbuf, incount, datatype, outbuf, outsize, p)
-    })
+    pack_external(
+        w, datarep, inbuf, incount, datatype, outbuf, outsize, position,
+    )
 }
 
 /// `MPI_Unpack_external_c`.
@@ -434,9 +354,9 @@ pub fn unpack_external_c(
     outcount: usize,
     datatype: TypeArg,
 ) -> Result<()> {
-    with_position(position, |p: *mut MPI_Aint| {
-        unpack_external(w, datarep, inbuf, insize, p, outbuf, outcount, datatype)
-    })
+    unpack_external(
+        w, datarep, inbuf, insize, position, outbuf, outcount, datatype,
+    )
 }
 
 /// `MPI_Pack_external_size_c`.
@@ -447,9 +367,7 @@ pub fn pack_external_size_c(
     datatype: TypeArg,
     size: *mut MPI_Count,
 ) -> Result<()> {
-    with_output(size, |s: *mut MPI_Aint| {
-        pack_external_size(w, datarep, incount, datatype, s)
-    })
+    pack_external_size(w, datarep, incount, datatype, size)
 }
 
 /// `MPI_Buffer_attach_c`.

@@ -17,10 +17,15 @@ use crate::state::Mpi;
 use crate::typetable::{Combiner, TypeRef};
 use reflex_engine::datatype::typed;
 use reflex_engine::{CommId, Datatype, ErrorClass, MpiError, Result};
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_char, c_void};
 
 /// The position argument, checked non-negative.
-fn position_of<P: Copy + TryInto<usize> + std::fmt::Display>(p: *mut P) -> Result<usize> {
+/// A position argument: `int` (`MPI_Pack`), `MPI_Aint` (`MPI_Pack_external`) or `MPI_Count`
+/// (the `_c` forms), read and written back as it is.
+pub trait Position: Copy + TryInto<usize> + TryFrom<usize> + std::fmt::Display {}
+impl<P: Copy + TryInto<usize> + TryFrom<usize> + std::fmt::Display> Position for P {}
+
+fn position_of<P: Position>(p: *mut P) -> Result<usize> {
     // SAFETY: the kinds check made sure the pointer is non-NULL; MPI requires it readable.
     let pos = unsafe { *p };
     pos.try_into().map_err(|_| {
@@ -32,7 +37,7 @@ fn position_of<P: Copy + TryInto<usize> + std::fmt::Display>(p: *mut P) -> Resul
 }
 
 /// Stores the advanced position.
-fn advance<P: TryFrom<usize>>(p: *mut P, pos: usize) -> Result<()> {
+fn advance<P: Position>(p: *mut P, pos: usize) -> Result<()> {
     let v = P::try_from(pos).map_err(|_| {
         MpiError::new(
             ErrorClass::Count,
@@ -120,14 +125,14 @@ pub(super) fn unpack_native(p: *mut c_void, count: usize, dt: &Datatype, src: &[
 }
 
 /// `MPI_Pack`.
-pub fn pack(
+pub fn pack<P: Position>(
     _w: &mut Mpi,
     inbuf: *const c_void,
     incount: usize,
     datatype: Datatype,
     outbuf: *mut c_void,
     outsize: usize,
-    position: *mut c_int,
+    position: *mut P,
     _comm: CommId,
 ) -> Result<()> {
     let pos = position_of(position)?;
@@ -138,11 +143,11 @@ pub fn pack(
 }
 
 /// `MPI_Unpack`.
-pub fn unpack(
+pub fn unpack<P: Position>(
     _w: &mut Mpi,
     inbuf: *const c_void,
     insize: usize,
-    position: *mut c_int,
+    position: *mut P,
     outbuf: *mut c_void,
     outcount: usize,
     datatype: Datatype,
@@ -156,18 +161,18 @@ pub fn unpack(
 }
 
 /// `MPI_Pack_size`: exactly the packed size (the native form has no header).
-pub fn pack_size(
+pub fn pack_size<S: TryFrom<usize>>(
     _w: &mut Mpi,
     incount: usize,
     datatype: Datatype,
     _comm: CommId,
-    size: *mut c_int,
+    size: *mut S,
 ) -> Result<()> {
     let bytes = datatype.packed_len(incount)?;
-    let bytes = c_int::try_from(bytes).map_err(|_| {
+    let bytes = S::try_from(bytes).map_err(|_| {
         MpiError::new(
             ErrorClass::Count,
-            format!("packed size {bytes} does not fit an int"),
+            format!("packed size {bytes} does not fit the size argument's type"),
         )
     })?;
     write(size, bytes);
@@ -267,7 +272,7 @@ pub(super) fn convert(
 }
 
 /// `MPI_Pack_external`.
-pub fn pack_external(
+pub fn pack_external<P: Position>(
     w: &mut Mpi,
     datarep: *const c_char,
     inbuf: *const c_void,
@@ -275,7 +280,7 @@ pub fn pack_external(
     datatype: TypeArg,
     outbuf: *mut c_void,
     outsize: usize,
-    position: *mut MPI_Aint,
+    position: *mut P,
 ) -> Result<()> {
     external32_rep(datarep)?;
     let (dt, t) = external_type(w, &datatype)?;
@@ -289,12 +294,12 @@ pub fn pack_external(
 }
 
 /// `MPI_Unpack_external`.
-pub fn unpack_external(
+pub fn unpack_external<P: Position>(
     w: &mut Mpi,
     datarep: *const c_char,
     inbuf: *const c_void,
     insize: usize,
-    position: *mut MPI_Aint,
+    position: *mut P,
     outbuf: *mut c_void,
     outcount: usize,
     datatype: TypeArg,
@@ -311,12 +316,12 @@ pub fn unpack_external(
 }
 
 /// `MPI_Pack_external_size`.
-pub fn pack_external_size(
+pub fn pack_external_size<S: Position>(
     w: &mut Mpi,
     datarep: *const c_char,
     incount: usize,
     datatype: TypeArg,
-    size: *mut MPI_Aint,
+    size: *mut S,
 ) -> Result<()> {
     external32_rep(datarep)?;
     let (_, t) = external_type(w, &datatype)?;

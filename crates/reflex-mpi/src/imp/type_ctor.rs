@@ -8,6 +8,10 @@
 //! displacements (vector strides, indexed displacements) are scaled by the old type's extent here,
 //! with overflow checks. The MPI-1 names record the combiners MPICH records for them from C
 //! (`MPI_COMBINER_HVECTOR`, `_HINDEXED`, `_STRUCT`).
+//!
+//! The builders below the MPI names (`make_*`) take native sizes and offsets and the [`Args`] to
+//! record, so the MPI-4 `_c` forms (`super::large_count_types`) build from their `MPI_Count`
+//! arguments directly, never narrowed to the `int`s of the MPI-3 forms.
 
 use super::util::{raw_array, write};
 use crate::ffi::*;
@@ -18,32 +22,65 @@ use crate::typetable::{Combiner, Record, TypeRef};
 use reflex_engine::datatype::{Block, Layout};
 use reflex_engine::{Datatype, ErrorClass, MpiError, Result};
 use std::ffi::c_int;
+use std::fmt::Display;
 use std::rc::Rc;
 
-/// Registers `record` and stores its new handle in `newtype`.
-fn create(w: &mut Mpi, newtype: *mut MPI_Datatype, record: Record) -> Result<()> {
+/// What a constructor records: for `MPI_Type_get_contents`, the integer and address arguments
+/// of an MPI-3 form; for `MPI_Type_get_contents_c`, the integer and large-count (`MPI_Count`)
+/// arguments of a `_c` form (MPI-4.0 §5.1.13).
+#[derive(Debug, Default)]
+pub(crate) struct Args {
+    pub ints: Vec<c_int>,
+    pub addrs: Vec<MPI_Aint>,
+    pub counts: Vec<MPI_Count>,
+}
+
+impl Args {
+    /// An MPI-3 form's arguments.
+    pub fn mpi3(ints: Vec<c_int>, addrs: Vec<MPI_Aint>) -> Self {
+        Self {
+            ints,
+            addrs,
+            counts: Vec::new(),
+        }
+    }
+
+    /// A `_c` form's arguments.
+    pub fn large(ints: Vec<c_int>, counts: Vec<MPI_Count>) -> Self {
+        Self {
+            ints,
+            addrs: Vec::new(),
+            counts,
+        }
+    }
+}
+
+/// Registers the type `dt` made by `combiner` from `args` and `types`, and stores its new handle
+/// in `newtype`.
+fn create(
+    w: &mut Mpi,
+    newtype: *mut MPI_Datatype,
+    dt: Datatype,
+    (combiner, args): (Combiner, Args),
+    types: Vec<TypeRef>,
+) -> Result<()> {
+    let mut record = Record::new(dt, combiner, args.ints, args.addrs, types);
+    record.counts = args.counts;
     let h = w.objects.types.insert(Rc::new(record))?;
     write(newtype, h);
     Ok(())
 }
 
-/// A record with one datatype argument, `old`.
-fn derived(
-    w: &Mpi,
-    layout: Layout,
-    combiner: Combiner,
-    ints: Vec<c_int>,
-    addrs: Vec<MPI_Aint>,
+/// [`create`] for a type with the one datatype argument `old`.
+fn create_from(
+    w: &mut Mpi,
+    newtype: *mut MPI_Datatype,
+    dt: Datatype,
+    made: (Combiner, Args),
     old: &TypeArg,
-) -> Result<Record> {
+) -> Result<()> {
     let old = w.objects.types.type_ref(old.handle)?;
-    Ok(Record::new(
-        Datatype::derived(layout),
-        combiner,
-        ints,
-        addrs,
-        vec![old],
-    ))
+    create(w, newtype, dt, made, vec![old])
 }
 
 fn overflow(what: &str) -> MpiError {
@@ -54,17 +91,19 @@ fn overflow(what: &str) -> MpiError {
 }
 
 /// `n` elements of `extent` bytes, in bytes.
-fn scaled(n: isize, extent: isize, what: &str) -> Result<isize> {
-    n.checked_mul(extent).ok_or_else(|| overflow(what))
+pub(crate) fn scaled<T: Copy + TryInto<isize>>(n: T, extent: isize, what: &str) -> Result<isize> {
+    n.try_into()
+        .ok()
+        .and_then(|n: isize| n.checked_mul(extent))
+        .ok_or_else(|| overflow(what))
 }
 
 /// The block lengths of a constructor: each must be non-negative.
-fn blocklengths(p: *const c_int, count: usize) -> Result<Vec<usize>> {
-    let raw = raw_array(p, len(count)?, "array_of_blocklengths")?;
+pub(crate) fn lengths<T: Copy + Display + TryInto<usize>>(raw: &[T]) -> Result<Vec<usize>> {
     raw.iter()
         .enumerate()
         .map(|(i, &b)| {
-            usize::try_from(b).map_err(|_| {
+            b.try_into().map_err(|_| {
                 MpiError::new(
                     ErrorClass::Arg,
                     format!("array_of_blocklengths[{i}] is {b}, must be non-negative"),
@@ -72,6 +111,22 @@ fn blocklengths(p: *const c_int, count: usize) -> Result<Vec<usize>> {
             })
         })
         .collect()
+}
+
+/// Element displacements scaled to bytes.
+pub(crate) fn element_disps<T: Copy + TryInto<isize>>(
+    disps: &[T],
+    extent: isize,
+) -> Result<Vec<isize>> {
+    disps
+        .iter()
+        .map(|&d| scaled(d, extent, "indexed displacement"))
+        .collect()
+}
+
+/// Byte displacements as the engine's offsets.
+pub(crate) fn byte_disps<T: Copy + TryInto<isize>>(disps: &[T]) -> Result<Vec<isize>> {
+    element_disps(disps, 1)
 }
 
 /// A count that came from a C `int` (the kinds made it a `usize`), back as one.
@@ -83,6 +138,103 @@ fn ints_of(count: usize, rest: impl IntoIterator<Item = c_int>) -> Result<Vec<c_
     Ok(std::iter::once(len(count)?).chain(rest).collect())
 }
 
+/// `count` blocks of `blocklength` elements of `old`, `stride` bytes apart.
+pub(crate) fn make_vector(
+    w: &mut Mpi,
+    (count, blocklength, stride): (usize, usize, isize),
+    made: (Combiner, Args),
+    oldtype: TypeArg,
+    newtype: *mut MPI_Datatype,
+) -> Result<()> {
+    let layout = Layout::vector(count, blocklength, stride, oldtype.dt.clone())?;
+    create_from(w, newtype, Datatype::derived(layout), made, &oldtype)
+}
+
+/// Blocks of `lens[i]` elements of `old` at byte displacements `disps[i]`.
+pub(crate) fn make_blocks(
+    w: &mut Mpi,
+    (lens, disps): (&[usize], &[isize]),
+    made: (Combiner, Args),
+    oldtype: TypeArg,
+    newtype: *mut MPI_Datatype,
+) -> Result<()> {
+    let blocks = lens
+        .iter()
+        .zip(disps)
+        .map(|(&count, &disp)| Block {
+            count,
+            disp,
+            dt: oldtype.dt.clone(),
+        })
+        .collect();
+    let layout = Layout::blocks(blocks, false)?;
+    create_from(w, newtype, Datatype::derived(layout), made, &oldtype)
+}
+
+/// A struct type: blocks of `lens[i]` elements of `handles[i]` at byte displacements
+/// `disps[i]`; the extent is padded to the strictest alignment inside (MPI-3.1 §4.1.6).
+pub(crate) fn make_struct(
+    w: &mut Mpi,
+    (lens, disps, handles): (&[usize], &[isize], &[MPI_Datatype]),
+    args: Args,
+    newtype: *mut MPI_Datatype,
+) -> Result<()> {
+    let mut types = Vec::with_capacity(handles.len());
+    for (i, &h) in handles.iter().enumerate() {
+        let t =
+            w.objects.types.type_ref(h).map_err(|e| {
+                MpiError::new(e.class, format!("array_of_types[{i}]: {}", e.message))
+            })?;
+        types.push(t);
+    }
+    let blocks = (0..handles.len())
+        .map(|i| Block {
+            count: lens[i],
+            disp: disps[i],
+            dt: types[i].datatype(),
+        })
+        .collect();
+    let dt = Datatype::derived(Layout::blocks(blocks, true)?);
+    create(w, newtype, dt, (Combiner::Struct, args), types)
+}
+
+/// `old` with its bounds set to `lb` and `lb + extent`.
+pub(crate) fn make_resized(
+    w: &mut Mpi,
+    oldtype: TypeArg,
+    (lb, extent): (isize, isize),
+    args: Args,
+    newtype: *mut MPI_Datatype,
+) -> Result<()> {
+    let layout = Layout::resized(oldtype.dt.clone(), lb, extent)?;
+    let made = (Combiner::Resized, args);
+    create_from(w, newtype, Datatype::derived(layout), made, &oldtype)
+}
+
+/// The `subsizes` block at `starts` of an array of `sizes` (see [`typegrid::subarray`]).
+pub(crate) fn make_subarray(
+    w: &mut Mpi,
+    (sizes, subsizes, starts): (&[MPI_Count], &[MPI_Count], &[MPI_Count]),
+    (order, args): (c_int, Args),
+    oldtype: TypeArg,
+    newtype: *mut MPI_Datatype,
+) -> Result<()> {
+    let dt = typegrid::subarray(sizes, subsizes, starts, order, oldtype.dt.clone())?;
+    create_from(w, newtype, dt, (Combiner::Subarray, args), &oldtype)
+}
+
+/// This process's part of a distributed array (see [`typegrid::darray`]).
+pub(crate) fn make_darray(
+    w: &mut Mpi,
+    a: &typegrid::Darray<'_>,
+    args: Args,
+    oldtype: TypeArg,
+    newtype: *mut MPI_Datatype,
+) -> Result<()> {
+    let dt = typegrid::darray(a, oldtype.dt.clone())?;
+    create_from(w, newtype, dt, (Combiner::Darray, args), &oldtype)
+}
+
 /// `MPI_Type_contiguous`.
 pub fn type_contiguous(
     w: &mut Mpi,
@@ -90,31 +242,21 @@ pub fn type_contiguous(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let ints = ints_of(count, [])?;
-    contiguous(w, count, ints, oldtype, newtype)
+    let args = Args::mpi3(ints_of(count, [])?, vec![]);
+    make_contiguous(w, count, args, oldtype, newtype)
 }
 
-/// A contiguous type of any `count`, recorded with no arguments (`MPI_Type_contiguous_c`
-/// records its large count itself).
-pub fn type_contiguous_any(
+/// `count` consecutive elements of `old`.
+pub(crate) fn make_contiguous(
     w: &mut Mpi,
     count: usize,
+    args: Args,
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    contiguous(w, count, vec![], oldtype, newtype)
-}
-
-fn contiguous(
-    w: &mut Mpi,
-    count: usize,
-    ints: Vec<c_int>,
-    oldtype: TypeArg,
-    newtype: *mut MPI_Datatype,
-) -> Result<()> {
-    let layout = Layout::vector(count, 1, oldtype.dt.extent(), oldtype.dt.clone())?;
-    let r = derived(w, layout, Combiner::Contiguous, ints, vec![], &oldtype)?;
-    create(w, newtype, r)
+    let extent = oldtype.dt.extent();
+    let made = (Combiner::Contiguous, args);
+    make_vector(w, (count, 1, extent), made, oldtype, newtype)
 }
 
 /// `MPI_Type_vector`: the stride counts elements of the old type.
@@ -126,11 +268,10 @@ pub fn type_vector(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let bytes = scaled(stride as isize, oldtype.dt.extent(), "vector stride")?;
-    let layout = Layout::vector(count, blocklength, bytes, oldtype.dt.clone())?;
-    let ints = ints_of(count, [len(blocklength)?, stride])?;
-    let r = derived(w, layout, Combiner::Vector, ints, vec![], &oldtype)?;
-    create(w, newtype, r)
+    let bytes = scaled(stride, oldtype.dt.extent(), "vector stride")?;
+    let args = Args::mpi3(ints_of(count, [len(blocklength)?, stride])?, vec![]);
+    let made = (Combiner::Vector, args);
+    make_vector(w, (count, blocklength, bytes), made, oldtype, newtype)
 }
 
 /// `MPI_Type_create_hvector`: the stride is in bytes.
@@ -142,10 +283,9 @@ pub fn type_create_hvector(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let layout = Layout::vector(count, blocklength, stride, oldtype.dt.clone())?;
-    let ints = ints_of(count, [len(blocklength)?])?;
-    let r = derived(w, layout, Combiner::Hvector, ints, vec![stride], &oldtype)?;
-    create(w, newtype, r)
+    let args = Args::mpi3(ints_of(count, [len(blocklength)?])?, vec![stride]);
+    let made = (Combiner::Hvector, args);
+    make_vector(w, (count, blocklength, stride), made, oldtype, newtype)
 }
 
 /// `MPI_Type_hvector` (MPI-1 name).
@@ -160,28 +300,6 @@ pub fn type_hvector(
     type_create_hvector(w, count, blocklength, stride, oldtype, newtype)
 }
 
-/// Blocks of `old` at byte displacements.
-fn blocks_of(lens: &[usize], disps: &[isize], old: &Datatype) -> Result<Layout> {
-    let blocks = lens
-        .iter()
-        .zip(disps)
-        .map(|(&count, &disp)| Block {
-            count,
-            disp,
-            dt: old.clone(),
-        })
-        .collect();
-    Layout::blocks(blocks, false)
-}
-
-/// Element displacements scaled to bytes.
-fn element_disps(disps: &[c_int], extent: isize) -> Result<Vec<isize>> {
-    disps
-        .iter()
-        .map(|&d| scaled(d as isize, extent, "indexed displacement"))
-        .collect()
-}
-
 /// `MPI_Type_indexed`.
 pub fn type_indexed(
     w: &mut Mpi,
@@ -191,21 +309,16 @@ pub fn type_indexed(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let lens = blocklengths(array_of_blocklengths, count)?;
-    let disps = raw_array(
-        array_of_displacements,
-        len(count)?,
-        "array_of_displacements",
-    )?;
-    let layout = blocks_of(
-        &lens,
-        &element_disps(disps, oldtype.dt.extent())?,
-        &oldtype.dt,
-    )?;
-    let raw_lens = raw_array(array_of_blocklengths, len(count)?, "array_of_blocklengths")?;
-    let ints = ints_of(count, raw_lens.iter().chain(disps).copied())?;
-    let r = derived(w, layout, Combiner::Indexed, ints, vec![], &oldtype)?;
-    create(w, newtype, r)
+    let n = len(count)?;
+    let raw_lens = raw_array(array_of_blocklengths, n, "array_of_blocklengths")?;
+    let disps = raw_array(array_of_displacements, n, "array_of_displacements")?;
+    let bytes = element_disps(disps, oldtype.dt.extent())?;
+    let args = Args::mpi3(
+        ints_of(count, raw_lens.iter().chain(disps).copied())?,
+        vec![],
+    );
+    let made = (Combiner::Indexed, args);
+    make_blocks(w, (&lengths(raw_lens)?, &bytes), made, oldtype, newtype)
 }
 
 /// `MPI_Type_create_hindexed`.
@@ -217,24 +330,12 @@ pub fn type_create_hindexed(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let lens = blocklengths(array_of_blocklengths, count)?;
-    let disps = raw_array(
-        array_of_displacements,
-        len(count)?,
-        "array_of_displacements",
-    )?;
-    let layout = blocks_of(&lens, disps, &oldtype.dt)?;
-    let raw_lens = raw_array(array_of_blocklengths, len(count)?, "array_of_blocklengths")?;
-    let ints = ints_of(count, raw_lens.iter().copied())?;
-    let r = derived(
-        w,
-        layout,
-        Combiner::Hindexed,
-        ints,
-        disps.to_vec(),
-        &oldtype,
-    )?;
-    create(w, newtype, r)
+    let n = len(count)?;
+    let raw_lens = raw_array(array_of_blocklengths, n, "array_of_blocklengths")?;
+    let disps = raw_array(array_of_displacements, n, "array_of_displacements")?;
+    let args = Args::mpi3(ints_of(count, raw_lens.iter().copied())?, disps.to_vec());
+    let made = (Combiner::Hindexed, args);
+    make_blocks(w, (&lengths(raw_lens)?, disps), made, oldtype, newtype)
 }
 
 /// `MPI_Type_hindexed` (MPI-1 name).
@@ -270,18 +371,19 @@ pub fn type_create_indexed_block(
         len(count)?,
         "array_of_displacements",
     )?;
-    let lens = vec![blocklength; count];
-    let layout = blocks_of(
-        &lens,
-        &element_disps(disps, oldtype.dt.extent())?,
-        &oldtype.dt,
-    )?;
-    let ints = ints_of(
-        count,
-        std::iter::once(len(blocklength)?).chain(disps.iter().copied()),
-    )?;
-    let r = derived(w, layout, Combiner::IndexedBlock, ints, vec![], &oldtype)?;
-    create(w, newtype, r)
+    let bytes = element_disps(disps, oldtype.dt.extent())?;
+    let rest = std::iter::once(len(blocklength)?).chain(disps.iter().copied());
+    let made = (
+        Combiner::IndexedBlock,
+        Args::mpi3(ints_of(count, rest)?, vec![]),
+    );
+    make_blocks(
+        w,
+        (&vec![blocklength; count], &bytes),
+        made,
+        oldtype,
+        newtype,
+    )
 }
 
 /// `MPI_Type_create_hindexed_block`.
@@ -298,17 +400,15 @@ pub fn type_create_hindexed_block(
         len(count)?,
         "array_of_displacements",
     )?;
-    let layout = blocks_of(&vec![blocklength; count], disps, &oldtype.dt)?;
-    let ints = ints_of(count, [len(blocklength)?])?;
-    let r = derived(
+    let args = Args::mpi3(ints_of(count, [len(blocklength)?])?, disps.to_vec());
+    let made = (Combiner::HindexedBlock, args);
+    make_blocks(
         w,
-        layout,
-        Combiner::HindexedBlock,
-        ints,
-        disps.to_vec(),
-        &oldtype,
-    )?;
-    create(w, newtype, r)
+        (&vec![blocklength; count], disps),
+        made,
+        oldtype,
+        newtype,
+    )
 }
 
 /// `MPI_Type_create_struct`: blocks of different types; the extent is padded to the strictest
@@ -322,35 +422,11 @@ pub fn type_create_struct(
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
     let n = len(count)?;
-    let lens = blocklengths(array_of_blocklengths, count)?;
+    let raw_lens = raw_array(array_of_blocklengths, n, "array_of_blocklengths")?;
     let disps = raw_array(array_of_displacements, n, "array_of_displacements")?;
     let handles = raw_array(array_of_types, n, "array_of_types")?;
-    let mut types = Vec::with_capacity(count);
-    for (i, &h) in handles.iter().enumerate() {
-        let t =
-            w.objects.types.type_ref(h).map_err(|e| {
-                MpiError::new(e.class, format!("array_of_types[{i}]: {}", e.message))
-            })?;
-        types.push(t);
-    }
-    let blocks = (0..count)
-        .map(|i| Block {
-            count: lens[i],
-            disp: disps[i],
-            dt: types[i].datatype(),
-        })
-        .collect();
-    let layout = Layout::blocks(blocks, true)?;
-    let raw_lens = raw_array(array_of_blocklengths, n, "array_of_blocklengths")?;
-    let ints = ints_of(count, raw_lens.iter().copied())?;
-    let record = Record::new(
-        Datatype::derived(layout),
-        Combiner::Struct,
-        ints,
-        disps.to_vec(),
-        types,
-    );
-    create(w, newtype, record)
+    let args = Args::mpi3(ints_of(count, raw_lens.iter().copied())?, disps.to_vec());
+    make_struct(w, (&lengths(raw_lens)?, disps, handles), args, newtype)
 }
 
 /// `MPI_Type_struct` (MPI-1 name).
@@ -380,16 +456,8 @@ pub fn type_create_resized(
     extent: MPI_Aint,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
-    let layout = Layout::resized(oldtype.dt.clone(), lb, extent)?;
-    let r = derived(
-        w,
-        layout,
-        Combiner::Resized,
-        vec![],
-        vec![lb, extent],
-        &oldtype,
-    )?;
-    create(w, newtype, r)
+    let args = Args::mpi3(vec![], vec![lb, extent]);
+    make_resized(w, oldtype, (lb, extent), args, newtype)
 }
 
 /// The `n` ints at `p` for an array argument of `ndims` entries (`MPI_ERR_ARG` if negative).
@@ -403,16 +471,9 @@ fn dims<'a>(p: *const c_int, ndims: c_int, what: &str) -> Result<&'a [c_int]> {
     raw_array(p, ndims, what)
 }
 
-/// A record whose engine type `dt` was built from `old` elsewhere.
-fn record_of(
-    w: &Mpi,
-    dt: Datatype,
-    combiner: Combiner,
-    ints: Vec<c_int>,
-    old: &TypeArg,
-) -> Result<Record> {
-    let old = w.objects.types.type_ref(old.handle)?;
-    Ok(Record::new(dt, combiner, ints, vec![], vec![old]))
+/// `ints` as large counts.
+fn widened(ints: &[c_int]) -> Vec<MPI_Count> {
+    ints.iter().map(|&v| MPI_Count::from(v)).collect()
 }
 
 /// `MPI_Type_create_subarray`.
@@ -429,10 +490,13 @@ pub fn type_create_subarray(
     let sizes = dims(array_of_sizes, ndims, "array_of_sizes")?;
     let subsizes = dims(array_of_subsizes, ndims, "array_of_subsizes")?;
     let starts = dims(array_of_starts, ndims, "array_of_starts")?;
-    let dt = typegrid::subarray(sizes, subsizes, starts, order, oldtype.dt.clone())?;
-    let ints = [&[ndims], sizes, subsizes, starts, &[order]].concat();
-    let r = record_of(w, dt, Combiner::Subarray, ints, &oldtype)?;
-    create(w, newtype, r)
+    let args = Args::mpi3(
+        [&[ndims], sizes, subsizes, starts, &[order]].concat(),
+        vec![],
+    );
+    let shape = (widened(sizes), widened(subsizes), widened(starts));
+    let shape = (&shape.0[..], &shape.1[..], &shape.2[..]);
+    make_subarray(w, shape, (order, args), oldtype, newtype)
 }
 
 /// `MPI_Type_create_darray`.
@@ -449,20 +513,20 @@ pub fn type_create_darray(
     oldtype: TypeArg,
     newtype: *mut MPI_Datatype,
 ) -> Result<()> {
+    let gsizes = dims(array_of_gsizes, ndims, "array_of_gsizes")?;
+    let wide = widened(gsizes);
     let a = typegrid::Darray {
         size,
         rank,
-        gsizes: dims(array_of_gsizes, ndims, "array_of_gsizes")?,
+        gsizes: &wide,
         distribs: dims(array_of_distribs, ndims, "array_of_distribs")?,
         dargs: dims(array_of_dargs, ndims, "array_of_dargs")?,
         psizes: dims(array_of_psizes, ndims, "array_of_psizes")?,
         order,
     };
-    let dt = typegrid::darray(&a, oldtype.dt.clone())?;
     let head: &[c_int] = &[size, rank, ndims];
-    let ints = [head, a.gsizes, a.distribs, a.dargs, a.psizes, &[order]].concat();
-    let r = record_of(w, dt, Combiner::Darray, ints, &oldtype)?;
-    create(w, newtype, r)
+    let ints = [head, gsizes, a.distribs, a.dargs, a.psizes, &[order]].concat();
+    make_darray(w, &a, Args::mpi3(ints, vec![]), oldtype, newtype)
 }
 
 /// `MPI_Type_dup`: the same type under a new handle, committed if the old one was, with the

@@ -99,6 +99,11 @@ pub fn int_array<'a>(p: *const c_int, n: c_int, what: &str) -> Result<&'a [c_int
 pub fn raw_array<'a, T>(p: *const T, n: c_int, what: &str) -> Result<&'a [T]> {
     let n = usize::try_from(n)
         .map_err(|_| MpiError::new(ErrorClass::Arg, format!("{what} count {n} is negative")))?;
+    array(p, n, what)
+}
+
+/// The `n` values of the caller's array `p` (a NULL array is an error unless `n` is 0).
+pub fn array<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
     if n == 0 {
         return Ok(&[]);
     }
