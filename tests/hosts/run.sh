@@ -112,6 +112,16 @@ check "a spawn that fails on one host fails, the job goes on" 0 'msg=rank_1_of_s
 check_clean "the half-started spawn" "print:$(sleep_mark 6)"
 check "a spawn on a host without reflexd fails" 0 "spawned rc=-1 errcodes=42 msg=cannot_reach_reflexd_on_$NET.254" -- \
     "${MPIEXEC[@]}" -hosts "$NET.1" -n 1 "$R" init "spawn:1:host=$NET.254" finalize
+# A spawn onto an address nobody answers ARP for takes seconds to fail; meanwhile mpiexec keeps
+# serving the job: rank 1 fails just after rank 0 asked, and the job ends at once, before the
+# spawn is answered (rank 0 never prints its result).
+out=$("${MPIEXEC[@]}" -hosts "$(hosts 2 1)" -n 2 "$R" init "@0:touch:$T/asked" "@0:spawn:1:host=$NET.253" \
+    "@1:wait-file:$T/asked" @1:exit:7 2>&1); rc=$?
+if [ $rc = 7 ] && grep -q 'rank 1 .*exited with status 7' <<<"$out" && ! grep -q 'spawned rc' <<<"$out"; then
+    PASS=$((PASS + 1)); echo "PASS  a spawn still connecting does not hold up the job"
+else
+    FAIL=$((FAIL + 1)); echo "FAIL  a spawn still connecting held up the job (exit $rc)"; sed 's/^/     | /' <<<"$out" | head
+fi
 check "a failing spawned rank ends the whole job" 5 'rank 0 of spawned job 1 \(on '"$NET"'.2\) exited with status 5' -- \
     "${MPIEXEC[@]}" -hosts "$(hosts 2 1)" -n 1 "$R" init spawn:1 "print:$(sleep_mark 7)" sleep -- init exit:5
 check_clean "a failing spawned rank" "print:$(sleep_mark 7)"

@@ -101,6 +101,8 @@ enum Slot {
     Signals,
     Stdin,
     Host(usize),
+    /// A thread finished connecting to a spawned job's daemons.
+    Wake,
 }
 
 /// A job running on remote hosts, with the jobs its ranks spawn.
@@ -116,6 +118,10 @@ pub struct RemoteJob {
     user_signals: u32,
     /// How to start spawned jobs (`None`: spawns are refused).
     pub(super) spawner: Option<super::SpawnContext>,
+    /// Spawns whose daemons are being connected to.
+    pub(super) connecting: Vec<super::spawn::Connecting>,
+    /// How their threads wake the loop (made with the spawner).
+    pub(super) wake: Option<super::wake::Wake>,
 }
 
 impl RemoteJob {
@@ -153,12 +159,20 @@ impl RemoteJob {
             status: None,
             user_signals: 0,
             spawner: None,
+            connecting: Vec::new(),
+            wake: None,
         }
     }
 
     /// Lets the job's ranks spawn jobs (`MPI_Comm_spawn`) on the job's hosts.
     pub fn allow_spawn(&mut self, context: super::SpawnContext) {
-        self.spawner = Some(context);
+        match super::wake::Wake::new() {
+            Ok(wake) => {
+                self.wake = Some(wake);
+                self.spawner = Some(context);
+            }
+            Err(e) => eprintln!("mpiexec: spawns will be refused: no wake-up socket: {e}"),
+        }
     }
 
     /// Runs the job to its end; returns mpiexec's exit status.
@@ -298,8 +312,12 @@ impl RemoteJob {
                     Slot::Signals => self.read_signals(),
                     Slot::Stdin => self.forward_stdin(),
                     Slot::Host(h) => self.service_host(h),
+                    Slot::Wake => {}
                 }
             }
+        }
+        if !self.connecting.is_empty() {
+            self.connected();
         }
         self.flush_links(Duration::ZERO);
     }
@@ -326,6 +344,9 @@ impl RemoteJob {
         });
         if let (Some(stdin), true) = (&self.stdin, rank0_ready) {
             set.push((Slot::Stdin, PollFd::new(stdin.as_fd(), PollFlags::POLLIN)));
+        }
+        if let (Some(wake), false) = (&self.wake, self.connecting.is_empty()) {
+            set.push((Slot::Wake, PollFd::new(wake.fd(), PollFlags::POLLIN)));
         }
         set.into_iter().unzip()
     }

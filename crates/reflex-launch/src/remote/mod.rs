@@ -15,6 +15,7 @@
 
 mod job;
 mod spawn;
+mod wake;
 
 use std::io;
 use std::net::{TcpStream, ToSocketAddrs};

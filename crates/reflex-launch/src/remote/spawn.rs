@@ -11,13 +11,14 @@
 //! that asked gets its answer once every host has started its processes; if one cannot (a
 //! missing program, an unreachable or refusing daemon), the others are told to kill what they
 //! started and the spawn fails with that host's message (`MPI_ERR_SPAWN`), while the job goes
-//! on. Once started, a spawned job is part of the run: one failure ends everything, and
+//! on. The daemons are connected to on a thread, so that the event loop keeps serving the
+//! running jobs meanwhile (an unreachable host takes the whole connect timeout). Once started, a spawned job is part of the run: one failure ends everything, and
 //! mpiexec ends when every host of every job is done. A spawned job reads no stdin.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use reflex_pmi::{SpawnRequest, SpawnResult};
 use reflexd::proto::client::HostPhase;
@@ -91,9 +92,27 @@ struct Part {
     launch: LaunchSpec,
 }
 
+/// A spawn whose daemons are being connected to, by a thread that sends the links (or why
+/// there are none) on `links` and then wakes the event loop.
+#[derive(Debug)]
+pub(super) struct Connecting {
+    /// The job and rank that asked.
+    parent: (usize, u32),
+    kvsname: String,
+    parts: Vec<Part>,
+    mapping: String,
+    appnums: Vec<i32>,
+    preput: Vec<(String, String)>,
+    procs: usize,
+    links: mpsc::Receiver<Result<Vec<TlsLink>, String>>,
+}
+
 impl RemoteJob {
     /// Starts the job that rank `rank` of job `parent` asks for; the answer when it is known
-    /// now (a refusal), `None` while the hosts start the processes.
+    /// now (a refusal), `None` while the daemons are connected to and the hosts start the
+    /// processes. The connections are made on a thread of their own ([`Connecting`]): an
+    /// unreachable host takes up to the connect timeout, which the running jobs must not wait
+    /// out.
     pub(super) fn spawn_job(
         &mut self,
         parent: usize,
@@ -101,7 +120,7 @@ impl RemoteJob {
         request: &SpawnRequest,
     ) -> Option<SpawnResult> {
         let procs = request.total_procs() as usize;
-        let Some(context) = self.spawner.clone() else {
+        let (Some(context), Some(wake)) = (self.spawner.as_mut(), self.wake.as_ref()) else {
             return Some(SpawnResult::refused(
                 "this mpiexec does not spawn processes",
                 procs,
@@ -115,21 +134,80 @@ impl RemoteJob {
             Ok(planned) => planned,
             Err(message) => return Some(SpawnResult::refused(&message, procs)),
         };
-        let links = match connect_parts(&parts, &context) {
-            Ok(links) => links,
-            Err(message) => return Some(SpawnResult::refused(&message, procs)),
-        };
-        let mut server = self.jobs[parent]
-            .server
-            .child(&kvsname, appnums, &request.preput);
-        server.set_process_mapping(&mapping);
-        if let Some(spawner) = self.spawner.as_mut() {
-            spawner.layout.record(&parts);
+        // The slots are taken now, so that a spawn asked for meanwhile goes elsewhere.
+        context.layout.record(&parts);
+        let (tx, links) = mpsc::channel();
+        let assignments: Vec<Assignment> = parts.iter().map(|p| p.assignment.clone()).collect();
+        let (config, port) = (context.config.clone(), context.port);
+        let waker = wake.sender();
+        std::thread::spawn(move || {
+            let _ = tx.send(connect_parts(&assignments, config, port));
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+        });
+        self.connecting.push(Connecting {
+            parent: (parent, rank),
+            kvsname,
+            parts,
+            mapping,
+            appnums,
+            preput: request.preput.clone(),
+            procs,
+            links,
+        });
+        None
+    }
+
+    /// The connect threads that are done: their spawns go on (or fail).
+    pub(super) fn connected(&mut self) {
+        if let Some(wake) = &self.wake {
+            wake.drain();
         }
+        let mut i = 0;
+        while i < self.connecting.len() {
+            match self.connecting[i].links.try_recv() {
+                Ok(links) => {
+                    let c = self.connecting.swap_remove(i);
+                    self.start_spawned(c, links);
+                }
+                Err(mpsc::TryRecvError::Empty) => i += 1,
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    let c = self.connecting.swap_remove(i);
+                    self.start_spawned(c, Err("the connect thread failed".into()));
+                }
+            }
+        }
+    }
+
+    /// Starts the processes of spawn `c` over `links` (one per part), or refuses it.
+    fn start_spawned(&mut self, c: Connecting, links: Result<Vec<TlsLink>, String>) {
+        let refusal = match links {
+            _ if self.status.is_some_and(|s| s != 0) => Err("the job is being terminated".into()),
+            other => other,
+        };
+        let links = match refusal {
+            Ok(links) => links,
+            Err(message) => {
+                if let Some(spawner) = self.spawner.as_mut() {
+                    for part in &c.parts {
+                        let a = &part.assignment;
+                        spawner.layout.release(&a.host, a.ranks.len() as u32);
+                    }
+                }
+                let (parent, procs) = (c.parent, c.procs);
+                return self.answer_spawn(parent, &SpawnResult::refused(&message, procs));
+            }
+        };
+        let parent_job = c.parent.0;
+        let mut server = self.jobs[parent_job]
+            .server
+            .child(&c.kvsname, c.appnums, &c.preput);
+        server.set_process_mapping(&c.mapping);
         let job = self.jobs.len();
         let first = self.hosts.len();
-        let mut owner = vec![0; procs];
-        for (i, (part, link)) in parts.into_iter().zip(links).enumerate() {
+        let mut owner = vec![0; c.procs];
+        for (i, (part, link)) in c.parts.into_iter().zip(links).enumerate() {
             for &r in &part.assignment.ranks {
                 owner[r as usize] = first + i;
             }
@@ -138,15 +216,14 @@ impl RemoteJob {
         }
         let mut pmi_job = PmiJob::new(server, owner);
         pmi_job.pending = Some(PendingSpawn {
-            parent: (parent, rank),
+            parent: c.parent,
             waiting: (first..self.hosts.len()).collect(),
-            procs,
+            procs: c.procs,
         });
         self.jobs.push(pmi_job);
         for h in first..self.hosts.len() {
             self.hello(h);
         }
-        None
     }
 
     /// Host `h` started its processes: a spawned job's rank 0 gets end-of-file on stdin, and
@@ -311,15 +388,19 @@ fn launch_command(
     }
 }
 
-/// Connects to the daemon of every part (in parallel); the first failure refuses the spawn.
-fn connect_parts(parts: &[Part], context: &SpawnContext) -> Result<Vec<TlsLink>, String> {
-    let assignments: Vec<Assignment> = parts.iter().map(|p| p.assignment.clone()).collect();
-    let socks = connect_all(&assignments, context.port)?;
+/// Connects to the daemon of every assignment (in parallel); the first failure refuses the
+/// spawn.
+fn connect_parts(
+    assignments: &[Assignment],
+    config: Arc<ClientConfig>,
+    port: Option<u16>,
+) -> Result<Vec<TlsLink>, String> {
+    let socks = connect_all(assignments, port)?;
     assignments
         .iter()
         .zip(socks)
         .map(|(a, sock)| {
-            TlsLink::client(sock, context.config.clone(), &a.host)
+            TlsLink::client(sock, config.clone(), &a.host)
                 .map_err(|e| format!("host {}: {e}", a.host))
         })
         .collect()
