@@ -12,7 +12,8 @@
  * negative lower bound, a type nested four levels deep (indexed, hvector with a negative stride,
  * resized, contiguous); and arrays of struct {char, int, double} with C padding, packed without
  * padding, and every other struct. Pairs: each layout to contiguous, contiguous to it, it to
- * itself, and some crossed pairs; at 512 B (eager), 32 KiB and 2 MiB (rendezvous), plus one
+ * itself, and some crossed pairs; at 512 B (eager), 32 KiB (eager or rendezvous by the library's
+ * limit) and 2 MiB (rendezvous), plus one
  * 8 MiB message. Ways to communicate: Sendrecv; Irecv posted before a barrier and the send
  * after it (expected); Isend before a barrier and Recv with MPI_ANY_SOURCE after it
  * (unexpected); blocking Send/Recv ordered around the ring.

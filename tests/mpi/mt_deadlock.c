@@ -14,7 +14,7 @@
 #include <sched.h>
 
 #define ROUNDS 40
-#define BIG 50000
+#define BIG 100000 /* above the eager limits of Reflex (64 KiB), MPICH and Open MPI */
 #define TAG_SELF 10
 #define TAG_REPLY 1000
 #define TAG_REQUEST 2000

@@ -16,7 +16,7 @@
 #include "mtest_threads.h"
 
 #define ROUNDS 24
-#define MAXSIZE 30000
+#define MAXSIZE 100000 /* above the eager limits of Reflex (64 KiB), MPICH and Open MPI */
 
 typedef struct {
     MPI_Request req;

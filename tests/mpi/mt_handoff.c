@@ -13,7 +13,7 @@
 
 #define ROUNDS 12
 #define K 8
-#define MAXSIZE 30000
+#define MAXSIZE 100000 /* above the eager limits of Reflex (64 KiB), MPICH and Open MPI */
 
 static int partner, round_no;
 static unsigned char *sbuf[2 * K], *rbuf[2 * K];

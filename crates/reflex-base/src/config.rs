@@ -430,7 +430,7 @@ macro_rules! settings {
 
 // The table: field: type = default, "REFLEX_NAME", "one-line doc";
 settings! {
-    eager_limit: ByteSize = ByteSize::kib(16), "REFLEX_EAGER_LIMIT", "largest message sent eagerly through shared-memory cells; larger messages use rendezvous";
+    eager_limit: ByteSize = ByteSize::kib(64), "REFLEX_EAGER_LIMIT", "largest message sent eagerly through shared-memory cells (at most a quarter of a ring); larger messages use rendezvous";
     shm_ring_bytes: ByteSize = ByteSize(0), "REFLEX_SHM_RING_BYTES", "size of each per-pair shared-memory ring (a power of two, at least 512); 0 sizes them by the node: 1M for up to 5 ranks, 512K up to 9, 256K up to 17, 128K up to 33, 64K beyond, and smaller (not below 64K) while the segment would take more than half of /dev/shm's free space";
     single_copy: SingleCopy = SingleCopy::Auto, "REFLEX_SINGLE_COPY", "large-message copy within a node: auto (coop where the kernel allows cross-memory attach), coop (sender and receiver both copy chunks of a contiguous message, process_vm_readv and process_vm_writev; see REFLEX_COOP_CHUNK), cma (the receiver alone copies with process_vm_readv) or off (pipelined copy through the rings)";
     coop_chunk: ByteSize = ByteSize(0), "REFLEX_COOP_CHUNK", "chunk of the cooperative large-message copy (REFLEX_SINGLE_COPY=coop); 0 picks it by message size (32K up to 128K, 64K up to 1M, 256K above)";

@@ -12,7 +12,7 @@ fn defaults_match_the_table() {
     assert_eq!(loaded.config, Config::default());
     assert!(loaded.warnings.is_empty());
     let c = loaded.config;
-    assert_eq!(c.eager_limit, ByteSize(16384));
+    assert_eq!(c.eager_limit, ByteSize(65536));
     assert_eq!(c.shm_ring_bytes.get(), 0);
     assert_eq!(c.single_copy, SingleCopy::Auto);
     assert_eq!(c.pipeline_chunk, ByteSize::kib(16));
@@ -23,7 +23,7 @@ fn defaults_match_the_table() {
 #[test]
 fn values_and_sources_come_from_the_environment() {
     let loaded = load(&[
-        ("REFLEX_EAGER_LIMIT", "64k"),
+        ("REFLEX_EAGER_LIMIT", "32k"),
         ("REFLEX_SHM_RING_BYTES", " 4M "),
         ("REFLEX_SINGLE_COPY", "OFF"),
         ("REFLEX_SPIN_POLLS", "0"),
@@ -31,7 +31,7 @@ fn values_and_sources_come_from_the_environment() {
     ])
     .unwrap();
     let c = &loaded.config;
-    assert_eq!(c.eager_limit, ByteSize(65536));
+    assert_eq!(c.eager_limit, ByteSize(32768));
     assert_eq!(c.shm_ring_bytes, ByteSize(4 << 20));
     assert_eq!(c.single_copy, SingleCopy::Off);
     assert_eq!(c.spin_polls, 0);

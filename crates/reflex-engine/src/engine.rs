@@ -47,7 +47,7 @@ pub struct Tuning {
 impl Default for Tuning {
     fn default() -> Self {
         Self {
-            eager_limit: 16 << 10,
+            eager_limit: 64 << 10,
             chunk: 16 << 10,
             stream_eager_limit: 64 << 10,
             stream_chunk: 512 << 10,
