@@ -12,8 +12,9 @@
 //! missing program, an unreachable or refusing daemon), the others are told to kill what they
 //! started and the spawn fails with that host's message (`MPI_ERR_SPAWN`), while the job goes
 //! on. The daemons are connected to on a thread, so that the event loop keeps serving the
-//! running jobs meanwhile (an unreachable host takes the whole connect timeout). Once started, a spawned job is part of the run: one failure ends everything, and
-//! mpiexec ends when every host of every job is done. A spawned job reads no stdin.
+//! running jobs meanwhile (an unreachable host takes the whole connect timeout). Once started,
+//! a spawned job is part of the run: one failure ends everything, and mpiexec ends when every
+//! host of every job is done. A spawned job reads no stdin.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
@@ -182,11 +183,13 @@ impl RemoteJob {
 
     /// Starts the processes of spawn `c` over `links` (one per part), or refuses it.
     fn start_spawned(&mut self, c: Connecting, links: Result<Vec<TlsLink>, String>) {
-        let refusal = match links {
-            _ if self.status.is_some_and(|s| s != 0) => Err("the job is being terminated".into()),
+        let links = match links {
+            Ok(_) if self.status.is_some_and(|s| s != 0) => {
+                Err("the job is being terminated".to_owned())
+            }
             other => other,
         };
-        let links = match refusal {
+        let links = match links {
             Ok(links) => links,
             Err(message) => {
                 if let Some(spawner) = self.spawner.as_mut() {
