@@ -150,7 +150,7 @@ mod tests {
         let words: Vec<&str> = eager.split_whitespace().collect();
         assert_eq!(
             &words[..4],
-            ["REFLEX_EAGER_LIMIT", "32K", "16K", "environment"]
+            ["REFLEX_EAGER_LIMIT", "32K", "64K", "environment"]
         );
     }
 

@@ -238,7 +238,7 @@ mod tests {
             (eager.datatype, eager.scope),
             (MPI_UNSIGNED_LONG, SCOPE_READONLY)
         );
-        assert!(eager.desc.contains("(default 16K)"), "{}", eager.desc);
+        assert!(eager.desc.contains("(default 64K)"), "{}", eager.desc);
         let bcast = &t[index_of("REFLEX_COLL_BCAST").unwrap()];
         assert_eq!((bcast.datatype, bcast.scope), (MPI_INT, SCOPE_ALL_EQ));
         assert_eq!(bcast.choices()[1], "binomial");
