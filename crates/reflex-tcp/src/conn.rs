@@ -152,9 +152,7 @@ impl Conn {
     pub fn send_parts(&mut self, parts: &mut [IoSlice<'_>]) -> io::Result<()> {
         let len: usize = parts.iter().map(|part| part.len()).sum();
         if len <= GATHER_LIMIT {
-            for part in parts.iter() {
-                self.tx.extend_from_slice(part);
-            }
+            self.queue_parts(parts);
             return self.flush().map(drop);
         }
         let mut parts = parts;
@@ -171,10 +169,15 @@ impl Conn {
                 }
             }
         }
-        for part in parts.iter() {
-            self.tx.extend_from_slice(part);
-        }
+        self.queue_parts(parts);
         Ok(())
+    }
+
+    /// Queues the concatenation of `parts` after anything queued.
+    fn queue_parts(&mut self, parts: &[IoSlice<'_>]) {
+        for part in parts {
+            self.queue(part);
+        }
     }
 
     /// Reads once into the buffer, making room for at least the frame being received.
