@@ -80,7 +80,10 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
         "DATATYPE_OPT" => format!("let {n} = crate::kinds::datatype_opt(w, {n})?;"),
         "GROUP" => format!("let {n} = crate::kinds::group({n})?;"),
         "OP" => format!("let {n} = crate::kinds::op(w, {n})?;"),
-        "COUNT" => format!("let {n} = crate::kinds::count({n}, \"{n}\")?;"),
+        "COUNT" => match count_significance(p, f, comm.as_deref()) {
+            Some(when) => format!("let {n} = crate::kinds::count_if({when}, {n}, \"{n}\")?;"),
+            None => format!("let {n} = crate::kinds::count({n}, \"{n}\")?;"),
+        },
         "TAG" => format!("let {n} = crate::kinds::tag({n})?;"),
         "RECV_TAG" => format!("let {n} = crate::kinds::recv_tag({n})?;"),
         "INFO" => format!("let {n} = crate::kinds::info(w, {n})?;"),
@@ -125,6 +128,51 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
         }
         _ => return None,
     })
+}
+
+/// When count `p` is significant, as a Rust expression, if it is not always: the count of one
+/// buffer alone (not shared, as `MPI_Reduce`'s) that only some ranks use (a root-only buffer, or
+/// a send or receive buffer that `MPI_IN_PLACE` replaces). Elsewhere the standard ignores the
+/// count, so `-1` must pass (MPI-3.1 section 5.5: "significant only at root").
+fn count_significance(p: &Param, f: &Function, comm: Option<&str>) -> Option<String> {
+    let owners: Vec<&Param> = f
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(i, q)| {
+            q.kind.starts_with("BUF_")
+                && f.params[*i..]
+                    .iter()
+                    .find(|c| c.kind == "COUNT")
+                    .map(|c| &c.name)
+                    == Some(&p.name)
+        })
+        .map(|(_, q)| q)
+        .collect();
+    let [buf] = owners.as_slice() else {
+        return None;
+    };
+    let cm = comm?;
+    let root = f
+        .params
+        .iter()
+        .find(|q| q.kind == "ROOT")
+        .map(|r| r.name.as_str());
+    let b = &buf.name;
+    let inter = |root: Option<&str>| {
+        root.map_or(String::new(), |r| {
+            format!(" && crate::kinds::buffer_significant(w, {cm}, {r}, false)?")
+        })
+    };
+    match buf.kind.as_str() {
+        "BUF_INPLACE_IN" | "BUF_INPLACE_OUT" => {
+            Some(format!("!crate::kinds::is_in_place({b}){}", inter(root)))
+        }
+        "BUF_ROOT_IN" | "BUF_ROOT_OUT" => {
+            Some(format!("crate::kinds::at_root(w, {cm}, {})?", root?))
+        }
+        _ => None,
+    }
 }
 
 /// Orders conversions the way MPICH checks: the communicator first, then parameter order.

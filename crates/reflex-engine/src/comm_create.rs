@@ -42,7 +42,12 @@ impl<T: Transport> Engine<T> {
             return Ok(None);
         };
         let proposal = self.comms.next_ctx.to_le_bytes();
-        let all = self.exchange_among(coll_ctx, &g.members, rank, group_tag(tag), &proposal)?;
+        // Over the parent's context the members go by their parent ranks (unique there).
+        let names: Vec<u32> = (g.members.iter())
+            .map(|m| p.group.rank_of(*m).unwrap_or(0) as u32)
+            .collect();
+        let tag = group_tag(tag);
+        let all = self.exchange_named(coll_ctx, (&g.members, &names), rank, tag, &proposal)?;
         let ctx = all
             .iter()
             .map(|b| u32::from_le_bytes(b[..4].try_into().expect("4-byte proposal")))

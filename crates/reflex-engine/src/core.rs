@@ -4,7 +4,7 @@
 //! tag) with `ANY_SOURCE`/`ANY_TAG` wildcards: this plus the transport's per-pair FIFO gives MPI's
 //! non-overtaking rule. A message that finds no posted receive waits in the unexpected queue (an
 //! eager payload is copied out of the transport; a rendezvous keeps only its RTS). Replies the core
-//! decides on (SYNC_ACK, CTS, FIN) are queued in the per-destination outbox, which the engine drains
+//! decides on (SYNC_ACK, CTS, FIN, CANCEL_ACK) are queued in the per-destination outbox, which the engine drains
 //! into the transport after each poll.
 
 use crate::datatype::wire::RemoteLayout;
@@ -12,8 +12,8 @@ use crate::error::{ErrorClass, MpiError};
 use crate::msgbuf::{CopyStats, Spares};
 use crate::packet::{self, Envelope, Packet};
 use crate::request::{
-    InBuf, Op, OutBuf, RecvOp, RecvPhase, Request, RequestId, Requests, SendPhase, Status,
-    ANY_SOURCE, ANY_TAG,
+    InBuf, Op, OutBuf, RecvOp, RecvPhase, Request, RequestId, Requests, SendCancel, SendPhase,
+    Status, ANY_SOURCE, ANY_TAG,
 };
 use std::collections::VecDeque;
 
@@ -184,6 +184,10 @@ impl Core {
                 self.complete_send(RequestId(sreq))
             }
             Ok(Packet::SyncAck { sreq }) => self.complete_send(RequestId(sreq)),
+            Ok(Packet::Cancel { sreq }) => self.on_cancel(src_world, sreq),
+            Ok(Packet::CancelAck { sreq, cancelled }) => {
+                self.on_cancel_ack(src_world, RequestId(sreq), cancelled)
+            }
             Ok(Packet::Coop {
                 sreq,
                 slot,
@@ -481,19 +485,89 @@ impl Core {
         }
     }
 
-    /// Marks send `id` complete (its buffer is no longer needed).
+    /// Marks send `id` complete (its buffer is no longer needed); one whose cancellation is
+    /// being asked completes when the answer comes.
     pub(crate) fn complete_send(&mut self, id: RequestId) {
         match self.requests.get_mut(id) {
             Some(Request {
-                op: Op::Send(send), ..
+                op: Op::Send(send),
+                cancel,
+                ..
             }) => {
                 send.phase = SendPhase::Done;
+                if let SendCancel::Asked { finished } = cancel {
+                    *finished = true;
+                    return;
+                }
                 self.complete(id, Status::empty());
             }
             _ => self.record_fatal(MpiError::new(
                 ErrorClass::Intern,
                 format!("acknowledgement for unknown send {}", id.0),
             )),
+        }
+    }
+
+    /// Completes send `id` as cancelled: its message was never matched.
+    pub(crate) fn complete_cancelled(&mut self, id: RequestId) {
+        if let Some(req) = self.requests.get_mut(id) {
+            req.cancel = SendCancel::No;
+            if let Op::Send(send) = &mut req.op {
+                send.phase = SendPhase::Done;
+            }
+        }
+        let status = Status {
+            cancelled: true,
+            ..Status::empty()
+        };
+        self.complete(id, status);
+    }
+
+    /// CANCEL from `src_world` for its send `sreq`: the message leaves the unexpected queue if it
+    /// is there (only a message whose sender still awaits an answer can be meant: the sender's
+    /// request of a plain eager message may be reused), and the sender learns the outcome.
+    fn on_cancel(&mut self, src_world: usize, sreq: u32) {
+        let awaited = |u: &Unexpected| {
+            u.src_world == src_world
+                && u.env.sreq == sreq
+                && (matches!(u.body, Body::Rts(_)) || u.env.flags & packet::FLAG_SYNC != 0)
+        };
+        let found = self.unexpected.iter().position(awaited);
+        if let Some(at) = found {
+            self.unexpected.remove(at);
+        }
+        let encode = |b: &mut [u8]| packet::encode_cancel_ack(b, sreq, found.is_some());
+        self.queue_control(src_world, encode, packet::ACK_LEN);
+    }
+
+    /// The answer to our CANCEL for send `id`: cancelled, or matched (then it completes when its
+    /// protocol ends, or now if it ended while the answer was on its way).
+    fn on_cancel_ack(&mut self, src_world: usize, id: RequestId, cancelled: bool) {
+        let asked = match self.requests.get_mut(id) {
+            Some(
+                req @ Request {
+                    op: Op::Send(_), ..
+                },
+            ) => std::mem::replace(&mut req.cancel, SendCancel::No),
+            _ => SendCancel::No,
+        };
+        let SendCancel::Asked { finished } = asked else {
+            return self.record_fatal(MpiError::new(
+                ErrorClass::Intern,
+                format!(
+                    "cancel answer from rank {src_world} for send {} not being cancelled",
+                    id.0
+                ),
+            ));
+        };
+        if cancelled {
+            if self.requests.send_mut(id).map(|s| s.phase) == Some(SendPhase::AwaitReply) {
+                self.coop.rts_answered(src_world);
+            }
+            return self.complete_cancelled(id);
+        }
+        if finished {
+            self.complete(id, Status::empty());
         }
     }
 

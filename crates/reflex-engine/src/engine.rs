@@ -260,16 +260,25 @@ impl<T: Transport> Engine<T> {
         if self.core.outbox_len > 0 {
             events += self.flush_outbox();
         }
+        events + self.advance_background(events)
+    }
+
+    /// Advances what progresses besides packets (after a poll that found `events`): nonblocking
+    /// collectives, window requests served for others, cooperative copies. Every wait must call
+    /// it, the fast receive's included, or a peer waiting for one of them waits forever.
+    #[inline]
+    pub(crate) fn advance_background(&mut self, events: usize) -> usize {
+        let mut more = 0;
         if !self.colls.is_empty() {
-            events += self.advance_schedules();
+            more += self.advance_schedules();
         }
         if self.wins.any_private() {
-            events += self.serve_windows();
+            more += self.serve_windows();
         }
         if self.core.coop.busy() {
-            events += self.advance_coop(events == 0);
+            more += self.advance_coop(events + more == 0);
         }
-        events
+        more
     }
 
     /// Names shared segments this process creates (windows) after `base`, so that a launcher

@@ -91,7 +91,7 @@ impl<T: Transport> Engine<T> {
             if e.core.outbox_len > 0 {
                 events += e.flush_outbox();
             }
-            Some(events)
+            Some(events + e.advance_background(events))
         })?;
         Ok(match outcome {
             Outcome::Taken(status) => Some(status),

@@ -1,12 +1,15 @@
 //! Wire format of the engine's active messages (the packets the transport carries).
 //!
-//! All of MPI point-to-point is built from eight packet kinds (the MPICH-ch4 "active message"
+//! All of MPI point-to-point is built from nine packet kinds (the MPICH-ch4 "active message"
 //! approach): an eager message carries its payload; a large message sends a request-to-send (RTS),
 //! and the receiver either reads the payload in one copy (`process_vm_readv`) and answers FIN, or
 //! answers clear-to-send (CTS) and the sender streams DATA chunks, or (cooperative copy, see
 //! `crate::coop`) answers COOP, naming the shared slot through which the sender may help it copy,
 //! and FIN once the copy is complete. Synchronous eager sends get a
-//! SYNC_ACK when matched. Fields are little-endian at fixed offsets; decoding checks every length,
+//! SYNC_ACK when matched. `MPI_Cancel` of a send that awaits its receiver (a synchronous eager
+//! send before its SYNC_ACK, a rendezvous before its CTS or FIN) sends CANCEL; the receiver takes
+//! the message out of its unexpected queue if it is still there and answers CANCEL_ACK with the
+//! outcome (flags bit 0: cancelled). Fields are little-endian at fixed offsets; decoding checks every length,
 //! so a malformed packet is an error, never a panic or an out-of-bounds read.
 //!
 //! ```text
@@ -16,7 +19,7 @@
 //!  EAGER appends: the payload (len bytes)
 //! CTS:  0 kind | 4 sreq u32 | 8 rreq u32                     (12 bytes)
 //! DATA: 0 kind | 4 rreq u32 | 8 offset u64 | 16 payload      (16 + n bytes)
-//! FIN, SYNC_ACK: 0 kind | 4 sreq u32                         (8 bytes)
+//! FIN, SYNC_ACK, CANCEL, CANCEL_ACK: 0 kind | 1 flags u8 | 4 sreq u32   (8 bytes)
 //! COOP: 0 kind | 4 sreq u32 | 8 slot u32 | 12 generation u32 (16 bytes)
 //! ```
 
@@ -29,6 +32,8 @@ const KIND_DATA: u8 = 4;
 const KIND_FIN: u8 = 5;
 const KIND_SYNC_ACK: u8 = 6;
 const KIND_COOP: u8 = 7;
+const KIND_CANCEL: u8 = 8;
+const KIND_CANCEL_ACK: u8 = 9;
 
 /// The sender wants to know when the message is matched (`MPI_Ssend`).
 pub const FLAG_SYNC: u8 = 1;
@@ -45,7 +50,7 @@ pub const RTS_LEN: usize = 40;
 pub const DATA_HEADER: usize = 16;
 /// Bytes of a CTS packet.
 pub const CTS_LEN: usize = 12;
-/// Bytes of a FIN or SYNC_ACK packet.
+/// Bytes of a FIN, SYNC_ACK, CANCEL or CANCEL_ACK packet.
 pub const ACK_LEN: usize = 8;
 /// Bytes of a COOP packet.
 pub const COOP_LEN: usize = 16;
@@ -113,6 +118,19 @@ pub enum Packet<'a> {
     SyncAck {
         /// Sender's request.
         sreq: u32,
+    },
+    /// The sender asks to withdraw the unmatched message of its send `sreq`.
+    Cancel {
+        /// Sender's request.
+        sreq: u32,
+    },
+    /// The receiver's answer to CANCEL: whether the message was withdrawn before any receive
+    /// matched it.
+    CancelAck {
+        /// Sender's request.
+        sreq: u32,
+        /// The message was withdrawn.
+        cancelled: bool,
     },
     /// The receiver copies the message and invites the sender to copy chunks too.
     Coop {
@@ -214,6 +232,17 @@ pub fn decode(b: &[u8]) -> Result<Packet<'_>> {
             need(ACK_LEN, "sync-ack")?;
             Ok(Packet::SyncAck { sreq: u32_at(b, 4) })
         }
+        KIND_CANCEL => {
+            need(ACK_LEN, "cancel")?;
+            Ok(Packet::Cancel { sreq: u32_at(b, 4) })
+        }
+        KIND_CANCEL_ACK => {
+            need(ACK_LEN, "cancel-ack")?;
+            Ok(Packet::CancelAck {
+                sreq: u32_at(b, 4),
+                cancelled: b[1] & 1 != 0,
+            })
+        }
         KIND_COOP => {
             need(COOP_LEN, "coop")?;
             Ok(Packet::Coop {
@@ -309,6 +338,18 @@ pub fn encode_sync_ack(b: &mut [u8], sreq: u32) {
     b[4..8].copy_from_slice(&sreq.to_le_bytes());
 }
 
+/// Writes a CANCEL packet into `b[..ACK_LEN]`.
+pub fn encode_cancel(b: &mut [u8], sreq: u32) {
+    b[..4].copy_from_slice(&[KIND_CANCEL, 0, 0, 0]);
+    b[4..8].copy_from_slice(&sreq.to_le_bytes());
+}
+
+/// Writes a CANCEL_ACK packet into `b[..ACK_LEN]`.
+pub fn encode_cancel_ack(b: &mut [u8], sreq: u32, cancelled: bool) {
+    b[..4].copy_from_slice(&[KIND_CANCEL_ACK, u8::from(cancelled), 0, 0]);
+    b[4..8].copy_from_slice(&sreq.to_le_bytes());
+}
+
 /// Writes a COOP packet into `b[..COOP_LEN]`.
 pub fn encode_coop(b: &mut [u8], sreq: u32, slot: u32, generation: u32) {
     b[..4].copy_from_slice(&[KIND_COOP, 0, 0, 0]);
@@ -368,6 +409,14 @@ mod tests {
         assert_eq!(decode(&b[..ACK_LEN]).unwrap(), Packet::Fin { sreq: 5 });
         encode_sync_ack(&mut b, 6);
         assert_eq!(decode(&b[..ACK_LEN]).unwrap(), Packet::SyncAck { sreq: 6 });
+        encode_cancel(&mut b, 7);
+        assert_eq!(decode(&b[..ACK_LEN]).unwrap(), Packet::Cancel { sreq: 7 });
+        for cancelled in [false, true] {
+            encode_cancel_ack(&mut b, 7, cancelled);
+            let ack = Packet::CancelAck { sreq: 7, cancelled };
+            assert_eq!(decode(&b[..ACK_LEN]).unwrap(), ack);
+        }
+        assert!(decode(&b[..ACK_LEN - 1]).is_err());
         encode_coop(&mut b, 8, 63, u32::MAX);
         assert_eq!(
             decode(&b[..COOP_LEN]).unwrap(),
@@ -402,7 +451,7 @@ mod tests {
         assert!(decode(&[99, 0, 0, 0]).is_err());
         // every prefix of arbitrary bytes decodes or errors, never panics
         let noise: Vec<u8> = (0..64u32).map(|i| (i * 37 % 251) as u8).collect();
-        for k in 0..=7u8 {
+        for k in 0..=9u8 {
             for n in 0..noise.len() {
                 let mut v = noise[..n].to_vec();
                 if let Some(first) = v.first_mut() {

@@ -134,6 +134,17 @@ pub enum SendMode {
     Ready,
 }
 
+/// Where an `MPI_Cancel` of a send stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SendCancel {
+    /// Not asked (or refused: the message was matched).
+    No,
+    /// CANCEL sent, its answer awaited; `finished` once the send's own protocol ended meanwhile
+    /// (its completion waits for the answer, so that the request outlives every packet naming
+    /// it).
+    Asked { finished: bool },
+}
+
 #[derive(Debug)]
 pub(crate) struct SendOp {
     pub(crate) buf: OutBuf,
@@ -220,6 +231,11 @@ pub(crate) struct Request {
     pub(crate) detached: bool,
     /// A persistent request was started and not yet completed by a wait/test.
     pub(crate) active: bool,
+    /// A send's destination, by world rank (where a CANCEL goes); kept here, in the padding
+    /// after the flags, rather than in the send itself, to keep a request within 128 bytes.
+    pub(crate) peer: u32,
+    /// Where an `MPI_Cancel` of a send stands.
+    pub(crate) cancel: SendCancel,
 }
 
 impl Request {
@@ -231,6 +247,8 @@ impl Request {
             persistent: None,
             detached: false,
             active: true,
+            peer: 0,
+            cancel: SendCancel::No,
         }
     }
 
@@ -266,6 +284,8 @@ impl Request {
             persistent: None,
             detached: false,
             active: true,
+            peer: 0,
+            cancel: SendCancel::No,
         }
     }
 }

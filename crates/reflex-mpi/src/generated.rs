@@ -2440,7 +2440,7 @@ pub unsafe extern "C" fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int
         crate::call::world("MPI_Allgather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -2471,7 +2471,7 @@ pub unsafe extern "C" fn PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_in
     crate::call::world("MPI_Allgatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::allgatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
@@ -2540,7 +2540,7 @@ pub unsafe extern "C" fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int,
         crate::call::world("MPI_Alltoall", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -2713,9 +2713,9 @@ pub unsafe extern "C" fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, s
     crate::call::world("MPI_Gather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::gather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
@@ -2742,7 +2742,7 @@ pub unsafe extern "C" fn PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, 
     crate::call::world("MPI_Gatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
@@ -2770,7 +2770,7 @@ pub unsafe extern "C" fn PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_in
     crate::call::world("MPI_Iallgather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -2800,7 +2800,7 @@ pub unsafe extern "C" fn PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_i
     crate::call::world("MPI_Iallgatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -2857,7 +2857,7 @@ pub unsafe extern "C" fn PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int
     crate::call::world("MPI_Ialltoall", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -3018,9 +3018,9 @@ pub unsafe extern "C" fn PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, 
     crate::call::world("MPI_Igather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -3048,7 +3048,7 @@ pub unsafe extern "C" fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int,
     crate::call::world("MPI_Igatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
@@ -3189,9 +3189,9 @@ pub unsafe extern "C" fn MPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void,
 pub unsafe extern "C" fn PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iscatter", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -3459,9 +3459,9 @@ pub unsafe extern "C" fn MPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, 
 pub unsafe extern "C" fn PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Scatter", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::scatter(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
@@ -10102,7 +10102,7 @@ pub unsafe extern "C" fn PMPI_Allgather_init(sendbuf: *const c_void, sendcount: 
     crate::call::world("MPI_Allgather_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -10133,7 +10133,7 @@ pub unsafe extern "C" fn PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount:
     crate::call::world("MPI_Allgatherv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             let info = crate::kinds::info(w, info)?;
@@ -10192,7 +10192,7 @@ pub unsafe extern "C" fn PMPI_Alltoall_init(sendbuf: *const c_void, sendcount: c
     crate::call::world("MPI_Alltoall_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -10359,9 +10359,9 @@ pub unsafe extern "C" fn PMPI_Gather_init(sendbuf: *const c_void, sendcount: c_i
     crate::call::world("MPI_Gather_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
@@ -10390,7 +10390,7 @@ pub unsafe extern "C" fn PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_
     crate::call::world("MPI_Gatherv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
@@ -10679,9 +10679,9 @@ pub unsafe extern "C" fn MPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_v
 pub unsafe extern "C" fn PMPI_Scatter_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Scatter_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
@@ -11626,7 +11626,7 @@ pub unsafe extern "C" fn PMPI_Allgather_c(sendbuf: *const c_void, sendcount: ffi
     crate::call::world("MPI_Allgather_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -11655,7 +11655,7 @@ pub unsafe extern "C" fn PMPI_Allgather_init_c(sendbuf: *const c_void, sendcount
     crate::call::world("MPI_Allgather_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -11686,7 +11686,7 @@ pub unsafe extern "C" fn PMPI_Allgatherv_c(sendbuf: *const c_void, sendcount: ff
     crate::call::world("MPI_Allgatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::allgatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
@@ -11713,7 +11713,7 @@ pub unsafe extern "C" fn PMPI_Allgatherv_init_c(sendbuf: *const c_void, sendcoun
     crate::call::world("MPI_Allgatherv_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             let info = crate::kinds::info(w, info)?;
@@ -11800,7 +11800,7 @@ pub unsafe extern "C" fn PMPI_Alltoall_c(sendbuf: *const c_void, sendcount: ffi:
     crate::call::world("MPI_Alltoall_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -11829,7 +11829,7 @@ pub unsafe extern "C" fn PMPI_Alltoall_init_c(sendbuf: *const c_void, sendcount:
     crate::call::world("MPI_Alltoall_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -12939,9 +12939,9 @@ pub unsafe extern "C" fn PMPI_Gather_c(sendbuf: *const c_void, sendcount: ffi::M
     crate::call::world("MPI_Gather_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::gather_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
@@ -12968,9 +12968,9 @@ pub unsafe extern "C" fn PMPI_Gather_init_c(sendbuf: *const c_void, sendcount: f
     crate::call::world("MPI_Gather_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
@@ -12999,7 +12999,7 @@ pub unsafe extern "C" fn PMPI_Gatherv_c(sendbuf: *const c_void, sendcount: ffi::
     crate::call::world("MPI_Gatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
@@ -13027,7 +13027,7 @@ pub unsafe extern "C" fn PMPI_Gatherv_init_c(sendbuf: *const c_void, sendcount: 
     crate::call::world("MPI_Gatherv_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
@@ -13165,7 +13165,7 @@ pub unsafe extern "C" fn PMPI_Iallgather_c(sendbuf: *const c_void, sendcount: ff
     crate::call::world("MPI_Iallgather_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -13195,7 +13195,7 @@ pub unsafe extern "C" fn PMPI_Iallgatherv_c(sendbuf: *const c_void, sendcount: f
     crate::call::world("MPI_Iallgatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -13252,7 +13252,7 @@ pub unsafe extern "C" fn PMPI_Ialltoall_c(sendbuf: *const c_void, sendcount: ffi
     crate::call::world("MPI_Ialltoall_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -13418,9 +13418,9 @@ pub unsafe extern "C" fn PMPI_Igather_c(sendbuf: *const c_void, sendcount: ffi::
     crate::call::world("MPI_Igather_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -13448,7 +13448,7 @@ pub unsafe extern "C" fn PMPI_Igatherv_c(sendbuf: *const c_void, sendcount: ffi:
     crate::call::world("MPI_Igatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
@@ -13811,9 +13811,9 @@ pub unsafe extern "C" fn MPI_Iscan_c(sendbuf: *const c_void, recvbuf: *mut c_voi
 pub unsafe extern "C" fn PMPI_Iscatter_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iscatter_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -14959,9 +14959,9 @@ pub unsafe extern "C" fn MPI_Scan_init_c(sendbuf: *const c_void, recvbuf: *mut c
 pub unsafe extern "C" fn PMPI_Scatter_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Scatter_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::scatter_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
@@ -14987,9 +14987,9 @@ pub unsafe extern "C" fn MPI_Scatter_c(sendbuf: *const c_void, sendcount: ffi::M
 pub unsafe extern "C" fn PMPI_Scatter_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Scatter_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            let sendcount = crate::kinds::count(sendcount, "sendcount")?;
+            let sendcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
+            let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;

@@ -10,7 +10,7 @@ use crate::handles;
 use crate::state::Mpi;
 pub use crate::typetable::TypeArg;
 use reflex_engine::{CommId, Datatype, ErrorClass, GroupId, MpiError, Result};
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 
 /// Largest tag (`MPI_TAG_UB`): MPICH's value, so programs tuned for it behave the same.
 pub const TAG_UB: c_int = (1 << 30) - 1;
@@ -175,6 +175,35 @@ pub fn committed(w: &Mpi, t: &TypeArg) -> Result<()> {
 pub fn count<N: TryInto<usize> + Copy + std::fmt::Display>(n: N, name: &str) -> Result<usize> {
     n.try_into()
         .map_err(|_| MpiError::new(ErrorClass::Count, format!("{name} is negative ({n})")))
+}
+
+/// A count that only some ranks use: checked where `significant`, else taken as 0 whatever it
+/// is (a non-root rank's receive count in `MPI_Gather`, the send count beside `MPI_IN_PLACE`).
+pub fn count_if<N: TryInto<usize> + Copy + std::fmt::Display>(
+    significant: bool,
+    n: N,
+    name: &str,
+) -> Result<usize> {
+    if significant {
+        count(n, name)
+    } else {
+        Ok(0)
+    }
+}
+
+/// True for `MPI_IN_PLACE`.
+pub fn is_in_place(p: *const c_void) -> bool {
+    p as usize == crate::ffi::IN_PLACE
+}
+
+/// Whether this rank is the root of a rooted collective: its rank on an intracommunicator,
+/// `MPI_ROOT` on an intercommunicator (a bad root is reported by the root check that follows).
+pub fn at_root(w: &Mpi, comm: CommId, root: c_int) -> Result<bool> {
+    let c = w.world.engine.comm(comm)?;
+    if c.is_inter() {
+        return Ok(root == reflex_engine::coll::inter::ROOT);
+    }
+    Ok(root >= 0 && root as u32 == c.rank)
 }
 
 /// A send tag: `0..=MPI_TAG_UB`.

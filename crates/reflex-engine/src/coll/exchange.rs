@@ -88,13 +88,28 @@ impl<T: Transport> Engine<T> {
         tag: i32,
         mine: &[u8],
     ) -> Result<Vec<Vec<u8>>> {
+        let names: Vec<u32> = (0..members.len() as u32).collect();
+        self.exchange_named(ctx, (members, &names), me, tag, mine)
+    }
+
+    /// [`Self::exchange_among`] where member `i` is known on `ctx` as rank `names[i]` (a subgroup
+    /// exchanging over its parent's context, whose ranks are unique there: subgroup ranks are
+    /// not, and two subgroups' messages on one context must not match each other's receives).
+    pub(crate) fn exchange_named(
+        &mut self,
+        ctx: u32,
+        (members, names): (&[u32], &[u32]),
+        me: usize,
+        tag: i32,
+        mine: &[u8],
+    ) -> Result<Vec<Vec<u8>>> {
         let mut pending = Vec::with_capacity(members.len());
         for (r, &world) in members.iter().enumerate().filter(|&(r, _)| r != me) {
             let peer = Peer {
                 ctx,
                 world,
-                rank: r as i32,
-                me: me as u32,
+                rank: names[r] as i32,
+                me: names[me],
                 tag,
             };
             pending.push(self.post_exchange(&peer, mine.to_vec(), mine.len())?);

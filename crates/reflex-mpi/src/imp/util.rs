@@ -4,6 +4,7 @@ use crate::ffi::*;
 use reflex_base::buf::{RecvBuf, SendBuf};
 use reflex_engine::{Datatype, ErrorClass, MpiError, Result, Status};
 use std::ffi::{c_char, c_int, c_void};
+use std::ptr::addr_of_mut;
 
 /// `count` elements of `dt` at `p`, to be read: the buffer wraps exactly the bytes the elements
 /// touch, which start below `p` when the type has negative displacements ([`Datatype::span`]).
@@ -25,10 +26,7 @@ pub fn recv_buf(p: *mut c_void, count: usize, dt: &Datatype) -> Result<RecvBuf> 
     Ok(unsafe { RecvBuf::from_raw(start, len) })
 }
 
-/// True for `MPI_IN_PLACE`.
-pub fn is_in_place(p: *const c_void) -> bool {
-    p as usize == IN_PLACE
-}
+pub use crate::kinds::is_in_place;
 
 /// The C status of an engine status (`MPI_ERROR` is written by multi-completion calls only).
 pub fn c_status(st: &Status) -> MPI_Status {
@@ -47,8 +45,25 @@ pub fn status_bytes(st: &MPI_Status) -> u64 {
     (st.count_lo as u32 as u64) | (((st.count_hi_and_cancelled as u32 >> 1) as u64) << 32)
 }
 
-/// Writes `st` to `p` unless `p` is `MPI_STATUS_IGNORE` (or NULL).
+/// Writes `st` to `p` unless `p` is `MPI_STATUS_IGNORE` (or NULL), leaving its `MPI_ERROR` as it
+/// was: calls that complete one operation never change that field (MPI-3.1 section 3.2.5).
 pub fn write_status(p: *mut MPI_Status, st: &Status) {
+    if p.is_null() || p as usize == STATUS_IGNORE {
+        return;
+    }
+    let c = c_status(st);
+    // SAFETY: the caller passed a writable MPI_Status (MPI contract), checked non-ignore above;
+    // each field is written in place, none is read.
+    unsafe {
+        addr_of_mut!((*p).count_lo).write(c.count_lo);
+        addr_of_mut!((*p).count_hi_and_cancelled).write(c.count_hi_and_cancelled);
+        addr_of_mut!((*p).MPI_SOURCE).write(c.MPI_SOURCE);
+        addr_of_mut!((*p).MPI_TAG).write(c.MPI_TAG);
+    }
+}
+
+/// Writes `st` to `p` with its `MPI_ERROR`, as the calls that complete several operations do.
+pub fn write_status_and_error(p: *mut MPI_Status, st: &Status) {
     if p.is_null() || p as usize == STATUS_IGNORE {
         return;
     }

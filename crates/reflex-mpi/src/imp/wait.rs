@@ -11,7 +11,7 @@
 //! (see [`super::grequest`]).
 
 use super::grequest;
-use super::util::{c_status, status_bytes, write, write_status};
+use super::util::{c_status, status_bytes, write, write_status, write_status_and_error};
 use crate::ffi::*;
 use crate::handles;
 use crate::kinds::TypeArg;
@@ -65,7 +65,7 @@ fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
 /// `MPI_Wait`.
 pub fn wait(w: &mut Mpi, request: *mut MPI_Request, status: *mut MPI_Status) -> Result<()> {
     let Some(id) = read_request(request)? else {
-        write_status(status, &Status::empty());
+        write_status_and_error(status, &Status::empty()); // an empty status has error MPI_SUCCESS
         return Ok(());
     };
     threads::block_on(
@@ -89,7 +89,7 @@ pub fn test(
 ) -> Result<()> {
     let Some(id) = read_request(request)? else {
         write(flag, 1);
-        write_status(status, &Status::empty());
+        write_status_and_error(status, &Status::empty()); // an empty status has error MPI_SUCCESS
         return Ok(());
     };
     match w.world.engine.test(id)? {
@@ -168,7 +168,7 @@ fn any(
         let none_active = w.world.engine.active_among(&ids)? == 0;
         if none_active {
             write(index, UNDEFINED);
-            write_status(status, &Status::empty());
+            write_status_and_error(status, &Status::empty()); // an empty status has error MPI_SUCCESS
         }
         return Ok(none_active);
     };
@@ -250,7 +250,7 @@ fn write_status_with_error(p: *mut MPI_Status, st: &Status, array: *mut MPI_Stat
     if array.is_null() || array as usize == STATUS_IGNORE {
         return;
     }
-    write_status(p, st);
+    write_status_and_error(p, st);
 }
 
 /// `MPI_Waitall`: waits for and retires each request in turn (no allocation on this path).
@@ -415,7 +415,7 @@ pub fn request_get_status(
     let mut h = request;
     let Some(id) = read_request(&mut h)? else {
         write(flag, 1);
-        write_status(status, &Status::empty());
+        write_status_and_error(status, &Status::empty()); // an empty status has error MPI_SUCCESS
         return Ok(());
     };
     let Some(mut st) = w.world.engine.request_status(id)? else {
