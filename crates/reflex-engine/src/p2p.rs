@@ -713,7 +713,10 @@ impl<T: Transport> Engine<T> {
         let req = self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
         let id = match req.op {
             Op::Pair { recv, .. } => recv,
-            Op::Send(_) => return Ok(self.cancel_send(id)),
+            Op::Send(_) => {
+                self.cancel_send(id);
+                return Ok(());
+            }
             _ => id,
         };
         if let Some(pos) = self.core.posted.iter().position(|p| p.id == id) {
