@@ -71,6 +71,9 @@ tests/buildsys/run.sh install
 stage "unmodified programs built for MPICH: a Fortran program (mpif90.mpich, MPICH's libmpichfort on Reflex), Debian's ScaLAPACK/PBLAS/BLACS test suite and NetPIPE"
 tests/apps/run.sh install
 
+stage "MPICH 4.0.2's own test suite (test/mpi) built with install/bin/mpicc, run under Reflex's mpiexec (tests/mpich-suite/expected-failures.txt)"
+tests/mpich-suite/run.sh install
+
 stage "mpi4py built against install/, its test suite with 1, 2, 3 ranks (tests/mpi4py/expected-failures.txt)"
 tests/mpi4py/run.sh --budget 2400
 

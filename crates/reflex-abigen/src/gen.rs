@@ -77,7 +77,10 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
         // Committed, and the handle kept (MPI-IO hands it to conversion functions).
         "DATATYPE_ARG" => format!("let {n} = crate::kinds::datatype_arg(w, {n})?;"),
         // Not significant on every rank (root-only, or beside MPI_IN_PLACE): NULL allowed.
-        "DATATYPE_OPT" => format!("let {n} = crate::kinds::datatype_opt(w, {n})?;"),
+        "DATATYPE_OPT" => match datatype_significance(p, f, comm.as_deref()) {
+            Some(when) => format!("let {n} = crate::kinds::datatype_if({when}, w, {n})?;"),
+            None => format!("let {n} = crate::kinds::datatype_opt(w, {n})?;"),
+        },
         "GROUP" => format!("let {n} = crate::kinds::group({n})?;"),
         "OP" => format!("let {n} = crate::kinds::op(w, {n})?;"),
         "COUNT" => match count_significance(p, f, comm.as_deref()) {
@@ -91,7 +94,7 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
         "RANK_STRICT" => return with_comm("rank_strict"),
         "SOURCE" => return with_comm("source"),
         "ROOT" => return with_comm("root"),
-        "BUF_IN" | "BUF_OUT" | "BUF_INPLACE_IN" | "BUF_INOUT" => {
+        "BUF_IN" | "BUF_OUT" | "BUF_INPLACE_IN" | "BUF_INOUT" | "BUF_ACC_IN" => {
             let c = count.clone()?;
             // A buffer described by a datatype (the parameter right after its count) may be
             // MPI_BOTTOM when that type is derived (absolute addresses); the check sees the
@@ -107,6 +110,9 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
             // On an intercommunicator, the root's group sends nothing (MPI_ROOT) or takes no
             // part at all (MPI_PROC_NULL): its send buffers may be anything.
             let root = f.params.iter().find(|q| q.kind == "ROOT");
+            if p.kind == "BUF_ACC_IN" {
+                return Some(format!("if {} {{ {check} }}", no_op_test(f)?));
+            }
             match (root, comm.as_ref(), p.kind.as_str()) {
                 (Some(r), Some(cm), "BUF_INPLACE_IN" | "BUF_INOUT") => format!(
                     "if crate::kinds::buffer_significant(w, {cm}, {r}, {inout})? {{ {check} }}",
@@ -130,28 +136,34 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
     })
 }
 
-/// When count `p` is significant, as a Rust expression, if it is not always: the count of one
-/// buffer alone (not shared, as `MPI_Reduce`'s) that only some ranks use (a root-only buffer, or
-/// a send or receive buffer that `MPI_IN_PLACE` replaces). Elsewhere the standard ignores the
-/// count, so `-1` must pass (MPI-3.1 section 5.5: "significant only at root").
-fn count_significance(p: &Param, f: &Function, comm: Option<&str>) -> Option<String> {
-    let owners: Vec<&Param> = f
-        .params
+/// The first count (or count array) after buffer `buf`: the one that describes it.
+fn count_of<'f>(buf: &Param, f: &'f Function) -> Option<&'f Param> {
+    let at = f.params.iter().position(|q| q.name == buf.name)?;
+    f.params[at..]
         .iter()
-        .enumerate()
-        .filter(|(i, q)| {
-            q.kind.starts_with("BUF_")
-                && f.params[*i..]
-                    .iter()
-                    .find(|c| c.kind == "COUNT")
-                    .map(|c| &c.name)
-                    == Some(&p.name)
-        })
-        .map(|(_, q)| q)
+        .find(|c| c.kind == "COUNT" || c.kind == "COUNT_ARRAY")
+}
+
+/// When count `p` is significant, as a Rust expression, if it is not always: the count of one
+/// buffer alone (not shared, as `MPI_Reduce`'s) that only some ranks use. Elsewhere the standard
+/// ignores the count, so `-1` must pass (MPI-3.1 section 5.5: "significant only at root").
+fn count_significance(p: &Param, f: &Function, comm: Option<&str>) -> Option<String> {
+    let owners: Vec<&Param> = (f.params.iter())
+        .filter(|q| q.kind.starts_with("BUF_") && count_of(q, f).map(|c| &c.name) == Some(&p.name))
         .collect();
     let [buf] = owners.as_slice() else {
         return None;
     };
+    buffer_significance(buf, f, comm)
+}
+
+/// When buffer `buf` is significant, if not always: a root-only buffer at the root, a send or
+/// receive buffer that `MPI_IN_PLACE` may replace when it is not, a get-accumulate's origin
+/// buffer unless the operation is `MPI_NO_OP`.
+fn buffer_significance(buf: &Param, f: &Function, comm: Option<&str>) -> Option<String> {
+    if buf.kind == "BUF_ACC_IN" {
+        return no_op_test(f);
+    }
     let cm = comm?;
     let root = f
         .params
@@ -175,14 +187,62 @@ fn count_significance(p: &Param, f: &Function, comm: Option<&str>) -> Option<Str
     }
 }
 
+/// A collective's send and receive buffers must not be the same memory where both are used
+/// (MPI-3.1 section 2.3; `MPI_IN_PLACE` is the way to say so): MPI_ERR_BUFFER, as MPICH.
+fn alias_check(f: &Function, comm: Option<&str>) -> Option<String> {
+    let send =
+        (f.params.iter()).find(|q| matches!(q.kind.as_str(), "BUF_INPLACE_IN" | "BUF_ROOT_IN"))?;
+    let recv = (f.params.iter()).find(|q| {
+        matches!(
+            q.kind.as_str(),
+            "BUF_OUT" | "BUF_ROOT_OUT" | "BUF_INPLACE_OUT"
+        )
+    })?;
+    let mut used: Vec<String> = [send, recv]
+        .iter()
+        .filter_map(|b| buffer_significance(b, f, comm))
+        .collect();
+    // A buffer of no elements is not used (for the v-variants' count arrays: any element).
+    let (sc, rc) = (count_of(send, f)?, count_of(recv, f)?);
+    for c in [sc, rc] {
+        if c.kind == "COUNT" && !used.contains(&format!("{} > 0", c.name)) {
+            used.push(format!("{} > 0", c.name));
+        }
+    }
+    let used = if used.is_empty() {
+        "true".to_string()
+    } else {
+        used.join(" && ")
+    };
+    Some(format!(
+        "crate::kinds::not_aliased({}, {}, {used})?;",
+        send.name, recv.name
+    ))
+}
+
+/// When the datatype `p` (right after a count) is significant, if that count is not always.
+fn datatype_significance(p: &Param, f: &Function, comm: Option<&str>) -> Option<String> {
+    let at = f.params.iter().position(|q| q.name == p.name)?;
+    let count = f.params[..at].last().filter(|c| c.kind == "COUNT")?;
+    count_significance(count, f, comm)
+}
+
+/// Whether the origin buffer of a get-accumulate is used: not with `MPI_NO_OP`.
+fn no_op_test(f: &Function) -> Option<String> {
+    let op = f.params.iter().find(|q| q.kind == "OP")?;
+    Some(format!("!crate::kinds::is_no_op({})", op.name))
+}
+
 /// Orders conversions the way MPICH checks: the communicator first, then parameter order.
 fn ordered_conversions(f: &Function) -> Vec<String> {
+    let comm = f.params.iter().find(|q| q.kind == "COMM");
     let comm_first = f.params.iter().filter(|p| p.kind == "COMM");
     let rest = f.params.iter().filter(|p| p.kind != "COMM");
-    comm_first
-        .chain(rest)
-        .filter_map(|p| conversion(p, f))
-        .collect()
+    let mut all: Vec<String> = comm_first.filter_map(|p| conversion(p, f)).collect();
+    // Before the other conversions: it reads the raw counts and root.
+    all.extend(alias_check(f, comm.map(|c| c.name.as_str())));
+    all.extend(rest.filter_map(|p| conversion(p, f)));
+    all
 }
 
 fn rust_params(f: &Function) -> String {

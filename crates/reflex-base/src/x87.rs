@@ -52,6 +52,21 @@ pub fn combine(op: Arith, input: &[u8], inout: &mut [u8]) {
     }
 }
 
+/// The `long double` of integer `v`, exact (64 significant bits), in its 16 bytes of memory.
+pub fn from_i64(v: i64) -> [u8; SIZE] {
+    let mut out = [0u8; SIZE];
+    if v == 0 {
+        return out;
+    }
+    let m = v.unsigned_abs();
+    let shift = m.leading_zeros();
+    out[..8].copy_from_slice(&(m << shift).to_le_bytes());
+    let exponent = 16383 + 63 - shift as u16;
+    let top = exponent | if v < 0 { 0x8000 } else { 0 };
+    out[8..10].copy_from_slice(&top.to_le_bytes());
+    out
+}
+
 /// Orders two `long double`s by value (NaNs compare equal to everything; -0 equals +0).
 pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
     let (ka, kb) = (key(a), key(b));
@@ -81,19 +96,8 @@ fn key(b: &[u8]) -> Option<i128> {
 mod tests {
     use super::*;
 
-    /// The 80-bit encoding of a small integer `v` (exact).
     fn ld(v: i64) -> [u8; 16] {
-        let mut out = [0u8; 16];
-        if v == 0 {
-            return out;
-        }
-        let m = v.unsigned_abs();
-        let shift = m.leading_zeros();
-        out[..8].copy_from_slice(&(m << shift).to_le_bytes());
-        let exponent = 16383 + 63 - shift as u16;
-        let top = exponent | if v < 0 { 0x8000 } else { 0 };
-        out[8..10].copy_from_slice(&top.to_le_bytes());
-        out
+        from_i64(v)
     }
 
     #[test]

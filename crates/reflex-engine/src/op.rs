@@ -173,6 +173,8 @@ pub fn apply(op: ReduceOp, basic: &Basic, inout: &mut [u8], input: &[u8]) -> Res
         (ValueKind::Float, 16) => long_double_ops(op, basic, inout, input),
         (ValueKind::Complex, 8) => complex_ops::<4>(op, basic, inout, input),
         (ValueKind::Complex, 16) => complex_ops::<8>(op, basic, inout, input),
+        #[cfg(target_arch = "x86_64")]
+        (ValueKind::Complex, 32) => long_double_complex_ops(op, basic, inout, input),
         (ValueKind::Pair { value }, _) if matches!(op, ReduceOp::Minloc | ReduceOp::Maxloc) => {
             let geometry = PairGeometry {
                 stride: basic.extent as usize,
@@ -284,6 +286,49 @@ fn complex_ops<const H: usize>(
     Ok(())
 }
 
+/// Complex sum and product on pairs of C `long double`s (`MPI_C_LONG_DOUBLE_COMPLEX`), on the
+/// FPU: a product is `(ar br - ai bi, ar bi + ai br)`, a difference a sum with the sign flipped.
+#[cfg(target_arch = "x86_64")]
+fn long_double_complex_ops(
+    op: ReduceOp,
+    basic: &Basic,
+    inout: &mut [u8],
+    input: &[u8],
+) -> Result<()> {
+    use reflex_base::x87::{combine, Arith, SIZE};
+    let product = |a: &[u8], b: &[u8]| {
+        let mut p = [0u8; SIZE];
+        p.copy_from_slice(&b[..SIZE]);
+        combine(Arith::Prod, a, &mut p);
+        p
+    };
+    for (io, i) in inout
+        .chunks_exact_mut(2 * SIZE)
+        .zip(input.chunks_exact(2 * SIZE))
+    {
+        let (ar, ai) = i.split_at(SIZE);
+        match op {
+            ReduceOp::Sum => {
+                let (br, bi) = io.split_at_mut(SIZE);
+                combine(Arith::Sum, ar, br);
+                combine(Arith::Sum, ai, bi);
+            }
+            ReduceOp::Prod => {
+                let (br, bi) = io.split_at(SIZE);
+                let (mut re, mut minus) = (product(ar, br), product(ai, bi));
+                minus[9] ^= 0x80; // the sign bit of the 80-bit value
+                combine(Arith::Sum, &minus, &mut re);
+                let (mut im, cross) = (product(ar, bi), product(ai, br));
+                combine(Arith::Sum, &cross, &mut im);
+                io[..SIZE].copy_from_slice(&re);
+                io[SIZE..2 * SIZE].copy_from_slice(&im);
+            }
+            _ => return Err(unsupported(op, basic)),
+        }
+    }
+    Ok(())
+}
+
 /// MINLOC/MAXLOC on (value, int index) structs: the better value wins; ties keep the lower index.
 fn pair_ops(
     op: ReduceOp,
@@ -340,6 +385,20 @@ mod tests {
 
     fn ints(v: &[i32]) -> Vec<u8> {
         v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn long_double_complex_sum_and_product() {
+        use reflex_base::x87::from_i64;
+        let complex = |re: i64, im: i64| [from_i64(re), from_i64(im)].concat();
+        let ldc = Basic::plain(ValueKind::Complex, 32);
+        let mut acc = complex(3, 4);
+        apply(ReduceOp::Prod, &ldc, &mut acc, &complex(1, 2)).unwrap();
+        assert_eq!(acc, complex(-5, 10)); // (1 + 2i)(3 + 4i)
+        apply(ReduceOp::Sum, &ldc, &mut acc, &complex(6, -3)).unwrap();
+        assert_eq!(acc, complex(1, 7));
+        assert!(apply(ReduceOp::Max, &ldc, &mut acc, &complex(0, 0)).is_err());
     }
 
     #[test]

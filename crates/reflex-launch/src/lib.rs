@@ -120,6 +120,9 @@ fn prepare_and_launch(spec: &JobSpec, kvsname: &str) -> Result<Supervisor, Strin
     let server = reflex_pmi::Server::new(kvsname, spec.ranks, 0, universe_size(spec));
     let mut supervisor = Supervisor::new(signals, server, spec.label);
     supervisor.allow_spawn(job.vars.clone());
+    if let Some(limit) = time_limit(std::env::var_os("MPIEXEC_TIMEOUT"))? {
+        supervisor.limit_time(limit);
+    }
     for rank in 0..spec.ranks {
         match spawn::spawn_rank(
             &job,
@@ -184,6 +187,22 @@ fn prepare_remote(spec: &JobSpec, kvsname: &str) -> Result<remote::RemoteJob, St
         layout,
     });
     Ok(job)
+}
+
+/// The job's time limit from `MPIEXEC_TIMEOUT` (whole seconds, as Hydra reads it; unset, empty
+/// or 0: none).
+fn time_limit(value: Option<OsString>) -> Result<Option<std::time::Duration>, String> {
+    let Some(value) = value.filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let text = value.to_string_lossy();
+    match text.trim().parse::<u64>() {
+        Ok(0) => Ok(None),
+        Ok(secs) => Ok(Some(std::time::Duration::from_secs(secs))),
+        Err(_) => Err(format!(
+            "MPIEXEC_TIMEOUT must be a whole number of seconds, not '{text}'"
+        )),
+    }
 }
 
 /// `get_universe_size`: `-usize`, else the number of ranks.

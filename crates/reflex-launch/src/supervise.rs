@@ -36,6 +36,9 @@ const KILL_RESCAN: Duration = Duration::from_millis(100);
 /// only stay open if it was handed to a process outside the job).
 const DRAIN_GRACE: Duration = Duration::from_secs(1);
 
+/// mpiexec's exit status when the job ran past its time limit (as `timeout(1)`'s).
+pub const TIMEOUT_STATUS: i32 = 124;
+
 /// Read budgets spent on a rank's PMI socket after it exited (1 MiB: far above any real job).
 const EXIT_DRAIN_ROUNDS: usize = 16;
 
@@ -97,6 +100,8 @@ pub struct Supervisor {
     status: Option<i32>,
     user_signals: u32,
     drain_until: Option<Instant>,
+    /// When the job is terminated for running too long (`MPIEXEC_TIMEOUT`), and that limit.
+    time_limit: Option<(Instant, Duration)>,
 }
 
 impl Supervisor {
@@ -117,7 +122,14 @@ impl Supervisor {
             status: None,
             user_signals: 0,
             drain_until: None,
+            time_limit: None,
         }
+    }
+
+    /// Terminates the job if it runs longer than `limit` from now (exit status
+    /// [`TIMEOUT_STATUS`]).
+    pub fn limit_time(&mut self, limit: Duration) {
+        self.time_limit = Some((Instant::now() + limit, limit));
     }
 
     /// The job's process group, once rank 0 has started.
@@ -181,6 +193,13 @@ impl Supervisor {
         loop {
             self.reap();
             let now = Instant::now();
+            if let Some((deadline, limit)) = self.time_limit {
+                if now >= deadline {
+                    let secs = limit.as_secs();
+                    let message = format!("the job ran past its time limit of {secs} s (MPIEXEC_TIMEOUT); terminating it");
+                    self.fail(&message, TIMEOUT_STATUS);
+                }
+            }
             self.advance_phase(now);
             if self.finished(now) {
                 break;
@@ -333,7 +352,9 @@ impl Supervisor {
             }
             Phase::Killing => Some(KILL_RESCAN),
             Phase::Running if self.all_ranks_ended() => Some(KILL_RESCAN),
-            Phase::Running => None,
+            Phase::Running => self
+                .time_limit
+                .map(|(at, _)| at.saturating_duration_since(now)),
         };
         let wait = match (wait, self.drain_until) {
             (Some(w), Some(d)) => Some(w.min(d.saturating_duration_since(now))),

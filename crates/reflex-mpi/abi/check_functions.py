@@ -74,7 +74,7 @@ KINDS.update({
     "ENUM_OUT": {"MPI_T_source_order *", "MPI_T_cb_safety *"},
     "BUF_IN": {"const void *"}, "BUF_OUT": {"void *"}, "BUF_INOUT": {"void *"},
     "BUF_INPLACE_IN": {"const void *"}, "BUF_INPLACE_OUT": {"void *"},
-    "BUF_ROOT_IN": {"const void *"}, "BUF_ROOT_OUT": {"void *"},
+    "BUF_ROOT_IN": {"const void *"}, "BUF_ROOT_OUT": {"void *"}, "BUF_ACC_IN": {"const void *"},
     "COUNT": {"int", "MPI_Count", "MPI_Aint"},
     "COUNT_ARRAY": {"const int *", "const MPI_Count *", "int *"},
     "DISPL_ARRAY": {"const int *", "const MPI_Aint *", "const MPI_Count *", "MPI_Aint *"},

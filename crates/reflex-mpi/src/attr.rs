@@ -122,11 +122,22 @@ impl Attributes {
 
     /// The index of a live keyval handle of `kind` (`MPI_ERR_KEYVAL` otherwise).
     pub fn lookup(&self, handle: c_int, kind: ObjKind) -> Result<u32> {
+        self.find(handle, kind, false)
+    }
+
+    /// The index of keyval `handle` of `kind` that attributes still use, freed or not: the
+    /// attributes of a freed keyval may still be read and deleted through a saved copy of its
+    /// handle (MPI-3.1 section 6.7.2, `MPI_COMM_FREE_KEYVAL`).
+    pub fn lookup_in_use(&self, handle: c_int, kind: ObjKind) -> Result<u32> {
+        self.find(handle, kind, true)
+    }
+
+    fn find(&self, handle: c_int, kind: ObjKind, freed_too: bool) -> Result<u32> {
         let h = handle as u32;
         let index = h & ((1 << INDEX_BITS) - 1);
         let valid = h & !((1 << INDEX_BITS) - 1) == KEYVAL_USER | kind.bits() << INDEX_BITS;
         match self.keyvals.get(index as usize).copied().flatten() {
-            Some(k) if valid && !k.freed => Ok(index),
+            Some(k) if valid && (!k.freed || freed_too) => Ok(index),
             _ if h & 0xfc00_0000 == KEYVAL_USER & 0xfc00_0000 && !valid => Err(keyval_error(
                 format!("keyval {handle:#x} belongs to another kind of object"),
             )),

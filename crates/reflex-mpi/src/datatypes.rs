@@ -102,7 +102,7 @@ pub const BUILTIN: &[(i32, &str, Basic)] = &[
     (0x4c00043d, "MPI_UINT32_T", b(Unsigned, 4)),
     (0x4c00083e, "MPI_UINT64_T", b(Unsigned, 8)),
     (0x4c00013f, "MPI_C_BOOL", b(Logical, 1)),
-    (0x4c000840, "MPI_C_FLOAT_COMPLEX", b(Complex, 8)),
+    (0x4c000840, "MPI_C_COMPLEX", b(Complex, 8)), // also MPI_C_FLOAT_COMPLEX (one handle)
     (0x4c001041, "MPI_C_DOUBLE_COMPLEX", b(Complex, 16)),
     (0x4c002042, "MPI_C_LONG_DOUBLE_COMPLEX", b(Complex, 32)),
     (0x4c000246, "MPIX_C_FLOAT16", b(Float, 2)),

@@ -34,12 +34,14 @@ pub const LASTCODE: i32 = 0x3fff_ffff;
 /// Marks the message of an [`existing`] error.
 const EXISTING_MARK: char = '\u{1}';
 
-/// One user-defined class or code: its class (itself for a class), its string, and whether it
-/// was removed.
+/// One user-defined class or code: its class (itself for a class), its string, whether it was
+/// removed, and for a class the number of its codes not removed (so that removing a class does
+/// not scan the table, which only grows).
 struct UserDefined {
     class: i32,
     text: String,
     removed: bool,
+    codes: usize,
 }
 
 static USER_DEFINED: Mutex<Vec<UserDefined>> = Mutex::new(Vec::new());
@@ -61,6 +63,7 @@ pub fn add_class() -> i32 {
         class: value,
         text: String::new(),
         removed: false,
+        codes: 0,
     });
     value
 }
@@ -76,10 +79,14 @@ pub fn add_code(class: i32) -> reflex_engine::Result<i32> {
         ));
     }
     let mut table = user_defined();
+    if let Some(i) = user_index(class) {
+        table[i].codes += 1;
+    }
     table.push(UserDefined {
         class,
         text: String::new(),
         removed: false,
+        codes: 0,
     });
     Ok(LASTCODE + 1 + table.len() as i32)
 }
@@ -120,11 +127,7 @@ fn user_class(table: &[UserDefined], class: i32) -> reflex_engine::Result<usize>
 pub fn remove_class(class: i32) -> reflex_engine::Result<()> {
     let mut table = user_defined();
     let i = user_class(&table, class)?;
-    let codes = table
-        .iter()
-        .enumerate()
-        .filter(|&(j, u)| j != i && !u.removed && u.class == class)
-        .count();
+    let codes = table[i].codes;
     if codes > 0 {
         return Err(MpiError::new(
             ErrorClass::Arg,
@@ -146,6 +149,9 @@ pub fn remove_code(code: i32) -> reflex_engine::Result<()> {
         ));
     }
     table[i].removed = true;
+    if let Some(c) = user_index(table[i].class) {
+        table[c].codes -= 1;
+    }
     Ok(())
 }
 

@@ -2439,9 +2439,10 @@ pub unsafe extern "C" fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int
     extern "C" fn world(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
         crate::call::world("MPI_Allgather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0 && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -2470,9 +2471,10 @@ pub unsafe extern "C" fn MPI_Allgather(sendbuf: *const c_void, sendcount: c_int,
 pub unsafe extern "C" fn PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Allgatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::allgatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
         })
@@ -2503,6 +2505,7 @@ pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_
     extern "C" fn world(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
         crate::call::world("MPI_Allreduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -2539,9 +2542,10 @@ pub unsafe extern "C" fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int,
     extern "C" fn world(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
         crate::call::world("MPI_Alltoall", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0 && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -2570,6 +2574,7 @@ pub unsafe extern "C" fn MPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, 
 pub unsafe extern "C" fn PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Alltoallv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::alltoallv(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
@@ -2595,6 +2600,7 @@ pub unsafe extern "C" fn MPI_Alltoallv(sendbuf: *const c_void, sendcounts: *cons
 pub unsafe extern "C" fn PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Alltoallw", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             crate::imp::alltoallw(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)
         })
 }
@@ -2684,6 +2690,7 @@ pub unsafe extern "C" fn MPI_Bcast(buffer: *mut c_void, count: c_int, datatype: 
 pub unsafe extern "C" fn PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Exscan", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -2712,11 +2719,12 @@ pub unsafe extern "C" fn MPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void
 pub unsafe extern "C" fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Gather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0 && recvcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
             let recvcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_if(crate::kinds::at_root(w, comm, root)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::gather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
         })
@@ -2741,9 +2749,10 @@ pub unsafe extern "C" fn MPI_Gather(sendbuf: *const c_void, sendcount: c_int, se
 pub unsafe extern "C" fn PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Gatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::gatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)
@@ -2769,9 +2778,10 @@ pub unsafe extern "C" fn MPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, s
 pub unsafe extern "C" fn PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iallgather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0 && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -2799,9 +2809,10 @@ pub unsafe extern "C" fn MPI_Iallgather(sendbuf: *const c_void, sendcount: c_int
 pub unsafe extern "C" fn PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iallgatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::iallgatherv(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
@@ -2827,6 +2838,7 @@ pub unsafe extern "C" fn MPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_in
 pub unsafe extern "C" fn PMPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iallreduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -2856,9 +2868,10 @@ pub unsafe extern "C" fn MPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_
 pub unsafe extern "C" fn PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ialltoall", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0 && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -2886,6 +2899,7 @@ pub unsafe extern "C" fn MPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int,
 pub unsafe extern "C" fn PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ialltoallv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -2912,6 +2926,7 @@ pub unsafe extern "C" fn MPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *con
 pub unsafe extern "C" fn PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ialltoallw", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::ialltoallw(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
         })
@@ -2988,6 +3003,7 @@ pub unsafe extern "C" fn MPI_Ibcast(buffer: *mut c_void, count: c_int, datatype:
 pub unsafe extern "C" fn PMPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iexscan", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -3017,11 +3033,12 @@ pub unsafe extern "C" fn MPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_voi
 pub unsafe extern "C" fn PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Igather", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0 && recvcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
             let recvcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_if(crate::kinds::at_root(w, comm, root)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::igather(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
@@ -3047,9 +3064,10 @@ pub unsafe extern "C" fn MPI_Igather(sendbuf: *const c_void, sendcount: c_int, s
 pub unsafe extern "C" fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Igatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -3076,6 +3094,7 @@ pub unsafe extern "C" fn MPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, 
 pub unsafe extern "C" fn PMPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ireduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && count > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
@@ -3105,6 +3124,7 @@ pub unsafe extern "C" fn MPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_voi
 pub unsafe extern "C" fn PMPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ireduce_scatter", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -3131,6 +3151,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *m
 pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ireduce_scatter_block", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, recvcount, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, recvcount, datatype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -3160,6 +3181,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(sendbuf: *const c_void, recvb
 pub unsafe extern "C" fn PMPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iscan", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -3189,10 +3211,11 @@ pub unsafe extern "C" fn MPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void,
 pub unsafe extern "C" fn PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iscatter", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && sendcount > 0 && recvcount > 0)?;
             let sendcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(crate::kinds::at_root(w, comm, root)?, w, sendtype)?;
             let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::iscatter(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
@@ -3218,9 +3241,10 @@ pub unsafe extern "C" fn MPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, 
 pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iscatterv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && recvcount > 0)?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::iscatterv(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
@@ -3321,6 +3345,7 @@ pub unsafe extern "C" fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_voi
     extern "C" fn world(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
         crate::call::world("MPI_Reduce", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && count > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
@@ -3378,6 +3403,7 @@ pub unsafe extern "C" fn MPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c
 pub unsafe extern "C" fn PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Reduce_scatter", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
             crate::imp::reduce_scatter(w, sendbuf, recvbuf, recvcounts, datatype, op, comm)
@@ -3403,6 +3429,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mu
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Reduce_scatter_block", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, recvcount, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, recvcount, datatype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -3431,6 +3458,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(sendbuf: *const c_void, recvbu
 pub unsafe extern "C" fn PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Scan", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -3459,10 +3487,11 @@ pub unsafe extern "C" fn MPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, 
 pub unsafe extern "C" fn PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Scatter", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && sendcount > 0 && recvcount > 0)?;
             let sendcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(crate::kinds::at_root(w, comm, root)?, w, sendtype)?;
             let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::scatter(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
         })
@@ -3487,9 +3516,10 @@ pub unsafe extern "C" fn MPI_Scatter(sendbuf: *const c_void, sendcount: c_int, s
 pub unsafe extern "C" fn PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Scatterv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && recvcount > 0)?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::scatterv(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)
         })
@@ -6054,9 +6084,9 @@ pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_
     #[inline(never)]
     extern "C" fn world(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
         crate::call::world("MPI_Get_accumulate", Some(win), |w| {
-            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
-            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
-            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            if !crate::kinds::is_no_op(op) { crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?; }
+            let origin_count = crate::kinds::count_if(!crate::kinds::is_no_op(op), origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype_if(!crate::kinds::is_no_op(op), w, origin_datatype)?;
             crate::kinds::typed_buffer(result_addr, result_count, result_datatype, "result_addr")?;
             let result_count = crate::kinds::count(result_count, "result_count")?;
             let result_datatype = crate::kinds::datatype(w, result_datatype)?;
@@ -6183,9 +6213,9 @@ pub unsafe extern "C" fn MPI_Rget(origin_addr: *mut c_void, origin_count: c_int,
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: c_int, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Rget_accumulate", Some(win), |w| {
-            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
-            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
-            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            if !crate::kinds::is_no_op(op) { crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?; }
+            let origin_count = crate::kinds::count_if(!crate::kinds::is_no_op(op), origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype_if(!crate::kinds::is_no_op(op), w, origin_datatype)?;
             crate::kinds::typed_buffer(result_addr, result_count, result_datatype, "result_addr")?;
             let result_count = crate::kinds::count(result_count, "result_count")?;
             let result_datatype = crate::kinds::datatype(w, result_datatype)?;
@@ -10101,9 +10131,10 @@ pub unsafe extern "C" fn MPI_Psend_init(buf: *const c_void, partitions: c_int, c
 pub unsafe extern "C" fn PMPI_Allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Allgather_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0 && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -10132,9 +10163,10 @@ pub unsafe extern "C" fn MPI_Allgather_init(sendbuf: *const c_void, sendcount: c
 pub unsafe extern "C" fn PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Allgatherv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -10161,6 +10193,7 @@ pub unsafe extern "C" fn MPI_Allgatherv_init(sendbuf: *const c_void, sendcount: 
 pub unsafe extern "C" fn PMPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Allreduce_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -10191,9 +10224,10 @@ pub unsafe extern "C" fn MPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *mu
 pub unsafe extern "C" fn PMPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Alltoall_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0 && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -10222,6 +10256,7 @@ pub unsafe extern "C" fn MPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_
 pub unsafe extern "C" fn PMPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Alltoallv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             let info = crate::kinds::info(w, info)?;
@@ -10249,6 +10284,7 @@ pub unsafe extern "C" fn MPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: 
 pub unsafe extern "C" fn PMPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Alltoallw_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::alltoallw_init(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
@@ -10328,6 +10364,7 @@ pub unsafe extern "C" fn MPI_Bcast_init(buffer: *mut c_void, count: c_int, datat
 pub unsafe extern "C" fn PMPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Exscan_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -10358,11 +10395,12 @@ pub unsafe extern "C" fn MPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c
 pub unsafe extern "C" fn PMPI_Gather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Gather_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0 && recvcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
             let recvcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_if(crate::kinds::at_root(w, comm, root)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -10389,9 +10427,10 @@ pub unsafe extern "C" fn MPI_Gather_init(sendbuf: *const c_void, sendcount: c_in
 pub unsafe extern "C" fn PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Gatherv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
@@ -10562,6 +10601,7 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sen
 pub unsafe extern "C" fn PMPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Reduce_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && count > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
@@ -10592,6 +10632,7 @@ pub unsafe extern "C" fn MPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut c
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Reduce_scatter_block_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, recvcount, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, recvcount, datatype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -10622,6 +10663,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_init(sendbuf: *const c_void, r
 pub unsafe extern "C" fn PMPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Reduce_scatter_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
             let info = crate::kinds::info(w, info)?;
@@ -10649,6 +10691,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf
 pub unsafe extern "C" fn PMPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Scan_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -10679,10 +10722,11 @@ pub unsafe extern "C" fn MPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_v
 pub unsafe extern "C" fn PMPI_Scatter_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Scatter_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && sendcount > 0 && recvcount > 0)?;
             let sendcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(crate::kinds::at_root(w, comm, root)?, w, sendtype)?;
             let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -10709,9 +10753,10 @@ pub unsafe extern "C" fn MPI_Scatter_init(sendbuf: *const c_void, sendcount: c_i
 pub unsafe extern "C" fn PMPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Scatterv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && recvcount > 0)?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -11625,9 +11670,10 @@ pub unsafe extern "C" fn MPI_Accumulate_c(origin_addr: *const c_void, origin_cou
 pub unsafe extern "C" fn PMPI_Allgather_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Allgather_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0 && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -11654,9 +11700,10 @@ pub unsafe extern "C" fn MPI_Allgather_c(sendbuf: *const c_void, sendcount: ffi:
 pub unsafe extern "C" fn PMPI_Allgather_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Allgather_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0 && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -11685,9 +11732,10 @@ pub unsafe extern "C" fn MPI_Allgather_init_c(sendbuf: *const c_void, sendcount:
 pub unsafe extern "C" fn PMPI_Allgatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Allgatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::allgatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
         })
@@ -11712,9 +11760,10 @@ pub unsafe extern "C" fn MPI_Allgatherv_c(sendbuf: *const c_void, sendcount: ffi
 pub unsafe extern "C" fn PMPI_Allgatherv_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Allgatherv_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -11741,6 +11790,7 @@ pub unsafe extern "C" fn MPI_Allgatherv_init_c(sendbuf: *const c_void, sendcount
 pub unsafe extern "C" fn PMPI_Allreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Allreduce_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -11769,6 +11819,7 @@ pub unsafe extern "C" fn MPI_Allreduce_c(sendbuf: *const c_void, recvbuf: *mut c
 pub unsafe extern "C" fn PMPI_Allreduce_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Allreduce_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -11799,9 +11850,10 @@ pub unsafe extern "C" fn MPI_Allreduce_init_c(sendbuf: *const c_void, recvbuf: *
 pub unsafe extern "C" fn PMPI_Alltoall_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Alltoall_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0 && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -11828,9 +11880,10 @@ pub unsafe extern "C" fn MPI_Alltoall_c(sendbuf: *const c_void, sendcount: ffi::
 pub unsafe extern "C" fn PMPI_Alltoall_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Alltoall_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0 && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -11859,6 +11912,7 @@ pub unsafe extern "C" fn MPI_Alltoall_init_c(sendbuf: *const c_void, sendcount: 
 pub unsafe extern "C" fn PMPI_Alltoallv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Alltoallv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::alltoallv_c(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
@@ -11884,6 +11938,7 @@ pub unsafe extern "C" fn MPI_Alltoallv_c(sendbuf: *const c_void, sendcounts: *co
 pub unsafe extern "C" fn PMPI_Alltoallv_init_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Alltoallv_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             let info = crate::kinds::info(w, info)?;
@@ -11911,6 +11966,7 @@ pub unsafe extern "C" fn MPI_Alltoallv_init_c(sendbuf: *const c_void, sendcounts
 pub unsafe extern "C" fn PMPI_Alltoallw_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Alltoallw_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             crate::imp::alltoallw_c(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)
         })
 }
@@ -11934,6 +11990,7 @@ pub unsafe extern "C" fn MPI_Alltoallw_c(sendbuf: *const c_void, sendcounts: *co
 pub unsafe extern "C" fn PMPI_Alltoallw_init_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Alltoallw_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::alltoallw_init_c(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
@@ -12117,6 +12174,7 @@ pub unsafe extern "C" fn MPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mu
 pub unsafe extern "C" fn PMPI_Exscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Exscan_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -12145,6 +12203,7 @@ pub unsafe extern "C" fn MPI_Exscan_c(sendbuf: *const c_void, recvbuf: *mut c_vo
 pub unsafe extern "C" fn PMPI_Exscan_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Exscan_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -12938,11 +12997,12 @@ pub unsafe extern "C" fn MPI_File_write_shared_c(fh: ffi::MPI_File, buf: *const 
 pub unsafe extern "C" fn PMPI_Gather_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Gather_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0 && recvcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
             let recvcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_if(crate::kinds::at_root(w, comm, root)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::gather_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
         })
@@ -12967,11 +13027,12 @@ pub unsafe extern "C" fn MPI_Gather_c(sendbuf: *const c_void, sendcount: ffi::MP
 pub unsafe extern "C" fn PMPI_Gather_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Gather_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0 && recvcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
             let recvcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_if(crate::kinds::at_root(w, comm, root)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -12998,9 +13059,10 @@ pub unsafe extern "C" fn MPI_Gather_init_c(sendbuf: *const c_void, sendcount: ff
 pub unsafe extern "C" fn PMPI_Gatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Gatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::gatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)
@@ -13026,9 +13088,10 @@ pub unsafe extern "C" fn MPI_Gatherv_c(sendbuf: *const c_void, sendcount: ffi::M
 pub unsafe extern "C" fn PMPI_Gatherv_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Gatherv_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
@@ -13055,9 +13118,9 @@ pub unsafe extern "C" fn MPI_Gatherv_init_c(sendbuf: *const c_void, sendcount: f
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: ffi::MPI_Count, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win) -> c_int {
     crate::call::world("MPI_Get_accumulate_c", Some(win), |w| {
-            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
-            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
-            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            if !crate::kinds::is_no_op(op) { crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?; }
+            let origin_count = crate::kinds::count_if(!crate::kinds::is_no_op(op), origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype_if(!crate::kinds::is_no_op(op), w, origin_datatype)?;
             crate::kinds::typed_buffer(result_addr, result_count, result_datatype, "result_addr")?;
             let result_count = crate::kinds::count(result_count, "result_count")?;
             let result_datatype = crate::kinds::datatype(w, result_datatype)?;
@@ -13164,9 +13227,10 @@ pub unsafe extern "C" fn MPI_Get_elements_c(status: *const ffi::MPI_Status, data
 pub unsafe extern "C" fn PMPI_Iallgather_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iallgather_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0 && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -13194,9 +13258,10 @@ pub unsafe extern "C" fn MPI_Iallgather_c(sendbuf: *const c_void, sendcount: ffi
 pub unsafe extern "C" fn PMPI_Iallgatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iallgatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::iallgatherv_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
@@ -13222,6 +13287,7 @@ pub unsafe extern "C" fn MPI_Iallgatherv_c(sendbuf: *const c_void, sendcount: ff
 pub unsafe extern "C" fn PMPI_Iallreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iallreduce_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -13251,9 +13317,10 @@ pub unsafe extern "C" fn MPI_Iallreduce_c(sendbuf: *const c_void, recvbuf: *mut 
 pub unsafe extern "C" fn PMPI_Ialltoall_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ialltoall_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0 && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
             crate::kinds::typed_buffer(recvbuf, recvcount, recvtype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
@@ -13281,6 +13348,7 @@ pub unsafe extern "C" fn MPI_Ialltoall_c(sendbuf: *const c_void, sendcount: ffi:
 pub unsafe extern "C" fn PMPI_Ialltoallv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ialltoallv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -13307,6 +13375,7 @@ pub unsafe extern "C" fn MPI_Ialltoallv_c(sendbuf: *const c_void, sendcounts: *c
 pub unsafe extern "C" fn PMPI_Ialltoallw_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ialltoallw_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::ialltoallw_c(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
         })
@@ -13388,6 +13457,7 @@ pub unsafe extern "C" fn MPI_Ibsend_c(buf: *const c_void, count: ffi::MPI_Count,
 pub unsafe extern "C" fn PMPI_Iexscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iexscan_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -13417,11 +13487,12 @@ pub unsafe extern "C" fn MPI_Iexscan_c(sendbuf: *const c_void, recvbuf: *mut c_v
 pub unsafe extern "C" fn PMPI_Igather_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Igather_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0 && recvcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
             let recvcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_if(crate::kinds::at_root(w, comm, root)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::igather_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
@@ -13447,9 +13518,10 @@ pub unsafe extern "C" fn MPI_Igather_c(sendbuf: *const c_void, sendcount: ffi::M
 pub unsafe extern "C" fn PMPI_Igatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Igatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
             let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -13669,6 +13741,7 @@ pub unsafe extern "C" fn MPI_Irecv_c(buf: *mut c_void, count: ffi::MPI_Count, da
 pub unsafe extern "C" fn PMPI_Ireduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ireduce_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && count > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
@@ -13698,6 +13771,7 @@ pub unsafe extern "C" fn MPI_Ireduce_c(sendbuf: *const c_void, recvbuf: *mut c_v
 pub unsafe extern "C" fn PMPI_Ireduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ireduce_scatter_block_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, recvcount, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, recvcount, datatype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -13727,6 +13801,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block_c(sendbuf: *const c_void, rec
 pub unsafe extern "C" fn PMPI_Ireduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ireduce_scatter_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -13782,6 +13857,7 @@ pub unsafe extern "C" fn MPI_Irsend_c(buf: *const c_void, count: ffi::MPI_Count,
 pub unsafe extern "C" fn PMPI_Iscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iscan_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -13811,10 +13887,11 @@ pub unsafe extern "C" fn MPI_Iscan_c(sendbuf: *const c_void, recvbuf: *mut c_voi
 pub unsafe extern "C" fn PMPI_Iscatter_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iscatter_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && sendcount > 0 && recvcount > 0)?;
             let sendcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(crate::kinds::at_root(w, comm, root)?, w, sendtype)?;
             let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::iscatter_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
@@ -13840,9 +13917,10 @@ pub unsafe extern "C" fn MPI_Iscatter_c(sendbuf: *const c_void, sendcount: ffi::
 pub unsafe extern "C" fn PMPI_Iscatterv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iscatterv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && recvcount > 0)?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::iscatterv_c(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
@@ -14536,6 +14614,7 @@ pub unsafe extern "C" fn MPI_Recv_init_c(buf: *mut c_void, count: ffi::MPI_Count
 pub unsafe extern "C" fn PMPI_Reduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Reduce_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && count > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
@@ -14564,6 +14643,7 @@ pub unsafe extern "C" fn MPI_Reduce_c(sendbuf: *const c_void, recvbuf: *mut c_vo
 pub unsafe extern "C" fn PMPI_Reduce_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Reduce_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && count > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?; }
             let count = crate::kinds::count(count, "count")?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
@@ -14621,6 +14701,7 @@ pub unsafe extern "C" fn MPI_Reduce_local_c(inbuf: *const c_void, inoutbuf: *mut
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Reduce_scatter_block_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, recvcount, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, recvcount, datatype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -14649,6 +14730,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_c(sendbuf: *const c_void, recv
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Reduce_scatter_block_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && recvcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, recvcount, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, recvcount, datatype, "recvbuf")?;
             let recvcount = crate::kinds::count(recvcount, "recvcount")?;
@@ -14679,6 +14761,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_init_c(sendbuf: *const c_void,
 pub unsafe extern "C" fn PMPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Reduce_scatter_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
             crate::imp::reduce_scatter_c(w, sendbuf, recvbuf, recvcounts, datatype, op, comm)
@@ -14704,6 +14787,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *
 pub unsafe extern "C" fn PMPI_Reduce_scatter_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Reduce_scatter_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
             let info = crate::kinds::info(w, info)?;
@@ -14752,9 +14836,9 @@ pub unsafe extern "C" fn MPI_Register_datarep_c(datarep: *const c_char, read_con
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rget_accumulate_c(origin_addr: *const c_void, origin_count: ffi::MPI_Count, origin_datatype: ffi::MPI_Datatype, result_addr: *mut c_void, result_count: ffi::MPI_Count, result_datatype: ffi::MPI_Datatype, target_rank: c_int, target_disp: ffi::MPI_Aint, target_count: ffi::MPI_Count, target_datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, win: ffi::MPI_Win, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Rget_accumulate_c", Some(win), |w| {
-            crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?;
-            let origin_count = crate::kinds::count(origin_count, "origin_count")?;
-            let origin_datatype = crate::kinds::datatype(w, origin_datatype)?;
+            if !crate::kinds::is_no_op(op) { crate::kinds::typed_buffer(origin_addr, origin_count, origin_datatype, "origin_addr")?; }
+            let origin_count = crate::kinds::count_if(!crate::kinds::is_no_op(op), origin_count, "origin_count")?;
+            let origin_datatype = crate::kinds::datatype_if(!crate::kinds::is_no_op(op), w, origin_datatype)?;
             crate::kinds::typed_buffer(result_addr, result_count, result_datatype, "result_addr")?;
             let result_count = crate::kinds::count(result_count, "result_count")?;
             let result_datatype = crate::kinds::datatype(w, result_datatype)?;
@@ -14901,6 +14985,7 @@ pub unsafe extern "C" fn MPI_Rsend_init_c(buf: *const c_void, count: ffi::MPI_Co
 pub unsafe extern "C" fn PMPI_Scan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Scan_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -14929,6 +15014,7 @@ pub unsafe extern "C" fn MPI_Scan_c(sendbuf: *const c_void, recvbuf: *mut c_void
 pub unsafe extern "C" fn PMPI_Scan_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Scan_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && count > 0)?;
             crate::kinds::typed_buffer(sendbuf, count, datatype, "sendbuf")?;
             crate::kinds::typed_buffer(recvbuf, count, datatype, "recvbuf")?;
             let count = crate::kinds::count(count, "count")?;
@@ -14959,10 +15045,11 @@ pub unsafe extern "C" fn MPI_Scan_init_c(sendbuf: *const c_void, recvbuf: *mut c
 pub unsafe extern "C" fn PMPI_Scatter_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Scatter_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && sendcount > 0 && recvcount > 0)?;
             let sendcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(crate::kinds::at_root(w, comm, root)?, w, sendtype)?;
             let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::scatter_c(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
         })
@@ -14987,10 +15074,11 @@ pub unsafe extern "C" fn MPI_Scatter_c(sendbuf: *const c_void, sendcount: ffi::M
 pub unsafe extern "C" fn PMPI_Scatter_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Scatter_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && sendcount > 0 && recvcount > 0)?;
             let sendcount = crate::kinds::count_if(crate::kinds::at_root(w, comm, root)?, sendcount, "sendcount")?;
-            let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
+            let sendtype = crate::kinds::datatype_if(crate::kinds::at_root(w, comm, root)?, w, sendtype)?;
             let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -15017,9 +15105,10 @@ pub unsafe extern "C" fn MPI_Scatter_init_c(sendbuf: *const c_void, sendcount: f
 pub unsafe extern "C" fn PMPI_Scatterv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Scatterv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && recvcount > 0)?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             crate::imp::scatterv_c(w, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)
         })
@@ -15044,9 +15133,10 @@ pub unsafe extern "C" fn MPI_Scatterv_c(sendbuf: *const c_void, sendcounts: *con
 pub unsafe extern "C" fn PMPI_Scatterv_init_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Scatterv_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
+            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && recvcount > 0)?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
-            let recvcount = crate::kinds::count(recvcount, "recvcount")?;
-            let recvtype = crate::kinds::datatype_opt(w, recvtype)?;
+            let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
+            let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
             let root = crate::kinds::root(w, comm, root)?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;

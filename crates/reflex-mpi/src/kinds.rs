@@ -94,6 +94,19 @@ pub fn datatype_opt(w: &Mpi, h: MPI_Datatype) -> Result<Datatype> {
     datatype(w, h)
 }
 
+/// A datatype that only some ranks use: [`datatype_opt`] where `significant`, else not looked
+/// at (whatever the handle) and taken as a type of no data.
+pub fn datatype_if(significant: bool, w: &Mpi, h: MPI_Datatype) -> Result<Datatype> {
+    datatype_opt(
+        w,
+        if significant {
+            h
+        } else {
+            handles::DATATYPE_NULL
+        },
+    )
+}
+
 /// Any valid datatype, committed or not (constructors, queries, names, attributes).
 pub fn datatype_any(w: &Mpi, h: MPI_Datatype) -> Result<TypeArg> {
     w.objects.types.any(h)
@@ -189,6 +202,23 @@ pub fn count_if<N: TryInto<usize> + Copy + std::fmt::Display>(
     } else {
         Ok(0)
     }
+}
+
+/// `MPI_ERR_BUFFER` when a collective's send and receive buffers are the same memory where
+/// both are `used` (the standard's way to say so is `MPI_IN_PLACE`).
+pub fn not_aliased(send: *const c_void, recv: *const c_void, used: bool) -> Result<()> {
+    if used && !send.is_null() && std::ptr::eq(send, recv) {
+        return Err(MpiError::new(
+            ErrorClass::Buffer,
+            "sendbuf and recvbuf are the same buffer (aliased arguments; use MPI_IN_PLACE)",
+        ));
+    }
+    Ok(())
+}
+
+/// True for `MPI_NO_OP` (a get-accumulate's origin buffer is then not used).
+pub fn is_no_op(op: MPI_Op) -> bool {
+    op == 0x5800_000e // MPICH's MPI_NO_OP (the last predefined operation, see `crate::ops`)
 }
 
 /// True for `MPI_IN_PLACE`.

@@ -394,6 +394,11 @@ impl Datatype {
         let partial = match self {
             _ if rest == 0 => 0,
             _ if whole == n => return None,
+            // A pair's value without its index (packed: the value comes first).
+            Datatype::Basic(Basic {
+                kind: ValueKind::Pair { value },
+                ..
+            }) if rest == value.value_size() => 1,
             Datatype::Basic(_) => return None,
             Datatype::Derived(l) => l.elements_within(rest)?,
         };

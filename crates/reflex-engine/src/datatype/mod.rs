@@ -83,10 +83,15 @@ impl Datatype {
         }
     }
 
-    /// Basic elements per element (`MPI_Get_elements`).
+    /// Basic elements per element (`MPI_Get_elements`); a predefined pair type
+    /// (`MPI_DOUBLE_INT`, ...) is two, a value and an index, as the struct it stands for.
     pub fn elements(&self) -> u64 {
         match self {
             Datatype::Basic(b) if b.size == 0 => 0,
+            Datatype::Basic(Basic {
+                kind: ValueKind::Pair { .. },
+                ..
+            }) => 2,
             Datatype::Basic(_) => 1,
             Datatype::Derived(l) => l.elements(),
         }

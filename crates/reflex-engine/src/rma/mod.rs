@@ -445,7 +445,13 @@ impl<T: Transport> Engine<T> {
         } else {
             self.win_rank(w, rank)?
         };
-        Ok((w.sizes[r], w.units[r], seg.region_addr(r)))
+        // A segment of no bytes has no address: NULL, as MPICH answers.
+        let addr = if w.sizes[r] == 0 {
+            0
+        } else {
+            seg.region_addr(r)
+        };
+        Ok((w.sizes[r], w.units[r], addr))
     }
 
     /// Whether window `id` exists.

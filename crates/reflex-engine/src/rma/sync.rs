@@ -20,6 +20,7 @@ use super::wire::{Kind, Request};
 use super::{LockKind, Memory, WinId};
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
+use crate::request::PROC_NULL;
 use crate::request::{InBuf, OutBuf, RequestId};
 use reflex_base::transport::Transport;
 use reflex_shm::window::EXCLUSIVE;
@@ -361,6 +362,9 @@ impl<T: Transport> Engine<T> {
     pub fn win_lock(&mut self, id: WinId, kind: LockKind, rank: i32, assert: i32) -> Result<()> {
         check_assert(assert, MODE_NOCHECK, "MPI_Win_lock")?;
         let w = self.wins.get(id)?;
+        if rank == PROC_NULL {
+            return Ok(()); // locking no process: nothing to do (as every RMA call on it)
+        }
         let target = self.win_rank(w, rank)?;
         if w.epoch.passive(target) {
             return Err(sync_error(format!(
@@ -377,6 +381,10 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_unlock`.
     pub fn win_unlock(&mut self, id: WinId, rank: i32) -> Result<()> {
+        if rank == PROC_NULL {
+            self.wins.get(id)?;
+            return Ok(());
+        }
         let target = self.win_rank(self.wins.get(id)?, rank)?;
         let Some(kind) = self.wins.get_mut(id)?.epoch.unlock(target) else {
             return Err(sync_error(format!(
@@ -454,6 +462,10 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_flush` (`rank`) or `MPI_Win_flush_all` (`None`): completes operations at targets.
     pub fn win_flush(&mut self, id: WinId, rank: Option<i32>) -> Result<()> {
+        if rank == Some(PROC_NULL) {
+            self.wins.get(id)?;
+            return Ok(());
+        }
         if self.win_flush_direct(id, rank) {
             return Ok(());
         }
@@ -468,6 +480,10 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_flush_local` (`rank`) or `_all` (`None`): the origin buffers may be reused.
     pub fn win_flush_local(&mut self, id: WinId, rank: Option<i32>) -> Result<()> {
+        if rank == Some(PROC_NULL) {
+            self.wins.get(id)?;
+            return Ok(());
+        }
         let targets = self.passive_targets(id, rank)?;
         if self.wins.get(id)?.is_shared() {
             return Ok(());

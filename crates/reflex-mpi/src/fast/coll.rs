@@ -67,7 +67,8 @@ fn reduction(
 ) -> Option<DenseReduce> {
     let len = dense_len(count, dt)?;
     let (basic, op) = (datatypes::builtin(dt)?, ops::predefined(op)?);
-    if send.is_null() {
+    // Aliased buffers go the general way, which reports them where they are used.
+    if send.is_null() || std::ptr::eq(send, recv) {
         return None;
     }
     // SAFETY: MPI requires a send buffer that is not MPI_IN_PLACE to hold `count` elements of
@@ -130,7 +131,7 @@ fn blocks(
     per_send: usize,
 ) -> Option<(Option<SendBuf>, RecvBuf)> {
     let block = dense_len(rcount, rtype)?;
-    if recv.is_null() || send.is_null() {
+    if recv.is_null() || send.is_null() || std::ptr::eq(send, recv.cast_const()) {
         return None;
     }
     let send = match send as usize == IN_PLACE {

@@ -245,7 +245,7 @@ pub fn get_attr(
             "output argument attribute_val is NULL",
         ));
     }
-    let index = w.objects.attrs.lookup(keyval, kind)?;
+    let index = w.objects.attrs.lookup_in_use(keyval, kind)?;
     let value = w.objects.attrs.get(obj, index);
     if let Some(v) = value {
         write(attribute_val.cast::<*mut c_void>(), v);
@@ -265,7 +265,7 @@ pub fn delete_attr(
     if predefined_slot(keyval).is_some() {
         return Err(predefined_error(keyval));
     }
-    let index = w.objects.attrs.lookup(keyval, kind)?;
+    let index = w.objects.attrs.lookup_in_use(keyval, kind)?;
     delete_one(w, obj, handle, index)
 }
 

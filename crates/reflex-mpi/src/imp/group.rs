@@ -63,7 +63,7 @@ pub fn group_translate_ranks(
                 r.map_or(UNDEFINED, |r| r as c_int)
             }
         }),
-    );
+    )?;
     Ok(())
 }
 

@@ -67,7 +67,7 @@ fn spawn_and_write(
 ) -> Result<()> {
     let spawned = w.world.comm_spawn(commands, root as usize, comm)?;
     if !errcodes.is_null() {
-        write_ints(errcodes, spawned.errcodes.iter().copied());
+        write_ints(errcodes, spawned.errcodes.iter().copied())?;
     }
     match (spawned.intercomm, spawned.error) {
         (Some(id), _) => {

@@ -142,9 +142,9 @@ pub fn cart_get(
     let rank = w.world.engine.comm(comm)?.rank as usize;
     with_cart(w, comm, |c| {
         check_max(maxdims, c.dims.len(), "maxdims")?;
-        write_ints(dims, c.dims.iter().map(|&d| d as c_int));
-        write_ints(periods, c.periods.iter().map(|&p| c_int::from(p)));
-        write_ints(coords, c.coords(rank).into_iter().map(|x| x as c_int));
+        write_ints(dims, c.dims.iter().map(|&d| d as c_int))?;
+        write_ints(periods, c.periods.iter().map(|&p| c_int::from(p)))?;
+        write_ints(coords, c.coords(rank).into_iter().map(|x| x as c_int))?;
         Ok(())
     })
 }
@@ -162,7 +162,7 @@ pub fn cart_coords(
         write_ints(
             coords,
             c.coords(rank as usize).into_iter().map(|x| x as c_int),
-        );
+        )?;
         Ok(())
     })
 }
@@ -213,7 +213,7 @@ pub fn cart_sub(
 pub fn dims_create(_w: &mut Mpi, nnodes: c_int, ndims: c_int, dims: *mut c_int) -> Result<()> {
     count(ndims, "ndims")?;
     let filled = engine_dims_create(nnodes, int_array(dims.cast_const(), ndims, "dims")?)?;
-    write_ints(dims, filled);
+    write_ints(dims, filled)?;
     Ok(())
 }
 
@@ -277,8 +277,8 @@ pub fn graph_get(
 ) -> Result<()> {
     let (index, list) = graph_of(w, comm)?;
     let (mi, me) = (count(maxindex, "maxindex")?, count(maxedges, "maxedges")?);
-    write_ints(indx, index.iter().take(mi).map(|&x| x as c_int));
-    write_ints(edges, list.iter().take(me).map(|&x| x as c_int));
+    write_ints(indx, index.iter().take(mi).map(|&x| x as c_int))?;
+    write_ints(edges, list.iter().take(me).map(|&x| x as c_int))?;
     Ok(())
 }
 
@@ -310,7 +310,7 @@ pub fn graph_neighbors(
 ) -> Result<()> {
     let list = graph_neighbors_of(w, comm, rank)?;
     let max = count(maxneighbors, "maxneighbors")?;
-    write_ints(neighbors, list.iter().take(max).map(|&x| x as c_int));
+    write_ints(neighbors, list.iter().take(max).map(|&x| x as c_int))?;
     Ok(())
 }
 
@@ -445,14 +445,14 @@ pub fn dist_graph_neighbors(
         count(maxoutdegree, "maxoutdegree")?,
     );
     let put = |list: &[(usize, i32)], max: usize, ranks: *mut c_int, weights: *mut c_int| {
-        write_ints(ranks, list.iter().take(max).map(|&(r, _)| r as c_int));
+        write_ints(ranks, list.iter().take(max).map(|&(r, _)| r as c_int))?;
         if g.weighted && !weights.is_null() && !is_unweighted(weights.cast_const()) {
-            write_ints(weights, list.iter().take(max).map(|&(_, wt)| wt));
+            write_ints(weights, list.iter().take(max).map(|&(_, wt)| wt))?;
         }
+        Ok(())
     };
-    put(&g.sources, mi, sources, sourceweights);
-    put(&g.destinations, mo, destinations, destweights);
-    Ok(())
+    put(&g.sources, mi, sources, sourceweights)?;
+    put(&g.destinations, mo, destinations, destweights)
 }
 
 /// `MPI_Topo_test`: `MPI_GRAPH`, `MPI_CART`, `MPI_DIST_GRAPH` or `MPI_UNDEFINED`.

@@ -130,11 +130,18 @@ pub fn array<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
 }
 
 /// Writes `values` into the output array `p` (which MPI requires to hold them all).
-pub fn write_ints(p: *mut c_int, values: impl IntoIterator<Item = c_int>) {
+pub fn write_ints(p: *mut c_int, values: impl IntoIterator<Item = c_int>) -> Result<()> {
     for (i, v) in values.into_iter().enumerate() {
+        if p.is_null() {
+            return Err(MpiError::new(
+                ErrorClass::Arg,
+                "an output array is NULL but has values to receive",
+            ));
+        }
         // SAFETY: the caller's array holds every value written (MPI contract of the call).
         unsafe { p.add(i).write(v) };
     }
+    Ok(())
 }
 
 /// A NUL-terminated input string of the call (`what` names it in the error for NULL).

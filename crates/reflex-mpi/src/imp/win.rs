@@ -97,6 +97,11 @@ pub fn win_create(
     let mem = unsafe { RecvBuf::from_raw(base.cast(), size) };
     let id = w.world.engine.win_create(comm, mem, unit, Flavor::Create)?;
     register(w, id, info, None, win);
+    // MPI_WIN_BASE is the base given, also for an empty window (whose buffer of no bytes
+    // has no address of its own).
+    if let Some(extra) = w.objects.wins.get_mut(&id) {
+        extra.attr_values.base = base as usize;
+    }
     Ok(())
 }
 
