@@ -119,6 +119,8 @@ options (Hydra spelling; `--name` works as well as `-name`):
 stdin goes to rank 0 only. SIGINT, SIGTERM and SIGHUP are forwarded to the ranks. If a rank
 exits with a non-zero status, is killed by a signal or calls MPI_Abort, the other ranks are
 killed and mpiexec exits with that status (128+S for signal S, the code for MPI_Abort).
+MPIEXEC_TIMEOUT=S in mpiexec's environment (as for Hydra) ends a job on this host that runs
+longer than S seconds; mpiexec then exits with status 124.
 
 Without -hosts and -f, mpiexec asks a selector for N slots when -selector or the [mpiexec]
 selectors of the first configuration file found ($REFLEX_CONFIG, $HOME/.reflex/config.toml,

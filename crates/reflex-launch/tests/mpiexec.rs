@@ -125,6 +125,28 @@ fn the_first_failing_status_is_the_jobs() {
 }
 
 #[test]
+fn a_job_past_mpiexec_timeout_is_ended_with_status_124() {
+    let mut command = mpiexec(&["-n", "2", RANK, "pid", "sleep"]);
+    command.env("MPIEXEC_TIMEOUT", "1");
+    let started = std::time::Instant::now();
+    let run = finish(command.spawn().expect("start mpiexec"));
+    assert_eq!(run.code(), 124, "{}", run.stderr);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(
+        run.stderr
+            .contains("the job ran past its time limit of 1 s (MPIEXEC_TIMEOUT)"),
+        "{}",
+        run.stderr
+    );
+    assert_all_gone(&run.pids());
+    let mut bad = mpiexec(&["-n", "1", RANK]);
+    bad.env("MPIEXEC_TIMEOUT", "soon");
+    let run = finish(bad.spawn().expect("start mpiexec"));
+    assert_ne!(run.code(), 0);
+    assert!(run.stderr.contains("MPIEXEC_TIMEOUT must be a whole number of seconds"));
+}
+
+#[test]
 fn a_rank_killed_mid_run_takes_the_job_down() {
     let run = run_ranks(
         &["-n", "3"],
