@@ -143,7 +143,9 @@ fn a_job_past_mpiexec_timeout_is_ended_with_status_124() {
     bad.env("MPIEXEC_TIMEOUT", "soon");
     let run = finish(bad.spawn().expect("start mpiexec"));
     assert_ne!(run.code(), 0);
-    assert!(run.stderr.contains("MPIEXEC_TIMEOUT must be a whole number of seconds"));
+    assert!(run
+        .stderr
+        .contains("MPIEXEC_TIMEOUT must be a whole number of seconds"));
 }
 
 #[test]

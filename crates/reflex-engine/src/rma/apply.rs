@@ -120,12 +120,16 @@ pub(crate) fn element_atomic(basic: &Basic, addr: usize) -> Option<AtomicWidth> 
 }
 
 /// The element types compare-and-swap takes (MPI-3.1 §11.3.4: C integer, Fortran integer,
-/// logical, byte).
+/// logical, byte; characters too, as MPICH, since they compare as bytes).
 #[inline]
 pub(crate) fn cas_allowed(basic: &Basic) -> bool {
     matches!(
         basic.kind,
-        ValueKind::Signed | ValueKind::Unsigned | ValueKind::Logical | ValueKind::Byte
+        ValueKind::Signed
+            | ValueKind::Unsigned
+            | ValueKind::Logical
+            | ValueKind::Byte
+            | ValueKind::Char
     )
 }
 

@@ -251,6 +251,12 @@ impl<T: Transport> Engine<T> {
                     "MPI_Compare_and_swap takes a predefined datatype",
                 )
             })?;
+        if !apply::cas_allowed(&basic) {
+            return Err(MpiError::new(
+                ErrorClass::Type,
+                "MPI_Compare_and_swap takes an integer, logical, byte or character type (MPI-3.1 11.3.4), not a floating-point, complex or pair one",
+            ));
+        }
         let n = basic.size as usize;
         let (o, c) = (
             &origin.as_slice()[..n.min(origin.len())],

@@ -122,6 +122,16 @@ pub fn reduce_local(
     datatype: TypeArg,
     op: OpArg,
 ) -> Result<()> {
+    // No MPI_IN_PLACE here, and the two buffers must differ (MPI-3.1 section 5.9.7).
+    let in_place = [inbuf, inoutbuf.cast_const()]
+        .iter()
+        .any(|p| crate::kinds::is_in_place(*p));
+    if count > 0 && (in_place || std::ptr::eq(inbuf, inoutbuf)) {
+        return Err(MpiError::new(
+            ErrorClass::Buffer,
+            "MPI_Reduce_local takes neither MPI_IN_PLACE nor one buffer as both inbuf and inoutbuf",
+        ));
+    }
     let OpArg::Predefined(op) = op else {
         let OpArg::User(_, u) = op else {
             unreachable!()

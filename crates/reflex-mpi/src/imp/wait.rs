@@ -297,9 +297,14 @@ pub fn testall(
     statuses: *mut MPI_Status,
 ) -> Result<()> {
     w.world.engine.poll()?;
-    let all = all_if_complete(w, count, array, statuses)?;
+    let outcome = all_if_complete(w, count, array, statuses);
+    // All complete and one failed (MPI_ERR_IN_STATUS): the flag is still true.
+    let all = match &outcome {
+        Ok(all) => *all,
+        Err(e) => e.class == ERR_IN_STATUS,
+    };
     write(flag, c_int::from(all));
-    Ok(())
+    outcome.map(|_| ())
 }
 
 /// Retires every request of `array` if all active ones are complete (no progress made).
