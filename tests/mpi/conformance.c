@@ -10,7 +10,10 @@
  *   6. a predefined pair type counts two basic elements (MPI_Get_elements);
  *   7. MPI_C_LONG_DOUBLE_COMPLEX sums;
  *   8. a NULL output array with values to receive is MPI_ERR_ARG, not a crash;
- *   9. MPI_Comm_create_group over changing subgroups of one parent with one tag.
+ *   9. MPI_Comm_create_group over changing subgroups of one parent with one tag;
+ *  10. MPI_Testall sets its flag when all completed and one failed (MPI_ERR_IN_STATUS);
+ *  11. MPI_Reduce_local refuses MPI_IN_PLACE and aliased buffers; MPI_Compare_and_swap refuses
+ *      floating-point types (MPI_ERR_BUFFER, MPI_ERR_TYPE, not a crash or a silent swap).
  */
 #include "mtest.h"
 #include <complex.h>
@@ -177,6 +180,53 @@ static void create_group_subsets(void)
     free(ranks);
 }
 
+static int error_class(int err)
+{
+    int class = MPI_SUCCESS;
+    MPI_Error_class(err, &class);
+    return class;
+}
+
+static void testall_flag_with_a_failure(void)
+{
+    int small[1], big[2] = {1, 2}, flag = 0, err;
+    MPI_Request reqs[2];
+    MPI_Status st[2];
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Irecv(small, 1, MPI_INT, mtest_rank, 5, MPI_COMM_WORLD, &reqs[0]);
+    MPI_Isend(big, 2, MPI_INT, mtest_rank, 5, MPI_COMM_WORLD, &reqs[1]);
+    do
+        err = MPI_Testall(2, reqs, &flag, st);
+    while (err == MPI_SUCCESS && !flag);
+    CHECK_EQ(error_class(err), MPI_ERR_IN_STATUS);
+    CHECK(flag, "MPI_Testall returned MPI_ERR_IN_STATUS with the flag false");
+    CHECK_EQ(error_class(st[0].MPI_ERROR), MPI_ERR_TRUNCATE);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+static void refused_local_and_atomic_arguments(void)
+{
+    int a[2] = {1, 2}, b[2] = {3, 4};
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(error_class(MPI_Reduce_local(MPI_IN_PLACE, b, 2, MPI_INT, MPI_SUM)), MPI_ERR_BUFFER);
+    CHECK_EQ(error_class(MPI_Reduce_local(a, MPI_IN_PLACE, 2, MPI_INT, MPI_SUM)), MPI_ERR_BUFFER);
+    CHECK_EQ(error_class(MPI_Reduce_local(b, b, 2, MPI_INT, MPI_SUM)), MPI_ERR_BUFFER);
+    CHECK_EQ(MPI_Reduce_local(a, b, 2, MPI_INT, MPI_SUM), MPI_SUCCESS);
+    CHECK_EQ(b[1], 6);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+    float cell = 1.0f, compare = 1.0f, swap = 2.0f, old = 0.0f;
+    MPI_Win win;
+    MPI_Win_create(&cell, sizeof cell, sizeof cell, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, mtest_rank, 0, win);
+    int err = MPI_Compare_and_swap(&swap, &compare, &old, MPI_FLOAT, mtest_rank, 0, win);
+    MPI_Win_unlock(mtest_rank, win);
+    CHECK_EQ(error_class(err), MPI_ERR_TYPE);
+    MPI_Win_free(&win);
+    CHECK(cell == 1.0f, "a refused compare-and-swap changed the window");
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
@@ -189,5 +239,7 @@ int main(int argc, char **argv)
     long_double_complex();
     null_output_array();
     create_group_subsets();
+    testall_flag_with_a_failure();
+    refused_local_and_atomic_arguments();
     return MTest_Finalize();
 }
