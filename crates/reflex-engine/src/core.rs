@@ -508,69 +508,6 @@ impl Core {
         }
     }
 
-    /// Completes send `id` as cancelled: its message was never matched.
-    pub(crate) fn complete_cancelled(&mut self, id: RequestId) {
-        if let Some(req) = self.requests.get_mut(id) {
-            req.cancel = SendCancel::No;
-            if let Op::Send(send) = &mut req.op {
-                send.phase = SendPhase::Done;
-            }
-        }
-        let status = Status {
-            cancelled: true,
-            ..Status::empty()
-        };
-        self.complete(id, status);
-    }
-
-    /// CANCEL from `src_world` for its send `sreq`: the message leaves the unexpected queue if it
-    /// is there (only a message whose sender still awaits an answer can be meant: the sender's
-    /// request of a plain eager message may be reused), and the sender learns the outcome.
-    fn on_cancel(&mut self, src_world: usize, sreq: u32) {
-        let awaited = |u: &Unexpected| {
-            u.src_world == src_world
-                && u.env.sreq == sreq
-                && (matches!(u.body, Body::Rts(_)) || u.env.flags & packet::FLAG_SYNC != 0)
-        };
-        let found = self.unexpected.iter().position(awaited);
-        if let Some(at) = found {
-            self.unexpected.remove(at);
-        }
-        let encode = |b: &mut [u8]| packet::encode_cancel_ack(b, sreq, found.is_some());
-        self.queue_control(src_world, encode, packet::ACK_LEN);
-    }
-
-    /// The answer to our CANCEL for send `id`: cancelled, or matched (then it completes when its
-    /// protocol ends, or now if it ended while the answer was on its way).
-    fn on_cancel_ack(&mut self, src_world: usize, id: RequestId, cancelled: bool) {
-        let asked = match self.requests.get_mut(id) {
-            Some(
-                req @ Request {
-                    op: Op::Send(_), ..
-                },
-            ) => std::mem::replace(&mut req.cancel, SendCancel::No),
-            _ => SendCancel::No,
-        };
-        let SendCancel::Asked { finished } = asked else {
-            return self.record_fatal(MpiError::new(
-                ErrorClass::Intern,
-                format!(
-                    "cancel answer from rank {src_world} for send {} not being cancelled",
-                    id.0
-                ),
-            ));
-        };
-        if cancelled {
-            if self.requests.send_mut(id).map(|s| s.phase) == Some(SendPhase::AwaitReply) {
-                self.coop.rts_answered(src_world);
-            }
-            return self.complete_cancelled(id);
-        }
-        if finished {
-            self.complete(id, Status::empty());
-        }
-    }
-
     /// Marks a request complete; a request the application already freed is released now.
     pub(crate) fn complete(&mut self, id: RequestId, status: Status) {
         let Some(req) = self.requests.get_mut(id) else {

@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bsend;
+mod cancel;
 pub mod coll;
 pub mod comm;
 pub mod comm_create;

@@ -54,7 +54,7 @@ fn probe_status(u: &Unexpected) -> Status {
     }
 }
 
-fn null_status() -> Status {
+pub(crate) fn null_status() -> Status {
     Status::from_proc_null()
 }
 
@@ -704,61 +704,6 @@ impl<T: Transport> Engine<T> {
             Persistent::Part => return self.part_start(id),
         };
         Ok(())
-    }
-
-    /// `MPI_Cancel`: a posted, unmatched receive is cancelled; so is a send whose message no
-    /// receive has matched yet (see [`Self::cancel_send`]); anything else completes normally.
-    /// A pair cancels its receive.
-    pub fn cancel(&mut self, id: RequestId) -> Result<()> {
-        let req = self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
-        let id = match req.op {
-            Op::Pair { recv, .. } => recv,
-            Op::Send(_) => {
-                self.cancel_send(id);
-                return Ok(());
-            }
-            _ => id,
-        };
-        if let Some(pos) = self.core.posted.iter().position(|p| p.id == id) {
-            self.core.posted.remove(pos);
-            let mut status = null_status();
-            status.cancelled = true;
-            self.core.finish_recv(id, status);
-        }
-        Ok(())
-    }
-
-    /// Cancels send `id` if its message is not matched: still queued here, it is dropped at once;
-    /// a synchronous or rendezvous send that awaits its receiver asks the receiver (CANCEL), and
-    /// completes when the answer comes, cancelled or not (MPI's `MPI_Wait` after `MPI_Cancel`
-    /// returns whatever the other processes do). An eager send already on its way is complete.
-    fn cancel_send(&mut self, id: RequestId) {
-        let Some(req) = self.core.requests.get_mut(id) else {
-            return;
-        };
-        let (dest, Op::Send(send)) = (req.peer as usize, &req.op) else {
-            return;
-        };
-        match (send.phase, req.cancel) {
-            (SendPhase::Queued, _) => {
-                let queue = &mut self.core.outbox[dest];
-                let Some(at) = queue
-                    .iter()
-                    .position(|o| matches!(o, Out::Send(q) if *q == id))
-                else {
-                    return;
-                };
-                queue.remove(at);
-                self.core.outbox_len -= 1;
-                self.core.complete_cancelled(id);
-            }
-            (SendPhase::AwaitAck | SendPhase::AwaitReply, SendCancel::No) => {
-                req.cancel = SendCancel::Asked { finished: false };
-                let encode = |b: &mut [u8]| packet::encode_cancel(b, id.0);
-                self.core.queue_control(dest, encode, packet::ACK_LEN);
-            }
-            _ => {}
-        }
     }
 
     /// `MPI_Request_free`: the application drops its handle; the operation still completes.
