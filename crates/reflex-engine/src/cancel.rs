@@ -63,12 +63,26 @@ impl<T: Transport> Engine<T> {
                 self.core.outbox_len -= 1;
                 self.core.complete_cancelled(id);
             }
+            (SendPhase::AwaitAck | SendPhase::AwaitReply, _) if dest == self.core.me => {
+                self.cancel_send_to_self(id)
+            }
             (SendPhase::AwaitAck | SendPhase::AwaitReply, SendCancel::No) => {
                 req.cancel = SendCancel::Asked { finished: false };
                 let encode = |b: &mut [u8]| packet::encode_cancel(b, id.0);
                 self.core.queue_control(dest, encode, packet::ACK_LEN);
             }
             _ => {}
+        }
+    }
+
+    /// A send to this process is cancelled at once if its message is still unexpected (after
+    /// the loopback packets are handled): the outcome is known when `MPI_Cancel` returns, as
+    /// programs that test the request right away expect of a send to themselves.
+    fn cancel_send_to_self(&mut self, id: RequestId) {
+        self.drain_loopback();
+        let me = self.core.me;
+        if self.core.withdraw(me, id.0) {
+            self.core.complete_cancelled(id);
         }
     }
 }
@@ -93,6 +107,14 @@ impl Core {
     /// is there (only a message whose sender still awaits an answer can be meant: the sender's
     /// request of a plain eager message may be reused), and the sender learns the outcome.
     pub(crate) fn on_cancel(&mut self, src_world: usize, sreq: u32) {
+        let cancelled = self.withdraw(src_world, sreq);
+        let encode = |b: &mut [u8]| packet::encode_cancel_ack(b, sreq, cancelled);
+        self.queue_control(src_world, encode, packet::ACK_LEN);
+    }
+
+    /// Takes the message of send `sreq` of `src_world` out of the unexpected queue; false if it
+    /// is not there (matched already).
+    fn withdraw(&mut self, src_world: usize, sreq: u32) -> bool {
         let awaited = |u: &Unexpected| {
             u.src_world == src_world
                 && u.env.sreq == sreq
@@ -102,8 +124,7 @@ impl Core {
         if let Some(at) = found {
             self.unexpected.remove(at);
         }
-        let encode = |b: &mut [u8]| packet::encode_cancel_ack(b, sreq, found.is_some());
-        self.queue_control(src_world, encode, packet::ACK_LEN);
+        found.is_some()
     }
 
     /// The answer to our CANCEL for send `id`: cancelled, or matched (then it completes when its

@@ -2471,7 +2471,6 @@ pub unsafe extern "C" fn MPI_Allgather(sendbuf: *const c_void, sendcount: c_int,
 pub unsafe extern "C" fn PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Allgatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
@@ -2574,7 +2573,6 @@ pub unsafe extern "C" fn MPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, 
 pub unsafe extern "C" fn PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Alltoallv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::alltoallv(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
@@ -2600,7 +2598,6 @@ pub unsafe extern "C" fn MPI_Alltoallv(sendbuf: *const c_void, sendcounts: *cons
 pub unsafe extern "C" fn PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Alltoallw", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             crate::imp::alltoallw(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)
         })
 }
@@ -2749,7 +2746,6 @@ pub unsafe extern "C" fn MPI_Gather(sendbuf: *const c_void, sendcount: c_int, se
 pub unsafe extern "C" fn PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Gatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
@@ -2809,7 +2805,6 @@ pub unsafe extern "C" fn MPI_Iallgather(sendbuf: *const c_void, sendcount: c_int
 pub unsafe extern "C" fn PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iallgatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
@@ -2899,7 +2894,6 @@ pub unsafe extern "C" fn MPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int,
 pub unsafe extern "C" fn PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ialltoallv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -2926,7 +2920,6 @@ pub unsafe extern "C" fn MPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *con
 pub unsafe extern "C" fn PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ialltoallw", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::ialltoallw(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
         })
@@ -3064,7 +3057,6 @@ pub unsafe extern "C" fn MPI_Igather(sendbuf: *const c_void, sendcount: c_int, s
 pub unsafe extern "C" fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Igatherv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
@@ -3124,7 +3116,6 @@ pub unsafe extern "C" fn MPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_voi
 pub unsafe extern "C" fn PMPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ireduce_scatter", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -3241,7 +3232,6 @@ pub unsafe extern "C" fn MPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, 
 pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iscatterv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && recvcount > 0)?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
@@ -3403,7 +3393,6 @@ pub unsafe extern "C" fn MPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c
 pub unsafe extern "C" fn PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Reduce_scatter", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
             crate::imp::reduce_scatter(w, sendbuf, recvbuf, recvcounts, datatype, op, comm)
@@ -3516,7 +3505,6 @@ pub unsafe extern "C" fn MPI_Scatter(sendbuf: *const c_void, sendcount: c_int, s
 pub unsafe extern "C" fn PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Scatterv", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && recvcount > 0)?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
@@ -10163,7 +10151,6 @@ pub unsafe extern "C" fn MPI_Allgather_init(sendbuf: *const c_void, sendcount: c
 pub unsafe extern "C" fn PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Allgatherv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
@@ -10256,7 +10243,6 @@ pub unsafe extern "C" fn MPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_
 pub unsafe extern "C" fn PMPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Alltoallv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             let info = crate::kinds::info(w, info)?;
@@ -10284,7 +10270,6 @@ pub unsafe extern "C" fn MPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: 
 pub unsafe extern "C" fn PMPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Alltoallw_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::alltoallw_init(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
@@ -10427,7 +10412,6 @@ pub unsafe extern "C" fn MPI_Gather_init(sendbuf: *const c_void, sendcount: c_in
 pub unsafe extern "C" fn PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Gatherv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
@@ -10663,7 +10647,6 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_init(sendbuf: *const c_void, r
 pub unsafe extern "C" fn PMPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Reduce_scatter_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
             let info = crate::kinds::info(w, info)?;
@@ -10753,7 +10736,6 @@ pub unsafe extern "C" fn MPI_Scatter_init(sendbuf: *const c_void, sendcount: c_i
 pub unsafe extern "C" fn PMPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Scatterv_init", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && recvcount > 0)?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
@@ -11732,7 +11714,6 @@ pub unsafe extern "C" fn MPI_Allgather_init_c(sendbuf: *const c_void, sendcount:
 pub unsafe extern "C" fn PMPI_Allgatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Allgatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
@@ -11760,7 +11741,6 @@ pub unsafe extern "C" fn MPI_Allgatherv_c(sendbuf: *const c_void, sendcount: ffi
 pub unsafe extern "C" fn PMPI_Allgatherv_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Allgatherv_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
@@ -11912,7 +11892,6 @@ pub unsafe extern "C" fn MPI_Alltoall_init_c(sendbuf: *const c_void, sendcount: 
 pub unsafe extern "C" fn PMPI_Alltoallv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Alltoallv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::imp::alltoallv_c(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
@@ -11938,7 +11917,6 @@ pub unsafe extern "C" fn MPI_Alltoallv_c(sendbuf: *const c_void, sendcounts: *co
 pub unsafe extern "C" fn PMPI_Alltoallv_init_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Alltoallv_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             let info = crate::kinds::info(w, info)?;
@@ -11966,7 +11944,6 @@ pub unsafe extern "C" fn MPI_Alltoallv_init_c(sendbuf: *const c_void, sendcounts
 pub unsafe extern "C" fn PMPI_Alltoallw_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Alltoallw_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             crate::imp::alltoallw_c(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)
         })
 }
@@ -11990,7 +11967,6 @@ pub unsafe extern "C" fn MPI_Alltoallw_c(sendbuf: *const c_void, sendcounts: *co
 pub unsafe extern "C" fn PMPI_Alltoallw_init_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Alltoallw_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let info = crate::kinds::info(w, info)?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::alltoallw_init_c(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
@@ -13059,7 +13035,6 @@ pub unsafe extern "C" fn MPI_Gather_init_c(sendbuf: *const c_void, sendcount: ff
 pub unsafe extern "C" fn PMPI_Gatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Gatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
@@ -13088,7 +13063,6 @@ pub unsafe extern "C" fn MPI_Gatherv_c(sendbuf: *const c_void, sendcount: ffi::M
 pub unsafe extern "C" fn PMPI_Gatherv_init_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Gatherv_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
@@ -13258,7 +13232,6 @@ pub unsafe extern "C" fn MPI_Iallgather_c(sendbuf: *const c_void, sendcount: ffi
 pub unsafe extern "C" fn PMPI_Iallgatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iallgatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && sendcount > 0)?;
             crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?;
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf), sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf), w, sendtype)?;
@@ -13348,7 +13321,6 @@ pub unsafe extern "C" fn MPI_Ialltoall_c(sendbuf: *const c_void, sendcount: ffi:
 pub unsafe extern "C" fn PMPI_Ialltoallv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ialltoallv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvtype = crate::kinds::datatype(w, recvtype)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -13375,7 +13347,6 @@ pub unsafe extern "C" fn MPI_Ialltoallv_c(sendbuf: *const c_void, sendcounts: *c
 pub unsafe extern "C" fn PMPI_Ialltoallw_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, sdispls: *const ffi::MPI_Aint, sendtypes: *const ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, rdispls: *const ffi::MPI_Aint, recvtypes: *const ffi::MPI_Datatype, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ialltoallw_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::ialltoallw_c(w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
         })
@@ -13518,7 +13489,6 @@ pub unsafe extern "C" fn MPI_Igather_c(sendbuf: *const c_void, sendcount: ffi::M
 pub unsafe extern "C" fn PMPI_Igatherv_c(sendbuf: *const c_void, sendcount: ffi::MPI_Count, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Igatherv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && crate::kinds::at_root(w, comm, root)? && sendcount > 0)?;
             if crate::kinds::buffer_significant(w, comm, root, false)? { crate::kinds::typed_buffer(sendbuf, sendcount, sendtype, "sendbuf")?; }
             let sendcount = crate::kinds::count_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, sendcount, "sendcount")?;
             let sendtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(sendbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, sendtype)?;
@@ -13801,7 +13771,6 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block_c(sendbuf: *const c_void, rec
 pub unsafe extern "C" fn PMPI_Ireduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Ireduce_scatter_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
             crate::kinds::out_ptr(request, "request")?;
@@ -13917,7 +13886,6 @@ pub unsafe extern "C" fn MPI_Iscatter_c(sendbuf: *const c_void, sendcount: ffi::
 pub unsafe extern "C" fn PMPI_Iscatterv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Iscatterv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && recvcount > 0)?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
@@ -14761,7 +14729,6 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_init_c(sendbuf: *const c_void,
 pub unsafe extern "C" fn PMPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Reduce_scatter_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
             crate::imp::reduce_scatter_c(w, sendbuf, recvbuf, recvcounts, datatype, op, comm)
@@ -14787,7 +14754,6 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *
 pub unsafe extern "C" fn PMPI_Reduce_scatter_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const ffi::MPI_Count, datatype: ffi::MPI_Datatype, op: ffi::MPI_Op, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Reduce_scatter_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, !crate::kinds::is_in_place(sendbuf))?;
             let datatype = crate::kinds::datatype_any(w, datatype)?;
             let op = crate::kinds::op(w, op)?;
             let info = crate::kinds::info(w, info)?;
@@ -15105,7 +15071,6 @@ pub unsafe extern "C" fn MPI_Scatter_init_c(sendbuf: *const c_void, sendcount: f
 pub unsafe extern "C" fn PMPI_Scatterv_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Scatterv_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && recvcount > 0)?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
@@ -15133,7 +15098,6 @@ pub unsafe extern "C" fn MPI_Scatterv_c(sendbuf: *const c_void, sendcounts: *con
 pub unsafe extern "C" fn PMPI_Scatterv_init_c(sendbuf: *const c_void, sendcounts: *const ffi::MPI_Count, displs: *const ffi::MPI_Aint, sendtype: ffi::MPI_Datatype, recvbuf: *mut c_void, recvcount: ffi::MPI_Count, recvtype: ffi::MPI_Datatype, root: c_int, comm: ffi::MPI_Comm, info: ffi::MPI_Info, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Scatterv_init_c", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::not_aliased(sendbuf, recvbuf, crate::kinds::at_root(w, comm, root)? && !crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)? && recvcount > 0)?;
             let sendtype = crate::kinds::datatype_opt(w, sendtype)?;
             let recvcount = crate::kinds::count_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, recvcount, "recvcount")?;
             let recvtype = crate::kinds::datatype_if(!crate::kinds::is_in_place(recvbuf) && crate::kinds::buffer_significant(w, comm, root, false)?, w, recvtype)?;
