@@ -218,7 +218,7 @@ pub fn not_aliased(send: *const c_void, recv: *const c_void, used: bool) -> Resu
 
 /// True for `MPI_NO_OP` (a get-accumulate's origin buffer is then not used).
 pub fn is_no_op(op: MPI_Op) -> bool {
-    op == 0x5800_000e // MPICH's MPI_NO_OP (the last predefined operation, see `crate::ops`)
+    crate::ops::predefined(op) == Some(reflex_engine::ReduceOp::NoOp)
 }
 
 /// True for `MPI_IN_PLACE`.
