@@ -4,7 +4,9 @@
  * earlier operation involving rank 0 has completed, rank 0 must advance that operation:
  *   1. a large message rank 0 has already matched with an MPI_Irecv (rendezvous copy);
  *   2. passive-target MPI_Get and MPI_Accumulate by rank 1 on a window of rank 0 created over
- *      ordinary memory (MPI_Win_create).
+ *      ordinary memory (MPI_Win_create);
+ *   3. a large message already streaming in when the MPI_Recv starts (over TCP, a chunk that
+ *      MPI_Test began landing in the user's buffer must go on landing there).
  * Ranks beyond 2 only take part in the collective calls; one rank alone has nothing to check.
  */
 #include "mtest.h"
@@ -31,6 +33,40 @@ static void matched_rendezvous(void)
         MPI_Send(&token, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
     } else {
         MPI_Barrier(MPI_COMM_WORLD);
+    }
+    free(big);
+}
+
+/* Rounds of case 3: rank 0 calls MPI_Test a growing number of times before its MPI_Recv, so
+ * that in some rounds the MPI_Recv starts while a chunk is half landed. */
+enum { STREAM_ROUNDS = 16, HUGE = 4 << 20 };
+
+static void streaming_rendezvous(void)
+{
+    char *big = mtest_malloc(HUGE);
+    for (int round = 0; round < STREAM_ROUNDS; round++) {
+        int token = 0, tag = 4 + round % 2;
+        if (mtest_rank == 0) {
+            MPI_Request req;
+            int done = 0;
+            MPI_Irecv(big, HUGE, MPI_BYTE, 1, tag, MPI_COMM_WORLD, &req);
+            MPI_Barrier(MPI_COMM_WORLD);
+            for (int i = 0; i < 4 * round * round && !done; i++)
+                MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+            MPI_Recv(&token, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (!done)
+                MPI_Wait(&req, MPI_STATUS_IGNORE);
+            CHECK_DATA(big, (size_t)HUGE, 1, tag, "message streaming during MPI_Recv");
+            CHECK_EQ(token, 40 + round);
+        } else if (mtest_rank == 1) {
+            mtest_fill(big, HUGE, 1, tag);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Send(big, HUGE, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
+            token = 40 + round;
+            MPI_Send(&token, 1, MPI_INT, 0, 9, MPI_COMM_WORLD);
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
     }
     free(big);
 }
@@ -65,6 +101,7 @@ int main(int argc, char **argv)
     if (mtest_size >= 2) { /* one rank alone has nobody to wait for */
         matched_rendezvous();
         passive_target();
+        streaming_rendezvous();
     }
     return MTest_Finalize();
 }

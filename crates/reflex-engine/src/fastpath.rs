@@ -13,10 +13,11 @@ use crate::core::{pattern_matches, recv_status, Body, Core};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::packet::{self, Envelope, Packet, FLAG_SYNC};
+use crate::placement::Arrivals;
 use crate::request::Status;
 use reflex_base::buf::RecvBuf;
 use reflex_base::copy::copy_bytes;
-use reflex_base::transport::Transport;
+use reflex_base::transport::{Sink, Transport};
 
 /// What happened to the direct receive.
 enum Outcome {
@@ -31,6 +32,66 @@ enum Outcome {
 #[inline]
 fn ours(core: &Core, ctx: u32, source: i32, tag: i32, env: &Envelope) -> bool {
     pattern_matches(ctx, source, tag, env) && !core.posted.iter().any(|p| p.matches(env))
+}
+
+/// The sink of the direct receive's polls: the awaited eager message lands in the user's
+/// buffer; every other packet, and every large packet landed in place (a rendezvous receive
+/// posted earlier may be streaming in meanwhile), goes to the core as in any poll.
+struct Direct<'a, 'b> {
+    arrivals: Arrivals<'a>,
+    outcome: &'b mut Outcome,
+    buf: &'b mut RecvBuf,
+    /// Context, source and tag of the receive.
+    pattern: (u32, i32, i32),
+}
+
+impl Direct<'_, '_> {
+    /// Takes `bytes` if it is the awaited message; whether it did.
+    #[inline]
+    fn take(&mut self, bytes: &[u8]) -> bool {
+        if !matches!(self.outcome, Outcome::Waiting) {
+            return false;
+        }
+        let (ctx, source, tag) = self.pattern;
+        let core = &mut *self.arrivals.core;
+        match packet::decode(bytes) {
+            Ok(Packet::Eager { env, payload }) if ours(core, ctx, source, tag, &env) => {
+                if env.flags & FLAG_SYNC != 0 {
+                    *self.outcome = Outcome::Diverted;
+                    return false;
+                }
+                let dst = self.buf.as_mut_slice();
+                let n = dst.len().min(payload.len());
+                copy_bytes(&mut dst[..n], &payload[..n]);
+                core.traffic.received(env.len);
+                *self.outcome =
+                    Outcome::Taken(recv_status(env.src as i32, env.tag, payload.len(), n));
+                true
+            }
+            Ok(Packet::Rts { env, .. }) if ours(core, ctx, source, tag, &env) => {
+                *self.outcome = Outcome::Diverted;
+                false
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Sink for Direct<'_, '_> {
+    #[inline]
+    fn packet(&mut self, src: usize, bytes: &[u8]) {
+        if !self.take(bytes) {
+            self.arrivals.packet(src, bytes);
+        }
+    }
+
+    fn place(&mut self, src: usize, head: &[u8], len: usize, at: usize) -> Option<&mut [u8]> {
+        self.arrivals.place(src, head, len, at)
+    }
+
+    fn placed(&mut self, src: usize, head: &[u8], len: usize) {
+        self.arrivals.placed(src, head, len)
+    }
 }
 
 impl<T: Transport> Engine<T> {
@@ -57,37 +118,16 @@ impl<T: Transport> Engine<T> {
                 outcome = Outcome::Diverted;
                 return None;
             }
-            let core = &mut e.core;
-            let world_of = &e.world_of_index;
-            events += e.fabric.poll(|src, bytes| {
-                if let Outcome::Waiting = outcome {
-                    match packet::decode(bytes) {
-                        Ok(Packet::Eager { env, payload })
-                            if ours(core, ctx, source, tag, &env) =>
-                        {
-                            if env.flags & FLAG_SYNC == 0 {
-                                let dst = buf.as_mut_slice();
-                                let n = dst.len().min(payload.len());
-                                copy_bytes(&mut dst[..n], &payload[..n]);
-                                core.traffic.received(env.len);
-                                outcome = Outcome::Taken(recv_status(
-                                    env.src as i32,
-                                    env.tag,
-                                    payload.len(),
-                                    n,
-                                ));
-                                return;
-                            }
-                            outcome = Outcome::Diverted;
-                        }
-                        Ok(Packet::Rts { env, .. }) if ours(core, ctx, source, tag, &env) => {
-                            outcome = Outcome::Diverted
-                        }
-                        _ => {}
-                    }
-                }
-                core.on_packet(world_of[src], bytes);
-            });
+            let mut direct = Direct {
+                arrivals: Arrivals {
+                    core: &mut e.core,
+                    world_of: &e.world_of_index,
+                },
+                outcome: &mut outcome,
+                buf: &mut buf,
+                pattern: (ctx, source, tag),
+            };
+            events += e.fabric.poll_into(&mut direct);
             if e.core.outbox_len > 0 {
                 events += e.flush_outbox();
             }

@@ -56,13 +56,24 @@ impl TcpTransport {
         let Some(placing) = conn.placing else {
             return 0;
         };
-        let outcome = match sink.place(peer, placing.head(), placing.len, placing.at) {
-            Some(dst) => conn.read_into(dst),
-            None => Err(io::Error::other(
-                "the engine refused the rest of a frame it took",
-            )),
+        let Some(dst) = sink.place(peer, placing.head(), placing.len, placing.at) else {
+            self.refused(peer, "the rest of a frame it took");
+            return 0;
         };
+        let outcome = conn.read_into(dst);
         self.landed(peer, placing, outcome, sink)
+    }
+
+    /// Breaks the link to `peer` because the sink would not take the rest of a packet it took
+    /// the start of (`Sink::place` promises to): the bytes cannot be put back. A bug in the
+    /// engine, not the peer's fault, and said at once: the peer's later sends are lost.
+    pub(crate) fn refused(&mut self, peer: usize, what: &str) {
+        let reason = format!("internal error: the engine refused {what}; connection closed");
+        eprintln!(
+            "reflex: tcp: {} (link to rank {peer}): {reason}",
+            self.name()
+        );
+        self.break_link(peer, reason);
     }
 
     /// The bytes one read of the middle of a frame on stream `stream` of `peer` got, or `None`

@@ -526,12 +526,10 @@ impl TcpTransport {
             };
             match split_dest(split, peer, sink, range.clone()) {
                 Some(dest) => (conn.read_into(dest), range),
-                None => (
-                    Err(std::io::Error::other(
-                        "the engine refused the rest of a piece",
-                    )),
-                    range,
-                ),
+                None => {
+                    self.refused(peer, "the rest of a piece of a split packet");
+                    return 0;
+                }
             }
         };
         match self.bytes_read(peer, k, outcome.0) {

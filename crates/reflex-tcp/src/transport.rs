@@ -291,7 +291,7 @@ impl TcpTransport {
     }
 
     /// How messages name this process: its rank, or on a bridge its job and rank.
-    fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match &self.bridge {
             Some(ids) => format!("process {} of job {:016x} (bridge)", ids.me.1, ids.me.0),
             None => format!("rank {}", self.me),
