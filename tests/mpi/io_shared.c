@@ -2,7 +2,8 @@
  * io_shared.c - MPI-IO shared file pointers: write_shared/read_shared by every rank (each block
  * lands exactly once), the ordered collective forms (rank order), their split forms,
  * seek_shared/get_position_shared, iwrite_shared, MPI_MODE_SEQUENTIAL (shared pointers only),
- * and access with atomicity on.
+ * MPI_DISPLACEMENT_CURRENT (a view starting where the shared pointer is), and access with
+ * atomicity on.
  */
 #include "mtest.h"
 
@@ -104,6 +105,48 @@ static void check_sequential(const char *path)
     CALL(MPI_File_close(&fh));
 }
 
+/* A sequential file: rank 0 writes a header of 3 ints after a 4-byte gap (the first view's
+ * displacement), then every rank's view starts where the shared pointer is (file byte 16) and
+ * the ranks write themselves there in order. MPI_DISPLACEMENT_CURRENT is refused for a file
+ * not opened sequential. */
+static void check_displacement_current(const char *path)
+{
+    enum { HEAD = 3, GAP = 4 };
+    MPI_File fh;
+    MPI_Status st;
+    int head[HEAD] = {7, 8, 9}, *back = mtest_malloc((HEAD + mtest_size) * sizeof(int));
+    CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_SEQUENTIAL,
+                       MPI_INFO_NULL, &fh));
+    CALL(MPI_File_set_view(fh, GAP, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    if (mtest_rank == 0)
+        CALL(MPI_File_write_shared(fh, head, HEAD, MPI_INT, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CALL(MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    MPI_Offset disp = -1, pos = -1;
+    MPI_Datatype etype, ftype;
+    char rep[MPI_MAX_DATAREP_STRING];
+    CALL(MPI_File_get_view(fh, &disp, &etype, &ftype, rep));
+    CHECK_EQ(disp, (MPI_Offset)(GAP + HEAD * sizeof(int)));
+    CALL(MPI_File_get_position_shared(fh, &pos));
+    CHECK_EQ(pos, (MPI_Offset)0);
+    CALL(MPI_File_write_ordered(fh, &mtest_rank, 1, MPI_INT, &st));
+    CALL(MPI_File_close(&fh));
+
+    CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                       &fh));
+    CALL(MPI_File_read_at(fh, GAP, back, HEAD + mtest_size, MPI_INT, &st));
+    for (int i = 0; i < HEAD; i++)
+        CHECK_EQ(back[i], head[i]);
+    for (int r = 0; r < mtest_size; r++)
+        CHECK_EQ(back[HEAD + r], r);
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    int rc = MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native",
+                               MPI_INFO_NULL);
+    CHECK_CLASS(rc, MPI_ERR_ARG);
+    CALL(MPI_File_close(&fh));
+    free(back);
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
@@ -116,6 +159,8 @@ int main(int argc, char **argv)
     CALL(MPI_File_close(&fh));
     snprintf(path, sizeof path, "%s/sequential", dir);
     check_sequential(path);
+    snprintf(path, sizeof path, "%s/current", dir);
+    check_displacement_current(path);
     mtest_rmtmpdir(MPI_COMM_WORLD, dir);
     return MTest_Finalize();
 }

@@ -22,11 +22,16 @@ import argparse
 import concurrent.futures
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
+# Directories whose tests write fixed file names ("testfile") in their working directory: each of
+# their tests runs in a scratch directory of its own, or two running at once would share a file.
+PRIVATE_CWD = {"io"}
 TIMEOUT_STATUS = 124  # mpiexec's exit status for a job past MPIEXEC_TIMEOUT
 NO_ERRORS = re.compile(r"^\s*No [Ee]rrors\s*$")
 HARMLESS = re.compile(r"^\s*(Test Passed|FORTRAN STOP.*)\s*$")
@@ -88,22 +93,30 @@ def run_one(test, args):
     """(test, failure or None, seconds, output). mpiexec gets the time limit as runtests gives
     it (MPIEXEC_TIMEOUT); a job still there 30 s later is terminated here."""
     limit = int((test.time_limit or args.timeout) * args.timeout_scale)
-    cmd = [args.mpiexec, "-n", str(test.np)] + test.mpiexec_args + ["./" + test.program] + test.args
+    program = os.path.join(test.directory, test.program)
+    cmd = [args.mpiexec, "-n", str(test.np)] + test.mpiexec_args + [program] + test.args
     env = dict(os.environ, MPIEXEC_TIMEOUT=str(limit))
     env.update(e.split("=", 1) for e in test.envs if "=" in e)
     start = time.monotonic()
     if not built(test):
         return test, "does not build (see the log)", 0.0, ""
-    proc = subprocess.Popen(cmd, cwd=test.directory, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    private = os.path.basename(test.directory) in PRIVATE_CWD
+    cwd = tempfile.mkdtemp(prefix="run-", dir=test.directory) if private else test.directory
     try:
-        out, _ = proc.communicate(timeout=limit + 30)
-        failure = judge(test, proc.returncode, out.decode(errors="replace"))
-        if proc.returncode == TIMEOUT_STATUS and test.result_test != "TestErrFatal":
-            failure = f"timed out after {limit} s"
-    except subprocess.TimeoutExpired:
-        out = stop(proc)
-        failure = f"mpiexec still running {limit + 30} s after its time limit"
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            out, _ = proc.communicate(timeout=limit + 30)
+            failure = judge(test, proc.returncode, out.decode(errors="replace"))
+            if proc.returncode == TIMEOUT_STATUS and test.result_test != "TestErrFatal":
+                failure = f"timed out after {limit} s"
+        except subprocess.TimeoutExpired:
+            out = stop(proc)
+            failure = f"mpiexec still running {limit + 30} s after its time limit"
+    finally:
+        if private:
+            shutil.rmtree(cwd, ignore_errors=True)
     return test, failure, time.monotonic() - start, out.decode(errors="replace")
 
 

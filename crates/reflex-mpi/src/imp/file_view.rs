@@ -56,9 +56,10 @@ fn offset_arg(v: MPI_Offset, what: &str) -> Result<u64> {
         .map_err(|_| MpiError::new(ErrorClass::Arg, format!("{what} is negative ({v})")))
 }
 
-/// The view this rank asks for, checked, and its data representation.
+/// The view this rank asks for on file `fh`, checked, and its data representation.
 fn new_view(
     w: &Mpi,
+    fh: FileId,
     disp: MPI_Offset,
     etype: &TypeArg,
     filetype: &TypeArg,
@@ -69,14 +70,25 @@ fn new_view(
     crate::kinds::datatype(w, filetype.handle)?;
     check_layout(w, rep, etype, "etype")?;
     check_layout(w, rep, filetype, "filetype")?;
-    if disp == DISPLACEMENT_CURRENT {
+    let disp = match disp {
+        DISPLACEMENT_CURRENT => current_displacement(w, fh)?,
+        _ => offset_arg(disp, "the displacement")?,
+    };
+    Ok((View::new(disp, etype.dt.clone(), filetype.dt.clone())?, rep))
+}
+
+/// `MPI_DISPLACEMENT_CURRENT`: the file byte the shared file pointer is at, under the current
+/// view (MPI-3.1 section 13.3: valid only for a file opened with `MPI_MODE_SEQUENTIAL`). Read
+/// by every rank before any can reset the pointer (the view's agreement comes first).
+fn current_displacement(w: &Mpi, fh: FileId) -> Result<u64> {
+    let f = w.objects.files.get(fh)?;
+    if !f.amode.sequential() {
         return Err(MpiError::new(
             ErrorClass::Arg,
-            "MPI_DISPLACEMENT_CURRENT needs shared file pointers, which Reflex does not provide yet",
+            "MPI_DISPLACEMENT_CURRENT is only valid for a file opened with MPI_MODE_SEQUENTIAL",
         ));
     }
-    let disp = offset_arg(disp, "the displacement")?;
-    Ok((View::new(disp, etype.dt.clone(), filetype.dt.clone())?, rep))
+    Ok(f.view.byte_offset(f.shared.get()?))
 }
 
 /// `MPI_File_set_view` (collective): the file pointers go back to 0.
@@ -90,7 +102,7 @@ pub fn file_set_view(
     info: Option<InfoId>,
 ) -> Result<()> {
     let comm = w.objects.files.get(fh)?.comm;
-    let view = new_view(w, disp, &etype, &filetype, datarep);
+    let view = new_view(w, fh, disp, &etype, &filetype, datarep);
     let rep = c_string(datarep, "datarep").unwrap_or_default();
     let engine = &mut w.world.engine;
     engine.file_same(comm, rep.as_bytes(), "the data representation")?;
