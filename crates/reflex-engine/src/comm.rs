@@ -190,8 +190,12 @@ impl Comm {
 #[derive(Debug, Default)]
 pub(crate) struct Comms {
     slots: Vec<Option<Comm>>,
-    /// Lowest context id this process has not used yet (a multiple of 2).
+    /// Lowest context id this process has not used yet (a multiple of 2), below
+    /// `comm_idup::HASHED_BASE`.
     pub(crate) next_ctx: u32,
+    /// The slots above `comm_idup::HASHED_BASE` held here: by live duplicates and by duplicates
+    /// in flight.
+    pub(crate) hashed: std::collections::HashSet<u32>,
     /// The process topology of each communicator that has one (see `topo_ops`).
     pub(crate) topos: HashMap<u32, Arc<Topology>>,
     /// Collectives started on each communicator so far (their sequence numbers, by slot).
@@ -300,6 +304,7 @@ impl Comms {
                 )
             })?;
         self.topos.remove(&id.0);
+        self.unclaim(comm.ctx); // a duplicate's slot is free again
         if let Some(board) = self.boards.get_mut(id.0 as usize) {
             *board = None;
         }

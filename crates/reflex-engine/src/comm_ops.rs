@@ -46,24 +46,6 @@ impl<T: Transport> Engine<T> {
         Ok((ctx, all.iter().map(|b| (word(b, 1), word(b, 2))).collect()))
     }
 
-    /// `MPI_Comm_dup`: same group, new context, same error handler, same topology.
-    pub fn comm_dup(&mut self, parent: CommId) -> Result<CommId> {
-        let p = self.comms.get(parent)?;
-        if p.is_inter() {
-            let rank = p.rank as i32;
-            let dup = self.inter_split(parent, 0, rank)?;
-            return dup.ok_or_else(|| MpiError::new(ErrorClass::Intern, "duplicate is empty"));
-        }
-        let (ctx, _) = self.exchange_for_new_comm(parent, 0, 0)?;
-        let p = self.comms.get(parent)?;
-        let comm = Comm::intra(ctx, p.rank, p.group.clone(), p.errhandler);
-        let id = self.comms.insert(comm);
-        if let Some(topo) = self.comms.topos.get(&parent.0).cloned() {
-            self.comms.topos.insert(id.0, topo);
-        }
-        Ok(id)
-    }
-
     /// `MPI_Comm_split`: ranks with the same color form a communicator, ordered by (key, old rank).
     /// Returns `None` for `MPI_UNDEFINED`.
     pub fn comm_split(&mut self, parent: CommId, color: i32, key: i32) -> Result<Option<CommId>> {

@@ -91,11 +91,13 @@ pub struct Engine<T: Transport> {
     /// Eager limit and chunk size towards each world rank.
     pub(crate) paths: crate::path::PathLimits,
     pub(crate) messages: crate::p2p::Messages,
-    /// What progress advances: collective schedules in progress and active partitioned
-    /// requests (`crate::partitioned`).
+    /// What progress advances: collective schedules in progress, communicator duplicates and
+    /// active partitioned requests (`crate::partitioned`).
     pub(crate) colls: Vec<crate::request::RequestId>,
     /// The state of partitioned requests.
     pub(crate) parts: crate::partitioned::Parts,
+    /// Communicator duplicates in progress, by request (`crate::comm_idup`).
+    pub(crate) dups: std::collections::HashMap<u32, crate::comm_idup::PendingDup>,
     /// Set while schedules are being advanced (sends they post must not re-enter).
     pub(crate) advancing: bool,
     /// Name base of collective boards, when every rank shares this node's memory.
@@ -148,6 +150,7 @@ impl<T: Transport> Engine<T> {
             messages: Default::default(),
             colls: Vec::new(),
             parts: Default::default(),
+            dups: Default::default(),
             advancing: false,
             board_base: None,
             op_defined: None,

@@ -15,6 +15,7 @@ mod cancel;
 pub mod coll;
 pub mod comm;
 pub mod comm_create;
+mod comm_idup;
 pub mod comm_inter;
 pub mod comm_ops;
 pub mod completion;

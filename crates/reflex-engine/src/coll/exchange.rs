@@ -23,6 +23,7 @@ const TAG_ACROSS: i32 = 5;
 pub(crate) type ByRank = Vec<Vec<u8>>;
 
 /// One side of a pairwise exchange: where to send, whom to receive from, and how.
+#[derive(Debug, Clone)]
 pub(crate) struct Peer {
     /// Context of both messages.
     pub ctx: u32,
@@ -136,7 +137,7 @@ impl<T: Transport> Engine<T> {
     }
 
     /// Posts the send and the receive of one pairwise exchange.
-    fn post_exchange(
+    pub(crate) fn post_exchange(
         &mut self,
         peer: &Peer,
         mine: Vec<u8>,
@@ -227,6 +228,11 @@ impl<T: Transport> Engine<T> {
     /// Waits for an internal receive into an owned buffer and returns the buffer.
     fn wait_owned(&mut self, id: RequestId) -> Result<Vec<u8>> {
         self.wait_until(|e| e.core.requests.get(id).is_none_or(|r| r.complete))?;
+        self.take_owned(id)
+    }
+
+    /// The buffer of a completed internal receive (the request is dropped).
+    pub(crate) fn take_owned(&mut self, id: RequestId) -> Result<Vec<u8>> {
         let req = self.core.requests.remove(id);
         let req = req.ok_or_else(|| crate::p2p::bad_request(id))?;
         if let Some(err) = req.status.error {

@@ -34,6 +34,12 @@ pub(crate) type TempId = usize;
 /// (fixed internal exchanges such as communicator creation use small tags below it).
 const TAG_BASE: i32 = 0x1000_0000;
 
+/// The tag of step tag `step` of the collective with sequence number `seq` (also used by
+/// `crate::comm_idup`, which takes a sequence number as a nonblocking collective does).
+pub(crate) fn schedule_tag(seq: u32, step: u8) -> i32 {
+    TAG_BASE | (((seq & 0xF_FFFF) as i32) << 8) | i32::from(step)
+}
+
 /// What a send step reads.
 #[derive(Debug, Clone)]
 pub(crate) enum Src {
@@ -255,7 +261,7 @@ impl Schedule {
     }
 
     fn tag(&self, step: u8) -> i32 {
-        TAG_BASE | (((self.seq & 0xF_FFFF) as i32) << 8) | i32::from(step)
+        schedule_tag(self.seq, step)
     }
 
     /// Runs one local step.
@@ -402,7 +408,10 @@ impl<T: Transport> Engine<T> {
     /// request after the last one. Returns the number of rounds entered.
     fn advance_schedule(&mut self, id: RequestId) -> usize {
         let Some(mut sched) = self.take_schedule(id) else {
-            // Not a schedule: the other requests progress advances are partitioned ones.
+            // Not a schedule: a communicator duplication or a partitioned request.
+            if self.dups.contains_key(&id.0) {
+                return self.advance_dup(id);
+            }
             return self.advance_partitioned(id);
         };
         let mut entered = 0;

@@ -8,8 +8,11 @@ use crate::ffi::*;
 use crate::handles;
 use crate::info::InfoId;
 use crate::state::Mpi;
-use reflex_engine::{CommId, GroupId, Result};
+use crate::threads;
+use reflex_engine::{CommId, GroupId, MpiError, RequestId, Result};
+use std::cell::Cell;
 use std::ffi::c_int;
+use std::rc::Rc;
 
 /// `MPI_Comm_rank`.
 pub fn comm_rank(w: &mut Mpi, comm: CommId, rank: *mut c_int) -> Result<()> {
@@ -25,9 +28,7 @@ pub fn comm_size(w: &mut Mpi, comm: CommId, size: *mut c_int) -> Result<()> {
 
 /// `MPI_Comm_dup`.
 pub fn comm_dup(w: &mut Mpi, comm: CommId, newcomm: *mut MPI_Comm) -> Result<()> {
-    let id = dup_with_hints(w, comm, Hints::Parent)?;
-    write(newcomm, handles::comm_handle(id));
-    Ok(())
+    dup_blocking(w, comm, Hints::Parent, newcomm)
 }
 
 /// Where a duplicate's info hints come from.
@@ -38,10 +39,12 @@ pub(crate) enum Hints {
     Info(Option<InfoId>),
 }
 
-/// Duplicates `comm` with its attributes (through their copy callbacks) and topology; when a
-/// copy callback fails, the half-made duplicate is freed and its error returned.
-pub(crate) fn dup_with_hints(w: &mut Mpi, comm: CommId, hints: Hints) -> Result<CommId> {
-    let id = w.world.engine.comm_dup(comm)?;
+/// Starts duplicating `comm`: the new communicator (usable once the request completes), with
+/// the parent's attributes copied through their callbacks and its hints. When a callback fails,
+/// the duplicate is abandoned (it still completes, since the other processes take part, and is
+/// freed then) and the callback's error returned.
+pub(crate) fn dup_start(w: &mut Mpi, comm: CommId, hints: Hints) -> Result<(CommId, RequestId)> {
+    let (id, request) = w.world.engine.comm_idup(comm)?;
     let copied = attr::copy_all(
         w,
         Obj::Comm(comm),
@@ -51,14 +54,47 @@ pub(crate) fn dup_with_hints(w: &mut Mpi, comm: CommId, hints: Hints) -> Result<
     if let Err(e) = copied {
         let _ = attr::delete_all(w, Obj::Comm(id), handles::comm_handle(id));
         w.objects.forget_comm(id);
-        let _ = w.world.engine.comm_free(id);
+        w.world.engine.comm_idup_abandon(id, request);
         return Err(e);
     }
     match hints {
         Hints::Parent => info::copy_hints(w, comm, id),
         Hints::Info(i) => info::set_hints(w, id, i),
     }
-    Ok(id)
+    Ok((id, request))
+}
+
+/// Frees duplicate `id` whose agreement failed, and returns the failure.
+fn dup_failed(w: &mut Mpi, id: CommId, e: MpiError) -> Result<()> {
+    let _ = attr::delete_all(w, Obj::Comm(id), handles::comm_handle(id));
+    w.objects.forget_comm(id);
+    let _ = w.world.engine.comm_free(id);
+    Err(e)
+}
+
+/// `MPI_Comm_dup` and `MPI_Comm_dup_with_info`: [`dup_start`], waited for (under
+/// `MPI_THREAD_MULTIPLE` without the lock, so that threads may duplicate communicators at once).
+pub(crate) fn dup_blocking(
+    w: &mut Mpi,
+    comm: CommId,
+    hints: Hints,
+    newcomm: *mut MPI_Comm,
+) -> Result<()> {
+    let made = Rc::new(Cell::new(None));
+    let made_here = made.clone();
+    let start = move |w: &mut Mpi| {
+        let (id, request) = dup_start(w, comm, hints)?;
+        made_here.set(Some(id));
+        Ok(request)
+    };
+    threads::block_on(w, start, move |w, c| {
+        let id = made.get().expect("the duplicate was started");
+        if let Some(e) = c.status.error {
+            return dup_failed(w, id, *e);
+        }
+        write(newcomm, handles::comm_handle(id));
+        Ok(())
+    })
 }
 
 /// `MPI_Comm_split`.

@@ -1,9 +1,8 @@
 //! The newer communicator constructors: `MPI_Comm_create_group`, `MPI_Comm_split_type`,
-//! `MPI_Comm_dup_with_info`, and `MPI_Comm_idup` (+ `_with_info`, MPI-4.0), which Reflex
-//! completes before returning (the duplicate needs one exchange, and a request that is already
-//! complete is a correct nonblocking implementation).
+//! `MPI_Comm_dup_with_info`, and `MPI_Comm_idup` (+ `_with_info`, MPI-4.0), whose context-id
+//! agreement runs in the background (`reflex_engine`'s `comm_idup` module).
 
-use super::comm::{dup_with_hints, Hints};
+use super::comm::{dup_blocking, dup_start, Hints};
 use super::info;
 use super::util::write;
 use crate::ffi::*;
@@ -92,23 +91,17 @@ pub fn comm_dup_with_info(
     info: Option<InfoId>,
     newcomm: *mut MPI_Comm,
 ) -> Result<()> {
-    let id = dup_with_hints(w, comm, Hints::Info(info))?;
-    write_comm(newcomm, Some(id))
+    dup_blocking(w, comm, Hints::Info(info), newcomm)
 }
 
-/// `MPI_Comm_idup`: duplicated at once; the request is already complete.
+/// `MPI_Comm_idup`: the new handle at once, usable when the request completes.
 pub fn comm_idup(
     w: &mut Mpi,
     comm: CommId,
     newcomm: *mut MPI_Comm,
     request: *mut MPI_Request,
 ) -> Result<()> {
-    let id = dup_with_hints(w, comm, Hints::Parent)?;
-    write(
-        request,
-        handles::request_handle(w.world.engine.completed_request()),
-    );
-    write_comm(newcomm, Some(id))
+    idup(w, comm, Hints::Parent, newcomm, request)
 }
 
 /// `MPI_Comm_idup_with_info` (MPI-4.0).
@@ -119,10 +112,17 @@ pub fn comm_idup_with_info(
     newcomm: *mut MPI_Comm,
     request: *mut MPI_Request,
 ) -> Result<()> {
-    let id = dup_with_hints(w, comm, Hints::Info(info))?;
-    write(
-        request,
-        handles::request_handle(w.world.engine.completed_request()),
-    );
+    idup(w, comm, Hints::Info(info), newcomm, request)
+}
+
+fn idup(
+    w: &mut Mpi,
+    comm: CommId,
+    hints: Hints,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> Result<()> {
+    let (id, req) = dup_start(w, comm, hints)?;
+    write(request, handles::request_handle(req));
     write_comm(newcomm, Some(id))
 }
