@@ -5,7 +5,8 @@
  * MPI_Allgather; Put to the right neighbour and Get from the left with the address as target
  * displacement, in a Lock_all epoch (with flushes) and in fence epochs; two regions attached at
  * once (targets in both); a region detached and another attached later (addresses exchanged
- * again); a region attached by some ranks only. Runs with any number of ranks.
+ * again); one buffer attached as two halves, with transfers across both; a region attached by
+ * some ranks only. Runs with any number of ranks.
  */
 #include "mtest.h"
 
@@ -21,20 +22,21 @@ static MPI_Aint *gather_addr(void *p)
 
 /* Everyone puts N longs into its right neighbour's region `which`, then gets them back from the
  * left neighbour's. */
-static void exchange(MPI_Win win, long *region, MPI_Aint *addr, int seed, int passive)
+/* Puts n longs into the right neighbour's region and gets them back from the left's. */
+static void exchange(MPI_Win win, long *region, MPI_Aint *addr, int n, int seed, int passive)
 {
     int right = (mtest_rank + 1) % mtest_size, left = (mtest_rank + mtest_size - 1) % mtest_size;
-    long out[N], back[N];
-    for (int i = 0; i < N; i++) {
+    long out[2 * N], back[2 * N];
+    for (int i = 0; i < n; i++) {
         out[i] = seed * 100000L + mtest_rank * 1000L + i;
         back[i] = -1;
     }
     if (passive) {
         CALL(MPI_Win_lock_all(0, win));
-        CALL(MPI_Put(out, N, MPI_LONG, right, addr[right], N, MPI_LONG, win));
+        CALL(MPI_Put(out, n, MPI_LONG, right, addr[right], n, MPI_LONG, win));
         CALL(MPI_Win_flush(right, win));
         MPI_Barrier(MPI_COMM_WORLD); /* every put is complete at its target */
-        CALL(MPI_Get(back, N, MPI_LONG, left, addr[left], N, MPI_LONG, win));
+        CALL(MPI_Get(back, n, MPI_LONG, left, addr[left], n, MPI_LONG, win));
         CALL(MPI_Win_flush_all(win));
         CALL(MPI_Win_unlock_all(win));
         MPI_Barrier(MPI_COMM_WORLD);
@@ -42,12 +44,12 @@ static void exchange(MPI_Win win, long *region, MPI_Aint *addr, int seed, int pa
         MPI_Win_sync(win);
     } else {
         CALL(MPI_Win_fence(0, win));
-        CALL(MPI_Put(out, N, MPI_LONG, right, addr[right], N, MPI_LONG, win));
+        CALL(MPI_Put(out, n, MPI_LONG, right, addr[right], n, MPI_LONG, win));
         CALL(MPI_Win_fence(0, win));
-        CALL(MPI_Get(back, N, MPI_LONG, left, addr[left], N, MPI_LONG, win));
+        CALL(MPI_Get(back, n, MPI_LONG, left, addr[left], n, MPI_LONG, win));
         CALL(MPI_Win_fence(0, win));
     }
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < n; i++) {
         if (region[i] != seed * 100000L + left * 1000L + i) {
             FAIL("seed %d %s: region[%d] = %ld", seed, passive ? "lock_all" : "fence", i, region[i]);
             break;
@@ -86,15 +88,15 @@ int main(int argc, char **argv)
         a[i] = b[i] = -5;
     CALL(MPI_Win_attach(win, a, N * sizeof(long)));
     MPI_Aint *addr_a = gather_addr(a);
-    exchange(win, a, addr_a, 1, 1);
-    exchange(win, a, addr_a, 2, 0);
+    exchange(win, a, addr_a, N, 1, 1);
+    exchange(win, a, addr_a, N, 2, 0);
 
     /* a second region beside the first */
     CALL(MPI_Win_attach(win, b, N * sizeof(long)));
     MPI_Aint *addr_b = gather_addr(b);
-    exchange(win, b, addr_b, 3, 1);
-    exchange(win, a, addr_a, 4, 0);
-    exchange(win, b, addr_b, 5, 0);
+    exchange(win, b, addr_b, N, 3, 1);
+    exchange(win, a, addr_a, N, 4, 0);
+    exchange(win, b, addr_b, N, 5, 0);
 
     /* detach a, attach a new region c, addresses exchanged again; b stays */
     MPI_Barrier(MPI_COMM_WORLD); /* nobody targets a any more */
@@ -102,8 +104,19 @@ int main(int argc, char **argv)
     long *c = mtest_malloc(N * sizeof(long));
     CALL(MPI_Win_attach(win, c, N * sizeof(long)));
     MPI_Aint *addr_c = gather_addr(c);
-    exchange(win, c, addr_c, 6, 1);
-    exchange(win, b, addr_b, 7, 1);
+    exchange(win, c, addr_c, N, 6, 1);
+    exchange(win, b, addr_b, N, 7, 1);
+
+    /* one buffer attached as two halves: a transfer may span both */
+    long *e = mtest_malloc(2 * N * sizeof(long));
+    CALL(MPI_Win_attach(win, e + N, N * sizeof(long)));
+    CALL(MPI_Win_attach(win, e, N * sizeof(long)));
+    MPI_Aint *addr_e = gather_addr(e);
+    exchange(win, e, addr_e, 2 * N, 8, 1);
+    exchange(win, e, addr_e, 2 * N, 9, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CALL(MPI_Win_detach(win, e));
+    CALL(MPI_Win_detach(win, e + N));
 
     /* only even ranks attach d; odd ranks put into their even left neighbour if there is one */
     long *d = mtest_malloc(sizeof(long));
@@ -133,5 +146,7 @@ int main(int argc, char **argv)
     free(addr_b);
     free(addr_c);
     free(addr_d);
+    free(e);
+    free(addr_e);
     return MTest_Finalize();
 }

@@ -170,6 +170,18 @@ impl RecvBuf {
         })
     }
 
+    /// This buffer and `next`, which starts where it ends, as one (two windows' attached
+    /// regions side by side); `None` when they are not adjacent.
+    pub fn join(&self, next: &RecvBuf) -> Option<RecvBuf> {
+        if self.is_empty() || self.addr().checked_add(self.len)? != next.addr() {
+            return None;
+        }
+        Some(RecvBuf {
+            ptr: self.ptr,
+            len: self.len.checked_add(next.len)?,
+        })
+    }
+
     /// Reads the same memory as a send buffer (Sendrecv_replace, in-place collectives).
     pub fn as_send(&self) -> SendBuf {
         // SAFETY: the memory is valid for reads too, and the engine sequences its own accesses.

@@ -41,10 +41,12 @@
 //!
 //! # Limitations
 //!
-//! - Blocking collectives, communicator constructors (which agree on context ids collectively),
-//!   `MPI_Buffer_detach` and `MPI_Finalize` still wait inside the engine with the lock held: two
-//!   threads of one process in blocking collectives on different communicators at the same time
-//!   can deadlock, and a collective cannot be completed by another thread of its own process.
+//! - Blocking collectives, the communicator constructors other than `MPI_Comm_dup` (which
+//!   agree on context ids with blocking exchanges; duplication is nonblocking, see
+//!   `reflex_engine`'s `comm_idup`), `MPI_Buffer_detach` and `MPI_Finalize` still wait inside
+//!   the engine with the lock held: two threads of one process in such calls on different
+//!   communicators at the same time can deadlock, and a collective cannot be completed by
+//!   another thread of its own process.
 //!   Collectives move to [`block_on`] as they become "start a schedule + wait".
 //! - `MPI_Finalize` while another thread is inside MPI is the application's error (MPI-3.1 §12.4.3
 //!   requires the other threads to have finished their calls). Reflex takes the lock for it, and a

@@ -263,14 +263,7 @@ impl<T: Transport> Engine<T> {
                 }
                 Ok(buf.slice(start as usize, span))
             }
-            Memory::Dynamic(regions) => regions
-                .iter()
-                .find(|r| {
-                    let (lo, hi) = (r.addr() as u64, (r.addr() + r.len()) as u64);
-                    start >= lo && start.checked_add(span as u64).is_some_and(|e| e <= hi)
-                })
-                .map(|r| r.slice((start - r.addr() as u64) as usize, span))
-                .ok_or_else(outside),
+            Memory::Dynamic(regions) => covering(regions, start, span).ok_or_else(outside),
             Memory::Shared { .. } => Err(outside()),
         }
     }
@@ -468,5 +461,57 @@ pub(crate) fn take_owned<T: Transport>(e: &mut Engine<T>, rid: RequestId) -> Opt
             _ => Some(Vec::new()),
         },
         _ => None,
+    }
+}
+
+/// The attached memory `[start, start + span)` of a dynamic window: inside one region, or across
+/// regions attached side by side (memory that is contiguous in the target's address space,
+/// attached in pieces, is one range of the window to an origin).
+fn covering(regions: &[RecvBuf], start: u64, span: usize) -> Option<RecvBuf> {
+    let end = start.checked_add(span as u64)?;
+    let holds = |r: &RecvBuf, at: u64| r.addr() as u64 <= at && at < (r.addr() + r.len()) as u64;
+    let mut reach = *regions.iter().find(|r| holds(r, start))?;
+    while ((reach.addr() + reach.len()) as u64) < end {
+        let next = regions
+            .iter()
+            .find(|r| r.addr() == reach.addr() + reach.len())?;
+        reach = reach.join(next)?;
+    }
+    reach.range((start - reach.addr() as u64) as usize, span)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_access_may_span_regions_attached_side_by_side_but_no_gap() {
+        let mem: &'static mut [u8] = Box::leak(vec![0u8; 300].into_boxed_slice());
+        let whole = RecvBuf::from_slice(mem);
+        let base = whole.addr() as u64;
+        // [0, 100) and [100, 200) side by side, then [250, 300) after a gap; attached in any order.
+        let regions = [
+            whole.slice(100, 100),
+            whole.slice(250, 50),
+            whole.slice(0, 100),
+        ];
+        let reach = covering(&regions, base + 50, 120).expect("two adjacent regions");
+        assert_eq!((reach.addr() as u64, reach.len()), (base + 50, 120));
+        assert!(
+            covering(&regions, base + 150, 60).is_none(),
+            "runs into the gap"
+        );
+        assert!(
+            covering(&regions, base + 200, 10).is_none(),
+            "starts in the gap"
+        );
+        assert_eq!(
+            covering(&regions, base + 250, 50).map(|r| r.len()),
+            Some(50)
+        );
+        assert!(
+            covering(&regions, base + 250, 51).is_none(),
+            "past the last region"
+        );
     }
 }
