@@ -196,6 +196,8 @@ pub(crate) struct Comms {
     /// The slots above `comm_idup::HASHED_BASE` held here: by live duplicates and by duplicates
     /// in flight.
     pub(crate) hashed: std::collections::HashSet<u32>,
+    /// `MPI_Comm_create_group` calls made so far, by (parent, tag, group) (`comm_idup`).
+    pub(crate) group_calls: HashMap<u64, u32>,
     /// The process topology of each communicator that has one (see `topo_ops`).
     pub(crate) topos: HashMap<u32, Arc<Topology>>,
     /// Collectives started on each communicator so far (their sequence numbers, by slot).

@@ -1,41 +1,47 @@
-//! `MPI_Comm_idup`: duplicating a communicator without blocking, and how its context id is
-//! chosen safely while other communicators are being created.
+//! Making communicators without blocking: `MPI_Comm_idup`, and dup, split, create and
+//! create_group of intracommunicators (their blocking forms wait for it, so that under
+//! `MPI_THREAD_MULTIPLE` they wait without the library lock), with context ids chosen safely
+//! while other communicators are being made.
 //!
-//! The blocking constructors agree on the highest "next free context id" of the members: a
-//! process's counter only grows, and a blocking constructor ends before its process starts
-//! another, so the agreed ids are free everywhere. A nonblocking duplicate cannot rely on that:
-//! while its exchange is in flight each process may create other communicators (blocking ones,
-//! or duplicates of other parents posted in another order elsewhere, or from other threads),
-//! and proposals taken from the counter would collide or keep missing each other.
+//! The remaining blocking constructors (those of intercommunicators) agree on the highest "next
+//! free context id" of the members: a process's counter only grows, and a blocking constructor
+//! ends before its process starts another, so the agreed ids are free everywhere. A nonblocking
+//! one cannot rely on that: while its exchange is in flight each process may make other
+//! communicators (blocking ones, or nonblocking ones of other parents posted in another order
+//! elsewhere, or from other threads), and proposals taken from the counter would collide or keep
+//! missing each other.
 //!
-//! So duplicates draw their ids from a region of their own, above [`HASHED_BASE`], where the
-//! counter never goes: every member computes the same candidate, a slot of 4 ids chosen by
-//! hashing the parent's context id, the parent's collective sequence number (which agrees on
-//! every member, as for a nonblocking collective) and the attempt. Each member *claims* the
-//! candidate if no live communicator and no other duplicate in flight holds it there, and the
-//! members exchange one byte each: claimed or not. All claimed: the duplicate has its ids.
-//! Otherwise every member gives back its claim and they try the next candidate. The order in
-//! which duplicates are posted does not matter, since a candidate depends only on the
-//! duplicate itself; two that want the same slot at once may both fail (each holding it on a
-//! different member), but their next candidates differ. A freed communicator's slot is free
-//! again.
+//! So these draw their ids from a region of their own, above [`HASHED_BASE`], where the counter
+//! never goes: every member computes the same candidate, a slot of 4 ids chosen by hashing the
+//! parent's context id, a sequence number every member agrees on (the parent's collective
+//! sequence number, as for a nonblocking collective; for create_group, which only the group's
+//! members call, a count of the calls with that parent, tag and group) and the attempt. Each
+//! member that gets the communicator *claims* the candidate if no live communicator and no other
+//! making in flight holds it there, and the members exchange one byte each (a split's color and
+//! key travel with it): claimed or not. All claimed: the communicator has its ids. Otherwise
+//! every member gives back its claim and they try the next candidate. The order in which they
+//! are posted does not matter, since a candidate depends only on the call itself; two that want
+//! the same slot at once may both fail (each holding it on a different member), but their next
+//! candidates differ. A freed communicator's slot is free again. The colors of a split share the
+//! slot: their communicators have no process in common.
 //!
 //! The exchange goes over the parent's collective context (and, on an intercommunicator, over
 //! both of its contexts: the local group and the remote one), tagged like a schedule with the
-//! parent's sequence number and the attempt, so any number of duplicates of one parent or of
-//! several may be in flight; progress advances it like a nonblocking collective. The new
-//! communicator's handle exists from the start (MPI hands it out with the request); it gets its
-//! context id when the request completes and may not be used before (MPI-3.1 §6.4.2).
+//! parent's sequence number and the attempt (create_group: with the caller's tag), so any number
+//! may be in flight; progress advances it like a nonblocking collective. A duplicate's handle
+//! exists from the start (MPI hands it out with the request); it gets its context id when the
+//! request completes and may not be used before (MPI-3.1 §6.4.2).
 
 use crate::coll::exchange::Peer;
-use crate::comm::{Comm, CommId, Comms};
+use crate::comm::{Comm, CommId, Comms, Group, GroupId};
+use crate::comm_ops::UNDEFINED;
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::request::{Op, RequestId, Status};
 use reflex_base::transport::Transport;
 
-/// Context ids from here up belong to duplicates (chosen by hashing); the blocking
-/// constructors' counter stays below.
+/// Context ids from here up are chosen by hashing; the blocking constructors' counter stays
+/// below.
 pub(crate) const HASHED_BASE: u32 = 1 << 31;
 /// Slots of 4 ids above [`HASHED_BASE`] (the last 4 ids are [`PENDING_CTX`]'s).
 const SLOTS: u64 = (1 << 29) - 1;
@@ -44,22 +50,43 @@ const PENDING_CTX: u32 = u32::MAX - 3;
 /// Candidates tried at most (each attempt is one step tag of the parent's sequence number).
 const MAX_ATTEMPTS: u8 = 64;
 
-/// A duplicate in progress.
+/// The communicator being made.
 #[derive(Debug)]
-pub(crate) struct PendingDup {
-    new: CommId,
-    /// The parent's context id and the collective sequence number the duplicate took: with
-    /// the attempt, they name the candidate.
+enum Shape {
+    /// A duplicate (`MPI_Comm_idup`), whose handle exists from the start.
+    Dup(CommId),
+    /// `MPI_Comm_split` of an intracommunicator: this process's color and key; the members'
+    /// arrive with the first answers.
+    Split { color: i32, key: i32 },
+    /// `MPI_Comm_create` of an intracommunicator, and `MPI_Comm_create_group` (collective over
+    /// the group only): the group.
+    Create(Group),
+}
+
+/// A communicator in the making.
+#[derive(Debug)]
+pub(crate) struct PendingComm {
+    shape: Shape,
+    parent: CommId,
+    /// The parent's context id and the collective sequence number the call took: with the
+    /// attempt, they name the candidate.
     parent_ctx: u32,
     seq: u32,
     attempt: u8,
     /// This attempt's candidate, and whether this process claimed it.
     candidate: u32,
     claimed: bool,
+    /// Whether this process gets a communicator (and so must claim the candidate).
+    holds: bool,
     /// Every other member (of both groups), with the context and ranks to reach it by.
     peers: Vec<Peer>,
+    /// The tag of every attempt (`MPI_Comm_create_group`'s, from the caller's); `None`: the
+    /// parent's sequence number and the attempt, as a schedule's.
+    tag: Option<i32>,
     /// The attempt's (send, receive) with each peer.
     pending: Vec<(RequestId, RequestId)>,
+    /// Each parent rank's (color, key) of a split.
+    choices: Vec<(i32, i32)>,
     /// Free the communicator once agreed: the caller gave it up ([`Engine::comm_idup_abandon`]).
     abandoned: bool,
 }
@@ -82,6 +109,19 @@ impl Comms {
     /// duplicate in flight holds it.
     fn claim(&mut self, ctx: u32) -> bool {
         self.hashed.insert(ctx)
+    }
+
+    /// How many times this process made a communicator over `group` from the parent with
+    /// context `ctx` with internal tag `tag` before (then counts this one), mixed into one
+    /// number with the group's members and the tag.
+    fn group_call_count(&mut self, ctx: u32, tag: i32, group: &Group) -> u32 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (ctx, tag, &group.members[..]).hash(&mut h);
+        let key = h.finish();
+        let count = self.group_calls.entry(key).or_insert(0);
+        *count += 1;
+        (key as u32) ^ (key >> 32) as u32 ^ count.wrapping_mul(0x9E37_79B9)
     }
 
     /// Gives back hashed slot `ctx` (a failed attempt, or a freed communicator).
@@ -123,38 +163,145 @@ impl<T: Transport> Engine<T> {
     /// request. Its error handler and topology are the parent's; its name is empty.
     pub fn comm_idup(&mut self, parent: CommId) -> Result<(CommId, RequestId)> {
         let p = self.comms.get(parent)?;
-        let (peers, parent_ctx) = (peers_of(p), p.ctx);
         let placeholder = Comm {
             ctx: PENDING_CTX,
             name: String::new(),
             ..p.clone()
         };
-        let seq = self.comms.next_coll_seq(parent)?;
         let new = self.comms.insert(placeholder);
         if let Some(topo) = self.comms.topos.get(&parent.0).cloned() {
             self.comms.topos.insert(new.0, topo);
         }
-        let request = self.core.install(None, Op::Null);
-        let mut dup = PendingDup {
-            new,
-            parent_ctx,
+        match self.start_making(parent, Shape::Dup(new), true) {
+            Ok(request) => Ok((new, request)),
+            Err(e) => {
+                let _ = self.comms.remove(new);
+                Err(e)
+            }
+        }
+    }
+
+    /// Starts `MPI_Comm_split` of intracommunicator `parent`; the communicator (or `None` for
+    /// `MPI_UNDEFINED`) is [`Self::take_made`]'s once the request completes.
+    pub fn comm_isplit(&mut self, parent: CommId, color: i32, key: i32) -> Result<RequestId> {
+        check_color(color)?;
+        self.intra(parent)?;
+        self.start_making(parent, Shape::Split { color, key }, color != UNDEFINED)
+    }
+
+    /// Starts `MPI_Comm_create` of intracommunicator `parent` over `group` (a subgroup); the
+    /// communicator (`None` outside the group) is [`Self::take_made`]'s once the request
+    /// completes.
+    pub fn comm_icreate(&mut self, parent: CommId, group: GroupId) -> Result<RequestId> {
+        let g = self.groups.get(group)?.clone();
+        let p = self.intra(parent)?;
+        if let Some(outsider) = g.members.iter().find(|m| p.group.rank_of(**m).is_none()) {
+            return Err(MpiError::new(
+                ErrorClass::Group,
+                format!("world rank {outsider} of the group is not in the communicator"),
+            ));
+        }
+        let holds = g.rank_of(self.core.me as u32).is_some();
+        self.start_making(parent, Shape::Create(g), holds)
+    }
+
+    /// The communicator a split or create of request `request` made (`None`: this process is
+    /// in none), once the request completed.
+    pub fn take_made(&mut self, request: RequestId) -> Option<CommId> {
+        self.made.remove(&request.0).flatten()
+    }
+
+    /// Starts `MPI_Comm_create_group`: a communicator over `group` (a subgroup of `parent`),
+    /// made by the group's members only, `tag` telling concurrent calls apart; `None` to a
+    /// caller outside the group. The candidates are named by the parent, the tag, the group and
+    /// how many times this process made a communicator from the three before (the same count
+    /// on every member: each such call is collective over the group).
+    pub fn comm_icreate_group(
+        &mut self,
+        parent: CommId,
+        group: GroupId,
+        tag: i32,
+    ) -> Result<Option<RequestId>> {
+        let g = self.groups.get(group)?.clone();
+        let p = self.intra(parent)?;
+        if let Some(outsider) = g.members.iter().find(|m| p.group.rank_of(**m).is_none()) {
+            return Err(MpiError::new(
+                ErrorClass::Group,
+                format!("world rank {outsider} of the group is not in the communicator"),
+            ));
+        }
+        let Some(rank) = g.rank_of(self.core.me as u32) else {
+            return Ok(None);
+        };
+        // Over the parent's context the members go by their parent ranks (unique there).
+        let name = |m: u32| p.group.rank_of(m).unwrap_or(0) as u32;
+        let (me, ctx, tag) = (name(g.members[rank]), p.ctx + 1, group_tag(tag));
+        let peers = (g.members.iter().enumerate())
+            .filter(|&(r, _)| r != rank)
+            .map(|(_, &world)| Peer {
+                ctx,
+                world,
+                rank: name(world) as i32,
+                me,
+                tag,
+            })
+            .collect();
+        let seq = self.comms.group_call_count(p.ctx, tag, &g);
+        let start = Start {
+            peers,
+            tag: Some(tag),
             seq,
+        };
+        self.start_with(parent, Shape::Create(g), true, start)
+            .map(Some)
+    }
+
+    /// Posts the first attempt of making `shape` from `parent`, with the parent's members as
+    /// peers; `holds`: whether this process gets a communicator.
+    fn start_making(&mut self, parent: CommId, shape: Shape, holds: bool) -> Result<RequestId> {
+        let peers = peers_of(self.comms.get(parent)?);
+        let seq = self.comms.next_coll_seq(parent)?;
+        let start = Start {
+            peers,
+            tag: None,
+            seq,
+        };
+        self.start_with(parent, shape, holds, start)
+    }
+
+    fn start_with(
+        &mut self,
+        parent: CommId,
+        shape: Shape,
+        holds: bool,
+        start: Start,
+    ) -> Result<RequestId> {
+        let p = self.comms.get(parent)?;
+        let (parent_ctx, size) = (p.ctx, p.size());
+        let request = self.core.install(None, Op::Null);
+        let mut making = PendingComm {
+            shape,
+            parent,
+            parent_ctx,
+            seq: start.seq,
             attempt: 0,
             candidate: 0,
             claimed: false,
-            peers,
+            holds,
+            peers: start.peers,
+            tag: start.tag,
             pending: Vec::new(),
+            choices: vec![(0, 0); size],
             abandoned: false,
         };
-        if let Err(e) = self.post_round(&mut dup) {
+        if let Err(e) = self.post_round(&mut making) {
             self.core.requests.remove(request);
-            let _ = self.comms.remove(new);
             return Err(e);
         }
-        self.dups.insert(request.0, dup);
+        self.making.insert(request.0, making);
         self.colls.push(request);
-        self.advance_dup(request);
-        Ok((new, request))
+        self.advance_making(request);
+        Ok(request)
     }
 
     /// `MPI_Comm_dup`: [`Self::comm_idup`], waited for.
@@ -173,8 +320,8 @@ impl<T: Transport> Engine<T> {
     /// agreement goes on, since the other processes take part in it, and the communicator and
     /// the request are freed when it ends.
     pub fn comm_idup_abandon(&mut self, new: CommId, request: RequestId) {
-        match self.dups.get_mut(&request.0) {
-            Some(dup) => dup.abandoned = true,
+        match self.making.get_mut(&request.0) {
+            Some(making) => making.abandoned = true,
             None => {
                 let _ = self.comms.remove(new);
             }
@@ -182,80 +329,134 @@ impl<T: Transport> Engine<T> {
         let _ = self.request_free(request);
     }
 
-    /// Claims this attempt's candidate if it is free here, tells every peer whether it did and
-    /// posts the receives of their answers.
-    fn post_round(&mut self, dup: &mut PendingDup) -> Result<()> {
-        dup.candidate = candidate(dup.parent_ctx, dup.seq, dup.attempt);
-        dup.claimed = self.comms.claim(dup.candidate);
-        let tag = crate::coll::sched::schedule_tag(dup.seq, dup.attempt);
-        for peer in &mut dup.peers {
+    /// Claims this attempt's candidate if this process gets a communicator and it is free here,
+    /// tells every peer whether it could (and, for a split, its color and key) and posts the
+    /// receives of their answers.
+    fn post_round(&mut self, m: &mut PendingComm) -> Result<()> {
+        m.candidate = candidate(m.parent_ctx, m.seq, m.attempt);
+        m.claimed = m.holds && self.comms.claim(m.candidate);
+        let mut answer = vec![u8::from(m.claimed || !m.holds)];
+        if let Shape::Split { color, key } = m.shape {
+            answer.extend(color.to_le_bytes());
+            answer.extend(key.to_le_bytes());
+        }
+        let tag = (m.tag).unwrap_or_else(|| crate::coll::sched::schedule_tag(m.seq, m.attempt));
+        for peer in &mut m.peers {
             peer.tag = tag;
         }
-        for peer in &dup.peers {
-            let posted = self.post_exchange(peer, vec![u8::from(dup.claimed)], 1)?;
-            dup.pending.push(posted);
+        for peer in &m.peers {
+            let posted = self.post_exchange(peer, answer.clone(), answer.len())?;
+            m.pending.push(posted);
         }
         Ok(())
     }
 
-    /// Advances duplicate `id`: when its round's exchange is over, either agrees (and completes
-    /// the request) or starts the next round. Returns the events (rounds ended).
-    pub(crate) fn advance_dup(&mut self, id: RequestId) -> usize {
-        let Some(mut dup) = self.dups.remove(&id.0) else {
+    /// Advances the making of request `id`: when its attempt's exchange is over, either agrees
+    /// (and completes the request) or starts the next attempt. Returns the events (attempts
+    /// ended).
+    pub(crate) fn advance_making(&mut self, id: RequestId) -> usize {
+        let Some(mut m) = self.making.remove(&id.0) else {
             self.colls.retain(|&c| c != id);
             return 0;
         };
         let done = |e: &Self, r: RequestId| e.core.requests.get(r).is_none_or(|q| q.complete);
-        if !dup
+        if !m
             .pending
             .iter()
             .all(|&(s, r)| done(self, s) && done(self, r))
         {
-            self.dups.insert(id.0, dup);
+            self.making.insert(id.0, m);
             return 0;
         }
-        let outcome = self.end_round(&mut dup);
-        match outcome {
+        match self.end_round(&mut m) {
             Ok(false) => {
-                self.dups.insert(id.0, dup);
+                self.making.insert(id.0, m);
                 1
             }
-            Ok(true) => self.finish_dup(id, dup, None),
-            Err(e) => self.finish_dup(id, dup, Some(e)),
+            Ok(true) => {
+                let made = self.make(&m);
+                self.finish_making(id, m, made)
+            }
+            Err(e) => self.finish_making(id, m, Err(e)),
         }
     }
 
-    /// Collects the attempt's answers; true when every member claimed the candidate (the
-    /// communicator has its context id), false when the next attempt is posted.
-    fn end_round(&mut self, dup: &mut PendingDup) -> Result<bool> {
-        let mut all = dup.claimed;
-        for (send, recv) in std::mem::take(&mut dup.pending) {
+    /// Collects the attempt's answers; true when every member could claim the candidate,
+    /// false when the next attempt is posted.
+    fn end_round(&mut self, m: &mut PendingComm) -> Result<bool> {
+        let mut all = m.claimed || !m.holds;
+        let me = self.comms.get(m.parent)?.rank as usize;
+        if let Shape::Split { color, key } = m.shape {
+            m.choices[me] = (color, key);
+        }
+        let peers = m.peers.iter().map(|p| p.rank as usize);
+        for ((send, recv), rank) in std::mem::take(&mut m.pending).into_iter().zip(peers) {
             self.retire(send)?;
-            all &= self.take_owned(recv)?.first() == Some(&1);
+            let answer = self.take_owned(recv)?;
+            all &= answer.first() == Some(&1);
+            if let (Some(c), Some(k)) = (answer.get(1..5), answer.get(5..9)) {
+                let word = |b: &[u8]| i32::from_le_bytes(b.try_into().expect("4 bytes"));
+                m.choices[rank] = (word(c), word(k));
+            }
         }
         if all {
-            self.comms.get_mut(dup.new)?.ctx = dup.candidate;
             return Ok(true);
         }
-        if dup.claimed {
-            self.comms.unclaim(dup.candidate);
+        if m.claimed {
+            self.comms.unclaim(m.candidate);
         }
-        if dup.attempt + 1 == MAX_ATTEMPTS {
+        if m.attempt + 1 == MAX_ATTEMPTS {
             return Err(MpiError::new(
                 ErrorClass::Intern,
-                format!("MPI_Comm_idup found no context id free on every member in {MAX_ATTEMPTS} attempts"),
+                format!("no context id was free on every member in {MAX_ATTEMPTS} attempts"),
             ));
         }
-        dup.attempt += 1;
-        self.post_round(dup)?;
+        m.attempt += 1;
+        self.post_round(m)?;
         Ok(false)
     }
 
-    /// Completes duplicate `id` (with `error`, if the agreement failed).
-    fn finish_dup(&mut self, id: RequestId, dup: PendingDup, error: Option<MpiError>) -> usize {
+    /// The communicator the agreed candidate makes (the duplicate gets its context id), or
+    /// `None` where this process is in none.
+    fn make(&mut self, m: &PendingComm) -> Result<Option<CommId>> {
+        let p = self.comms.get(m.parent)?;
+        let (errhandler, me) = (p.errhandler, p.group.members[p.rank as usize]);
+        let group = match &m.shape {
+            Shape::Dup(new) => {
+                self.comms.get_mut(*new)?.ctx = m.candidate;
+                return Ok(Some(*new));
+            }
+            Shape::Split { color, .. } if *color == UNDEFINED => return Ok(None),
+            Shape::Split { color, .. } => split_group(&p.group, &m.choices, *color),
+            Shape::Create(g) => g.clone(),
+        };
+        let Some(rank) = group.rank_of(me) else {
+            return Ok(None);
+        };
+        let comm = Comm::intra(m.candidate, rank as u32, group, errhandler);
+        Ok(Some(self.comms.insert(comm)))
+    }
+
+    /// Completes the making of request `id` with what it made (or the error that stopped it).
+    fn finish_making(
+        &mut self,
+        id: RequestId,
+        m: PendingComm,
+        made: Result<Option<CommId>>,
+    ) -> usize {
         self.colls.retain(|&c| c != id);
-        if dup.abandoned {
-            let _ = self.comms.remove(dup.new);
+        let (made, error) = match made {
+            Ok(made) => (made, None),
+            Err(e) => (None, Some(e)),
+        };
+        match m.shape {
+            Shape::Dup(new) if m.abandoned => {
+                let _ = self.comms.remove(new);
+            }
+            Shape::Dup(_) => {}
+            _ => {
+                self.made.insert(id.0, made);
+            }
         }
         let status = Status {
             error: error.map(Box::new),
@@ -263,6 +464,43 @@ impl<T: Transport> Engine<T> {
         };
         self.core.complete(id, status);
         1
+    }
+}
+
+/// Where the first attempt's messages go, and the sequence number that names the candidates.
+struct Start {
+    peers: Vec<Peer>,
+    tag: Option<i32>,
+    seq: u32,
+}
+
+/// Internal tag of a `MPI_Comm_create_group` exchange with user tag `tag` (>= 0): negative, so
+/// that it never meets a schedule's or an application's.
+fn group_tag(tag: i32) -> i32 {
+    -16 - tag
+}
+
+/// `MPI_Comm_split`'s color: non-negative or `MPI_UNDEFINED`.
+pub(crate) fn check_color(color: i32) -> Result<()> {
+    if color < 0 && color != UNDEFINED {
+        return Err(MpiError::new(
+            ErrorClass::Arg,
+            format!("split color {color} is negative and not MPI_UNDEFINED"),
+        ));
+    }
+    Ok(())
+}
+
+/// The members of `parent` that chose `color`, by (key, parent rank).
+fn split_group(parent: &Group, choices: &[(i32, i32)], color: i32) -> Group {
+    let mut chosen: Vec<(i32, usize)> = (choices.iter().enumerate())
+        .filter(|(_, (c, _))| *c == color)
+        .map(|(r, (_, k))| (*k, r))
+        .collect();
+    chosen.sort_unstable();
+    let members: Vec<u32> = chosen.iter().map(|&(_, r)| parent.members[r]).collect();
+    Group {
+        members: members.into(),
     }
 }
 
@@ -275,7 +513,7 @@ mod tests {
         for (ctx, seq, attempt) in [(0, 0, 0), (6, 1, 0), (6, 1, 1), (u32::MAX, u32::MAX, 63)] {
             let c = candidate(ctx, seq, attempt);
             assert!(
-                c >= HASHED_BASE && c + 3 < PENDING_CTX && c % 4 == 0,
+                c >= HASHED_BASE && c + 3 < PENDING_CTX && c.is_multiple_of(4),
                 "{c:#x}"
             );
         }

@@ -91,13 +91,15 @@ pub struct Engine<T: Transport> {
     /// Eager limit and chunk size towards each world rank.
     pub(crate) paths: crate::path::PathLimits,
     pub(crate) messages: crate::p2p::Messages,
-    /// What progress advances: collective schedules in progress, communicator duplicates and
+    /// What progress advances: collective schedules in progress, communicators being made and
     /// active partitioned requests (`crate::partitioned`).
     pub(crate) colls: Vec<crate::request::RequestId>,
     /// The state of partitioned requests.
     pub(crate) parts: crate::partitioned::Parts,
-    /// Communicator duplicates in progress, by request (`crate::comm_idup`).
-    pub(crate) dups: std::collections::HashMap<u32, crate::comm_idup::PendingDup>,
+    /// Communicators being made without blocking, by request (`crate::comm_idup`).
+    pub(crate) making: std::collections::HashMap<u32, crate::comm_idup::PendingComm>,
+    /// What the completed splits and creates made, by request, until taken.
+    pub(crate) made: std::collections::HashMap<u32, Option<crate::comm::CommId>>,
     /// Set while schedules are being advanced (sends they post must not re-enter).
     pub(crate) advancing: bool,
     /// Name base of collective boards, when every rank shares this node's memory.
@@ -150,7 +152,8 @@ impl<T: Transport> Engine<T> {
             messages: Default::default(),
             colls: Vec::new(),
             parts: Default::default(),
-            dups: Default::default(),
+            making: Default::default(),
+            made: Default::default(),
             advancing: false,
             board_base: None,
             op_defined: None,

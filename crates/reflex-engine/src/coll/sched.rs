@@ -408,9 +408,9 @@ impl<T: Transport> Engine<T> {
     /// request after the last one. Returns the number of rounds entered.
     fn advance_schedule(&mut self, id: RequestId) -> usize {
         let Some(mut sched) = self.take_schedule(id) else {
-            // Not a schedule: a communicator duplication or a partitioned request.
-            if self.dups.contains_key(&id.0) {
-                return self.advance_dup(id);
+            // Not a schedule: a communicator being made or a partitioned request.
+            if self.making.contains_key(&id.0) {
+                return self.advance_making(id);
             }
             return self.advance_partitioned(id);
         };

@@ -105,9 +105,13 @@ pub fn comm_split(
     key: c_int,
     newcomm: *mut MPI_Comm,
 ) -> Result<()> {
-    let id = w.world.engine.comm_split(comm, color, key)?;
-    write(newcomm, id.map_or(handles::COMM_NULL, handles::comm_handle));
-    Ok(())
+    if w.world.engine.comm(comm)?.is_inter() {
+        let id = w.world.engine.comm_split(comm, color, key)?;
+        write(newcomm, id.map_or(handles::COMM_NULL, handles::comm_handle));
+        return Ok(());
+    }
+    let start = move |w: &mut Mpi| w.world.engine.comm_isplit(comm, color, key).map(Some);
+    wait_made(w, start, |_, _| Ok(()), newcomm)
 }
 
 /// `MPI_Comm_create`.
@@ -117,9 +121,46 @@ pub fn comm_create(
     group: GroupId,
     newcomm: *mut MPI_Comm,
 ) -> Result<()> {
-    let id = w.world.engine.comm_create(comm, group)?;
-    write(newcomm, id.map_or(handles::COMM_NULL, handles::comm_handle));
-    Ok(())
+    if w.world.engine.comm(comm)?.is_inter() {
+        let id = w.world.engine.comm_create(comm, group)?;
+        write(newcomm, id.map_or(handles::COMM_NULL, handles::comm_handle));
+        return Ok(());
+    }
+    let start = move |w: &mut Mpi| w.world.engine.comm_icreate(comm, group).map(Some);
+    wait_made(w, start, |_, _| Ok(()), newcomm)
+}
+
+/// Waits for the split or create of an intracommunicator that `start` begins (under
+/// `MPI_THREAD_MULTIPLE` without the lock), runs `adopt` on what it made and hands that out, or
+/// `MPI_COMM_NULL`. A `start` that returns no request made nothing (a caller outside the group).
+pub(crate) fn wait_made(
+    w: &mut Mpi,
+    start: impl FnOnce(&mut Mpi) -> Result<Option<RequestId>>,
+    adopt: impl FnOnce(&mut Mpi, CommId) -> Result<()> + 'static,
+    newcomm: *mut MPI_Comm,
+) -> Result<()> {
+    let Some(request) = start(w)? else {
+        write(newcomm, handles::COMM_NULL);
+        return Ok(());
+    };
+    threads::block_on(
+        w,
+        move |_| Ok(request),
+        move |w, c| {
+            let made = w.world.engine.take_made(request);
+            if let Some(e) = c.status.error {
+                return Err(*e);
+            }
+            if let Some(id) = made {
+                adopt(w, id)?;
+            }
+            write(
+                newcomm,
+                made.map_or(handles::COMM_NULL, handles::comm_handle),
+            );
+            Ok(())
+        },
+    )
 }
 
 /// `MPI_Comm_free`: the delete callbacks of its attributes run first, the last set first.

@@ -2,7 +2,7 @@
 //! `MPI_Comm_dup_with_info`, and `MPI_Comm_idup` (+ `_with_info`, MPI-4.0), whose context-id
 //! agreement runs in the background (`reflex_engine`'s `comm_idup` module).
 
-use super::comm::{dup_blocking, dup_start, Hints};
+use super::comm::{dup_blocking, dup_start, wait_made, Hints};
 use super::info;
 use super::util::write;
 use crate::ffi::*;
@@ -32,8 +32,8 @@ pub fn comm_create_group(
     tag: c_int,
     newcomm: *mut MPI_Comm,
 ) -> Result<()> {
-    let id = w.world.engine.comm_create_group(comm, group, tag)?;
-    write_comm(newcomm, id)
+    let start = move |w: &mut Mpi| w.world.engine.comm_icreate_group(comm, group, tag);
+    wait_made(w, start, |_, _| Ok(()), newcomm)
 }
 
 /// The label that groups processes for `split_type`, or `None` for `MPI_COMM_NULL`.

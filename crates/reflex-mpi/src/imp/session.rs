@@ -285,15 +285,9 @@ pub fn comm_create_from_group(
 ) -> Result<()> {
     let tag = stringtag_tag("MPI_Comm_create_from_group", &stringtag_of(stringtag)?);
     let errhandler = errhandler_of(w, errhandler)?;
-    let id = w
-        .world
-        .engine
-        .comm_create_group(COMM_SESSIONS, group, tag)?;
-    if let Some(id) = id {
-        adopt(w, id, errhandler, info)?;
-    }
-    write(newcomm, id.map_or(handles::COMM_NULL, handles::comm_handle));
-    Ok(())
+    let start = move |w: &mut Mpi| (w.world.engine).comm_icreate_group(COMM_SESSIONS, group, tag);
+    let then = move |w: &mut Mpi, id| adopt(w, id, errhandler, info);
+    super::comm::wait_made(w, start, then, newcomm)
 }
 
 /// A leader's rank in its group, checked (`MPI_ERR_RANK`).
