@@ -194,13 +194,7 @@ impl<T: Transport> Engine<T> {
     /// completes.
     pub fn comm_icreate(&mut self, parent: CommId, group: GroupId) -> Result<RequestId> {
         let g = self.groups.get(group)?.clone();
-        let p = self.intra(parent)?;
-        if let Some(outsider) = g.members.iter().find(|m| p.group.rank_of(**m).is_none()) {
-            return Err(MpiError::new(
-                ErrorClass::Group,
-                format!("world rank {outsider} of the group is not in the communicator"),
-            ));
-        }
+        check_subgroup(&g, &self.intra(parent)?.group)?;
         let holds = g.rank_of(self.core.me as u32).is_some();
         self.start_making(parent, Shape::Create(g), holds)
     }
@@ -224,12 +218,7 @@ impl<T: Transport> Engine<T> {
     ) -> Result<Option<RequestId>> {
         let g = self.groups.get(group)?.clone();
         let p = self.intra(parent)?;
-        if let Some(outsider) = g.members.iter().find(|m| p.group.rank_of(**m).is_none()) {
-            return Err(MpiError::new(
-                ErrorClass::Group,
-                format!("world rank {outsider} of the group is not in the communicator"),
-            ));
-        }
+        check_subgroup(&g, &p.group)?;
         let Some(rank) = g.rank_of(self.core.me as u32) else {
             return Ok(None);
         };
@@ -478,6 +467,17 @@ struct Start {
 /// that it never meets a schedule's or an application's.
 fn group_tag(tag: i32) -> i32 {
     -16 - tag
+}
+
+/// `group` must lie within the communicator whose members are `within` (`MPI_ERR_GROUP`).
+fn check_subgroup(group: &Group, within: &Group) -> Result<()> {
+    match group.members.iter().find(|m| within.rank_of(**m).is_none()) {
+        Some(outsider) => Err(MpiError::new(
+            ErrorClass::Group,
+            format!("world rank {outsider} of the group is not in the communicator"),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `MPI_Comm_split`'s color: non-negative or `MPI_UNDEFINED`.
