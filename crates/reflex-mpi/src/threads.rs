@@ -41,13 +41,12 @@
 //!
 //! # Limitations
 //!
-//! - Blocking collectives, the communicator constructors other than `MPI_Comm_dup` (which
-//!   agree on context ids with blocking exchanges; duplication is nonblocking, see
-//!   `reflex_engine`'s `comm_idup`), `MPI_Buffer_detach` and `MPI_Finalize` still wait inside
-//!   the engine with the lock held: two threads of one process in such calls on different
-//!   communicators at the same time can deadlock, and a collective cannot be completed by
-//!   another thread of its own process.
-//!   Collectives move to [`block_on`] as they become "start a schedule + wait".
+//! - Blocking point-to-point calls, waits, blocking collectives, `MPI_Win_fence` and the
+//!   constructors of intracommunicators (dup, split, create, create_group) wait with [`block_on`].
+//!   Other calls that wait still do so inside the engine with the lock held: the constructors of
+//!   intercommunicators, `MPI_Comm_split_type`'s label exchange, the other RMA synchronisation
+//!   calls, collective file I/O, dynamic processes, `MPI_Buffer_detach` and `MPI_Finalize`. Two
+//!   threads of one process in such calls that need each other's progress can deadlock.
 //! - `MPI_Finalize` while another thread is inside MPI is the application's error (MPI-3.1 §12.4.3
 //!   requires the other threads to have finished their calls). Reflex takes the lock for it, and a
 //!   call that was waiting returns `MPI_ERR_OTHER` when it finds MPI finalised.

@@ -100,6 +100,23 @@ pub(super) fn lock_release(word: &AtomicU64, kind: LockKind) {
 impl<T: Transport> Engine<T> {
     /// `MPI_Win_fence`.
     pub fn win_fence(&mut self, id: WinId, assert: i32) -> Result<()> {
+        let comm = self.fence_quiesce(id, assert)?;
+        self.barrier(comm)?;
+        self.win_fence_finish(id, assert)
+    }
+
+    /// The first half of `MPI_Win_fence` for a caller that waits elsewhere (under
+    /// `MPI_THREAD_MULTIPLE`, without the library lock): checks, completes this rank's
+    /// operations at every target and starts the barrier of the window's communicator as a
+    /// schedule, whose request is returned; once it completes, [`Self::win_fence_finish`].
+    pub fn win_fence_start(&mut self, id: WinId, assert: i32) -> Result<RequestId> {
+        let comm = self.fence_quiesce(id, assert)?;
+        self.coll_start(comm, crate::coll::Coll::Barrier)
+    }
+
+    /// A fence's checks, and every operation of this rank completed at its target; returns the
+    /// window's communicator.
+    fn fence_quiesce(&mut self, id: WinId, assert: i32) -> Result<crate::comm::CommId> {
         let w = self.wins.get(id)?;
         let valid = MODE_NOSTORE | MODE_NOPUT | MODE_NOPRECEDE | MODE_NOSUCCEED;
         check_assert(assert, valid, "MPI_Win_fence")?;
@@ -110,7 +127,11 @@ impl<T: Transport> Engine<T> {
         }
         let comm = w.comm;
         self.win_quiesce(id)?;
-        self.barrier(comm)?;
+        Ok(comm)
+    }
+
+    /// The second half of `MPI_Win_fence`, after its barrier: the next epoch.
+    pub fn win_fence_finish(&mut self, id: WinId, assert: i32) -> Result<()> {
         self.wins
             .get_mut(id)?
             .epoch

@@ -221,8 +221,17 @@ pub fn compare_and_swap(
 }
 
 /// `MPI_Win_fence`.
+/// Under `MPI_THREAD_MULTIPLE` its barrier is waited for without the lock, so that threads may
+/// fence different windows at once.
 pub fn win_fence(w: &mut Mpi, assert: c_int, win: WinId) -> Result<()> {
-    w.world.engine.win_fence(win, assert)
+    if !crate::threads::deferring(w) {
+        return w.world.engine.win_fence(win, assert);
+    }
+    let start = move |w: &mut Mpi| w.world.engine.win_fence_start(win, assert);
+    crate::threads::block_on(w, start, move |w, done| match done.status.error {
+        Some(e) => Err(*e),
+        None => w.world.engine.win_fence_finish(win, assert),
+    })
 }
 
 /// `MPI_Win_post`.
