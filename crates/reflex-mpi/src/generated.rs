@@ -5430,10 +5430,7 @@ pub unsafe extern "C" fn MPI_Topo_test(comm: ffi::MPI_Comm, status: *mut c_int) 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_create(info: *mut ffi::MPI_Info) -> c_int {
-    crate::call::world("MPI_Info_create", None, |w| {
-            crate::kinds::out_ptr(info, "info")?;
-            crate::imp::info_create(w, info)
-        })
+    crate::call::anytime("MPI_Info_create", || crate::imp::info_create(info))
 }
 
 /// `MPI_Info_create`: forwards to `PMPI_Info_create` (profiling tools interpose this symbol).
@@ -5453,10 +5450,7 @@ pub unsafe extern "C" fn MPI_Info_create(info: *mut ffi::MPI_Info) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_delete(info: ffi::MPI_Info, key: *const c_char) -> c_int {
-    crate::call::world("MPI_Info_delete", None, |w| {
-            let info = crate::kinds::info(w, info)?;
-            crate::imp::info_delete(w, info, key)
-        })
+    crate::call::anytime("MPI_Info_delete", || crate::imp::info_delete(info, key))
 }
 
 /// `MPI_Info_delete`: forwards to `PMPI_Info_delete` (profiling tools interpose this symbol).
@@ -5476,11 +5470,7 @@ pub unsafe extern "C" fn MPI_Info_delete(info: ffi::MPI_Info, key: *const c_char
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_dup(info: ffi::MPI_Info, newinfo: *mut ffi::MPI_Info) -> c_int {
-    crate::call::world("MPI_Info_dup", None, |w| {
-            let info = crate::kinds::info(w, info)?;
-            crate::kinds::out_ptr(newinfo, "newinfo")?;
-            crate::imp::info_dup(w, info, newinfo)
-        })
+    crate::call::anytime("MPI_Info_dup", || crate::imp::info_dup(info, newinfo))
 }
 
 /// `MPI_Info_dup`: forwards to `PMPI_Info_dup` (profiling tools interpose this symbol).
@@ -5500,9 +5490,7 @@ pub unsafe extern "C" fn MPI_Info_dup(info: ffi::MPI_Info, newinfo: *mut ffi::MP
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_free(info: *mut ffi::MPI_Info) -> c_int {
-    crate::call::world("MPI_Info_free", None, |w| {
-            crate::imp::info_free(w, info)
-        })
+    crate::call::anytime("MPI_Info_free", || crate::imp::info_free(info))
 }
 
 /// `MPI_Info_free`: forwards to `PMPI_Info_free` (profiling tools interpose this symbol).
@@ -5522,11 +5510,7 @@ pub unsafe extern "C" fn MPI_Info_free(info: *mut ffi::MPI_Info) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get(info: ffi::MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
-    crate::call::world("MPI_Info_get", None, |w| {
-            let info = crate::kinds::info(w, info)?;
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::imp::info_get(w, info, key, valuelen, value, flag)
-        })
+    crate::call::anytime("MPI_Info_get", || crate::imp::info_get(info, key, valuelen, value, flag))
 }
 
 /// `MPI_Info_get`: forwards to `PMPI_Info_get` (profiling tools interpose this symbol).
@@ -5546,11 +5530,7 @@ pub unsafe extern "C" fn MPI_Info_get(info: ffi::MPI_Info, key: *const c_char, v
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: ffi::MPI_Info, nkeys: *mut c_int) -> c_int {
-    crate::call::world("MPI_Info_get_nkeys", None, |w| {
-            let info = crate::kinds::info(w, info)?;
-            crate::kinds::out_ptr(nkeys, "nkeys")?;
-            crate::imp::info_get_nkeys(w, info, nkeys)
-        })
+    crate::call::anytime("MPI_Info_get_nkeys", || crate::imp::info_get_nkeys(info, nkeys))
 }
 
 /// `MPI_Info_get_nkeys`: forwards to `PMPI_Info_get_nkeys` (profiling tools interpose this symbol).
@@ -5570,10 +5550,7 @@ pub unsafe extern "C" fn MPI_Info_get_nkeys(info: ffi::MPI_Info, nkeys: *mut c_i
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: ffi::MPI_Info, n: c_int, key: *mut c_char) -> c_int {
-    crate::call::world("MPI_Info_get_nthkey", None, |w| {
-            let info = crate::kinds::info(w, info)?;
-            crate::imp::info_get_nthkey(w, info, n, key)
-        })
+    crate::call::anytime("MPI_Info_get_nthkey", || crate::imp::info_get_nthkey(info, n, key))
 }
 
 /// `MPI_Info_get_nthkey`: forwards to `PMPI_Info_get_nthkey` (profiling tools interpose this symbol).
@@ -5593,12 +5570,7 @@ pub unsafe extern "C" fn MPI_Info_get_nthkey(info: ffi::MPI_Info, n: c_int, key:
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_valuelen(info: ffi::MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> c_int {
-    crate::call::world("MPI_Info_get_valuelen", None, |w| {
-            let info = crate::kinds::info(w, info)?;
-            crate::kinds::out_ptr(valuelen, "valuelen")?;
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::imp::info_get_valuelen(w, info, key, valuelen, flag)
-        })
+    crate::call::anytime("MPI_Info_get_valuelen", || crate::imp::info_get_valuelen(info, key, valuelen, flag))
 }
 
 /// `MPI_Info_get_valuelen`: forwards to `PMPI_Info_get_valuelen` (profiling tools interpose this symbol).
@@ -5618,10 +5590,7 @@ pub unsafe extern "C" fn MPI_Info_get_valuelen(info: ffi::MPI_Info, key: *const 
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_set(info: ffi::MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
-    crate::call::world("MPI_Info_set", None, |w| {
-            let info = crate::kinds::info(w, info)?;
-            crate::imp::info_set(w, info, key, value)
-        })
+    crate::call::anytime("MPI_Info_set", || crate::imp::info_set(info, key, value))
 }
 
 /// `MPI_Info_set`: forwards to `PMPI_Info_set` (profiling tools interpose this symbol).
@@ -11094,10 +11063,7 @@ pub unsafe extern "C" fn MPI_Session_set_errhandler(session: ffi::MPI_Session, e
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_create_env(argc: c_int, argv: *mut *mut c_char, info: *mut ffi::MPI_Info) -> c_int {
-    crate::call::world("MPI_Info_create_env", None, |w| {
-            crate::kinds::out_ptr(info, "info")?;
-            crate::imp::info_create_env(w, argc, argv, info)
-        })
+    crate::call::anytime("MPI_Info_create_env", || crate::imp::info_create_env(argc, argv, info))
 }
 
 /// `MPI_Info_create_env`: forwards to `PMPI_Info_create_env` (profiling tools interpose this symbol).
@@ -11117,11 +11083,7 @@ pub unsafe extern "C" fn MPI_Info_create_env(argc: c_int, argv: *mut *mut c_char
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_string(info: ffi::MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
-    crate::call::world("MPI_Info_get_string", None, |w| {
-            let info = crate::kinds::info(w, info)?;
-            crate::kinds::out_ptr(flag, "flag")?;
-            crate::imp::info_get_string(w, info, key, buflen, value, flag)
-        })
+    crate::call::anytime("MPI_Info_get_string", || crate::imp::info_get_string(info, key, buflen, value, flag))
 }
 
 /// `MPI_Info_get_string`: forwards to `PMPI_Info_get_string` (profiling tools interpose this symbol).

@@ -55,22 +55,16 @@ fn session_open(
     session: *mut MPI_Session,
 ) -> Result<()> {
     crate::kinds::out_ptr(session, "session")?;
+    // Info objects exist before the engine starts too (`super::info`).
+    let asked = super::info::value_anytime(info, "thread_level")?;
+    let level = thread_level_of(asked.as_deref())?;
     // SAFETY: inside an MPI call (an anytime frame, which holds the process lock under
     // MPI_THREAD_MULTIPLE); the reference ends before `engine_join` takes the state.
-    let running = unsafe { state::running() };
-    let level = match running {
-        Some(mpi) => {
-            let info = crate::kinds::info(mpi, info)?;
-            super::env::check_errhandler(mpi, errhandler)?;
-            let value = info.and_then(|i| mpi.objects.infos.get(i).get("thread_level"));
-            thread_level_of(value)?
-        }
-        // No info object or user error handler exists before the engine starts.
-        None => {
-            before_start(info, errhandler)?;
-            0
-        }
-    };
+    match unsafe { state::running() } {
+        Some(mpi) => super::env::check_errhandler(mpi, errhandler)?,
+        // No user error handler exists before the engine starts.
+        None => predefined_handler(errhandler)?,
+    }
     let mpi = super::startup::engine_join("MPI_Session_init", level)?;
     let index = mpi.objects.sessions.insert(Session {
         errhandler,
@@ -80,13 +74,8 @@ fn session_open(
     Ok(())
 }
 
-fn before_start(info: MPI_Info, errhandler: MPI_Errhandler) -> Result<()> {
-    if info != crate::info::INFO_NULL {
-        return Err(MpiError::new(
-            ErrorClass::Info,
-            format!("{info:#x} is not an info object (none exists before MPI starts)"),
-        ));
-    }
+/// Before the engine starts, only the predefined error handlers exist.
+fn predefined_handler(errhandler: MPI_Errhandler) -> Result<()> {
     if !matches!(
         errhandler,
         handles::ERRORS_ARE_FATAL | handles::ERRORS_RETURN | handles::ERRORS_ABORT

@@ -63,7 +63,7 @@ fn engine_start(caller: &str, phase: &mut Phase, provided: c_int) -> Result<()> 
     let appnum = world.appnum().map_or(-1, |a| a as i32);
     // Slots: TAG_UB, HOST, IO, WTIME_IS_GLOBAL, UNIVERSE_SIZE, LASTUSEDCODE, APPNUM.
     let attr_values = Box::new([TAG_UB, PROC_NULL, ANY_SOURCE_IO, 0, universe, 0, appnum, 0]);
-    let objects = super::info::objects_at_init(&world, provided);
+    let objects = super::info::objects_at_init();
     *phase = Phase::Running(Box::new(Mpi {
         world,
         thread_level: provided,
@@ -113,6 +113,7 @@ pub(crate) fn engine_leave() -> Result<()> {
     state::withdraw_fast();
     if let Phase::Running(mpi) = phase {
         crate::mpit::live::engine_ending(mpi);
+        super::info::give_back(mpi);
     }
     match std::mem::replace(phase, Phase::Finalised) {
         Phase::Running(mpi) => mpi.world.finalize(),
