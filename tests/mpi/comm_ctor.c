@@ -101,9 +101,11 @@ int main(int argc, char **argv)
     MPI_Info_free(&used);
     MPI_Comm_free(&c);
 
-    /* Error paths. */
+    /* Error paths; a failed constructor leaves MPI_COMM_NULL (as MPICH does here). */
+    c = MPI_COMM_WORLD;
     rc = MPI_Comm_split_type(MPI_COMM_WORLD, 12345, 0, MPI_INFO_NULL, &c);
     CHECK_CLASS(rc, MPI_ERR_ARG);
+    CHECK(c == MPI_COMM_NULL, "a failed MPI_Comm_split_type left a handle");
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     MPI_Group self_group;
     MPI_Comm_group(MPI_COMM_SELF, &self_group);

@@ -125,6 +125,11 @@ fn conversion(p: &Param, f: &Function) -> Option<String> {
         // Arrays may be NULL when their length is 0; statuses may be MPI_STATUS(ES)_IGNORE.
         // Buffers significant at the root only (or replaced by MPI_IN_PLACE) may be anything
         // elsewhere, NULL included; the implementation checks them where they matter.
+        // A new communicator is MPI_COMM_NULL unless the call makes one (whatever error stops
+        // it), as MPICH leaves it; inputs were read by value before.
+        "COMM_OUT" => {
+            format!("crate::kinds::out_ptr({n}, \"{n}\")?; crate::kinds::comm_out_null({n});")
+        }
         k if k.ends_with("_OUT")
             && !k.starts_with("BUF_")
             && !k.contains("ARRAY")

@@ -3558,7 +3558,7 @@ pub unsafe extern "C" fn PMPI_Comm_create(comm: ffi::MPI_Comm, group: ffi::MPI_G
     crate::call::world("MPI_Comm_create", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             let group = crate::kinds::group(group)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?; crate::kinds::comm_out_null(newcomm);
             crate::imp::comm_create(w, comm, group, newcomm)
         })
 }
@@ -3584,7 +3584,7 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(comm: ffi::MPI_Comm, group: ffi:
             let comm = crate::kinds::comm(w, comm)?;
             let group = crate::kinds::group(group)?;
             let tag = crate::kinds::tag(tag)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?; crate::kinds::comm_out_null(newcomm);
             crate::imp::comm_create_group(w, comm, group, tag, newcomm)
         })
 }
@@ -3654,7 +3654,7 @@ pub unsafe extern "C" fn MPI_Comm_delete_attr(comm: ffi::MPI_Comm, comm_keyval: 
 pub unsafe extern "C" fn PMPI_Comm_dup(comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Comm_dup", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?; crate::kinds::comm_out_null(newcomm);
             crate::imp::comm_dup(w, comm, newcomm)
         })
 }
@@ -3679,7 +3679,7 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: ffi::MPI_Comm, info: ffi:
     crate::call::world("MPI_Comm_dup_with_info", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             let info = crate::kinds::info(w, info)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?; crate::kinds::comm_out_null(newcomm);
             crate::imp::comm_dup_with_info(w, comm, info, newcomm)
         })
 }
@@ -3843,7 +3843,7 @@ pub unsafe extern "C" fn MPI_Comm_group(comm: ffi::MPI_Comm, group: *mut ffi::MP
 pub unsafe extern "C" fn PMPI_Comm_idup(comm: ffi::MPI_Comm, newcomm: *mut ffi::MPI_Comm, request: *mut ffi::MPI_Request) -> c_int {
     crate::call::world("MPI_Comm_idup", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?; crate::kinds::comm_out_null(newcomm);
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::comm_idup(w, comm, newcomm, request)
         })
@@ -4034,7 +4034,7 @@ pub unsafe extern "C" fn MPI_Comm_size(comm: ffi::MPI_Comm, size: *mut c_int) ->
 pub unsafe extern "C" fn PMPI_Comm_split(comm: ffi::MPI_Comm, color: c_int, key: c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Comm_split", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?; crate::kinds::comm_out_null(newcomm);
             crate::imp::comm_split(w, comm, color, key, newcomm)
         })
 }
@@ -4059,7 +4059,7 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(comm: ffi::MPI_Comm, split_type: c
     crate::call::world("MPI_Comm_split_type", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             let info = crate::kinds::info(w, info)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?; crate::kinds::comm_out_null(newcomm);
             crate::imp::comm_split_type(w, comm, split_type, key, info, newcomm)
         })
 }
@@ -4399,7 +4399,7 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: ffi::MPI_Comm, local_
             let local_comm = crate::kinds::comm(w, local_comm)?;
             let local_leader = crate::kinds::rank_strict(w, local_comm, local_leader)?;
             let tag = crate::kinds::tag(tag)?;
-            crate::kinds::out_ptr(newintercomm, "newintercomm")?;
+            crate::kinds::out_ptr(newintercomm, "newintercomm")?; crate::kinds::comm_out_null(newintercomm);
             crate::imp::intercomm_create(w, local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm)
         })
 }
@@ -4423,7 +4423,7 @@ pub unsafe extern "C" fn MPI_Intercomm_create(local_comm: ffi::MPI_Comm, local_l
 pub unsafe extern "C" fn PMPI_Intercomm_merge(intercomm: ffi::MPI_Comm, high: c_int, newintracomm: *mut ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Intercomm_merge", Some(intercomm), |w| {
             let intercomm = crate::kinds::comm(w, intercomm)?;
-            crate::kinds::out_ptr(newintracomm, "newintracomm")?;
+            crate::kinds::out_ptr(newintracomm, "newintracomm")?; crate::kinds::comm_out_null(newintracomm);
             crate::imp::intercomm_merge(w, intercomm, high, newintracomm)
         })
 }
@@ -4701,7 +4701,7 @@ pub unsafe extern "C" fn MPI_Cart_coords(comm: ffi::MPI_Comm, rank: c_int, maxdi
 pub unsafe extern "C" fn PMPI_Cart_create(comm_old: ffi::MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, comm_cart: *mut ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Cart_create", Some(comm_old), |w| {
             let comm_old = crate::kinds::comm(w, comm_old)?;
-            crate::kinds::out_ptr(comm_cart, "comm_cart")?;
+            crate::kinds::out_ptr(comm_cart, "comm_cart")?; crate::kinds::comm_out_null(comm_cart);
             crate::imp::cart_create(w, comm_old, ndims, dims, periods, reorder, comm_cart)
         })
 }
@@ -4821,7 +4821,7 @@ pub unsafe extern "C" fn MPI_Cart_shift(comm: ffi::MPI_Comm, direction: c_int, d
 pub unsafe extern "C" fn PMPI_Cart_sub(comm: ffi::MPI_Comm, remain_dims: *const c_int, newcomm: *mut ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Cart_sub", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?; crate::kinds::comm_out_null(newcomm);
             crate::imp::cart_sub(w, comm, remain_dims, newcomm)
         })
 }
@@ -4892,7 +4892,7 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create(comm_old: ffi::MPI_Comm, n: c_in
     crate::call::world("MPI_Dist_graph_create", Some(comm_old), |w| {
             let comm_old = crate::kinds::comm(w, comm_old)?;
             let info = crate::kinds::info(w, info)?;
-            crate::kinds::out_ptr(comm_dist_graph, "comm_dist_graph")?;
+            crate::kinds::out_ptr(comm_dist_graph, "comm_dist_graph")?; crate::kinds::comm_out_null(comm_dist_graph);
             crate::imp::dist_graph_create(w, comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph)
         })
 }
@@ -4917,7 +4917,7 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(comm_old: ffi::MPI_Comm
     crate::call::world("MPI_Dist_graph_create_adjacent", Some(comm_old), |w| {
             let comm_old = crate::kinds::comm(w, comm_old)?;
             let info = crate::kinds::info(w, info)?;
-            crate::kinds::out_ptr(comm_dist_graph, "comm_dist_graph")?;
+            crate::kinds::out_ptr(comm_dist_graph, "comm_dist_graph")?; crate::kinds::comm_out_null(comm_dist_graph);
             crate::imp::dist_graph_create_adjacent(w, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph)
         })
 }
@@ -4992,7 +4992,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_neighbors_count(comm: ffi::MPI_Comm, ind
 pub unsafe extern "C" fn PMPI_Graph_create(comm_old: ffi::MPI_Comm, nnodes: c_int, indx: *const c_int, edges: *const c_int, reorder: c_int, comm_graph: *mut ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Graph_create", Some(comm_old), |w| {
             let comm_old = crate::kinds::comm(w, comm_old)?;
-            crate::kinds::out_ptr(comm_graph, "comm_graph")?;
+            crate::kinds::out_ptr(comm_graph, "comm_graph")?; crate::kinds::comm_out_null(comm_graph);
             crate::imp::graph_create(w, comm_old, nnodes, indx, edges, reorder, comm_graph)
         })
 }
@@ -5636,7 +5636,7 @@ pub unsafe extern "C" fn PMPI_Comm_accept(port_name: *const c_char, info: ffi::M
             let comm = crate::kinds::comm(w, comm)?;
             let info = crate::kinds::info(w, info)?;
             let root = crate::kinds::root(w, comm, root)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?; crate::kinds::comm_out_null(newcomm);
             crate::imp::comm_accept(w, port_name, info, root, comm, newcomm)
         })
 }
@@ -5662,7 +5662,7 @@ pub unsafe extern "C" fn PMPI_Comm_connect(port_name: *const c_char, info: ffi::
             let comm = crate::kinds::comm(w, comm)?;
             let info = crate::kinds::info(w, info)?;
             let root = crate::kinds::root(w, comm, root)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?; crate::kinds::comm_out_null(newcomm);
             crate::imp::comm_connect(w, port_name, info, root, comm, newcomm)
         })
 }
@@ -5707,7 +5707,7 @@ pub unsafe extern "C" fn MPI_Comm_disconnect(comm: *mut ffi::MPI_Comm) -> c_int 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Comm_get_parent", None, |w| {
-            crate::kinds::out_ptr(parent, "parent")?;
+            crate::kinds::out_ptr(parent, "parent")?; crate::kinds::comm_out_null(parent);
             crate::imp::comm_get_parent(w, parent)
         })
 }
@@ -5730,7 +5730,7 @@ pub unsafe extern "C" fn MPI_Comm_get_parent(parent: *mut ffi::MPI_Comm) -> c_in
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut ffi::MPI_Comm) -> c_int {
     crate::call::world("MPI_Comm_join", None, |w| {
-            crate::kinds::out_ptr(intercomm, "intercomm")?;
+            crate::kinds::out_ptr(intercomm, "intercomm")?; crate::kinds::comm_out_null(intercomm);
             crate::imp::comm_join(w, fd, intercomm)
         })
 }
@@ -5756,7 +5756,7 @@ pub unsafe extern "C" fn PMPI_Comm_spawn(command: *const c_char, argv: *mut *mut
             let comm = crate::kinds::comm(w, comm)?;
             let info = crate::kinds::info(w, info)?;
             let root = crate::kinds::root(w, comm, root)?;
-            crate::kinds::out_ptr(intercomm, "intercomm")?;
+            crate::kinds::out_ptr(intercomm, "intercomm")?; crate::kinds::comm_out_null(intercomm);
             crate::imp::comm_spawn(w, command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes)
         })
 }
@@ -5782,7 +5782,7 @@ pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(count: c_int, array_of_command
             let comm = crate::kinds::comm(w, comm)?;
             let count = crate::kinds::count(count, "count")?;
             let root = crate::kinds::root(w, comm, root)?;
-            crate::kinds::out_ptr(intercomm, "intercomm")?;
+            crate::kinds::out_ptr(intercomm, "intercomm")?; crate::kinds::comm_out_null(intercomm);
             crate::imp::comm_spawn_multiple(w, count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes)
         })
 }
@@ -10735,7 +10735,7 @@ pub unsafe extern "C" fn PMPI_Comm_idup_with_info(comm: ffi::MPI_Comm, info: ffi
     crate::call::world("MPI_Comm_idup_with_info", Some(comm), |w| {
             let comm = crate::kinds::comm(w, comm)?;
             let info = crate::kinds::info(w, info)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?; crate::kinds::comm_out_null(newcomm);
             crate::kinds::out_ptr(request, "request")?;
             crate::imp::comm_idup_with_info(w, comm, info, newcomm, request)
         })
@@ -10761,7 +10761,7 @@ pub unsafe extern "C" fn PMPI_Comm_create_from_group(group: ffi::MPI_Group, stri
     crate::call::world("MPI_Comm_create_from_group", None, |w| {
             let group = crate::kinds::group(group)?;
             let info = crate::kinds::info(w, info)?;
-            crate::kinds::out_ptr(newcomm, "newcomm")?;
+            crate::kinds::out_ptr(newcomm, "newcomm")?; crate::kinds::comm_out_null(newcomm);
             crate::imp::comm_create_from_group(w, group, stringtag, info, errhandler, newcomm)
         })
 }
@@ -10811,7 +10811,7 @@ pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(local_group: ffi::MPI
             let local_group = crate::kinds::group(local_group)?;
             let remote_group = crate::kinds::group(remote_group)?;
             let info = crate::kinds::info(w, info)?;
-            crate::kinds::out_ptr(newintercomm, "newintercomm")?;
+            crate::kinds::out_ptr(newintercomm, "newintercomm")?; crate::kinds::comm_out_null(newintercomm);
             crate::imp::intercomm_create_from_groups(w, local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm)
         })
 }

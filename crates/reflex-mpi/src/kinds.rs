@@ -352,6 +352,14 @@ where
 }
 
 /// An output pointer that must not be NULL.
+/// Starts a call that makes a communicator with `MPI_COMM_NULL` in its output (checked
+/// non-NULL by [`out_ptr`] just before), so that the caller finds no stale handle there when
+/// the call fails.
+pub fn comm_out_null(p: *mut MPI_Comm) {
+    // SAFETY: checked non-NULL by `out_ptr`; MPI requires output handles writable.
+    unsafe { p.write(handles::COMM_NULL) };
+}
+
 pub fn out_ptr<T>(p: *mut T, name: &str) -> Result<()> {
     if p.is_null() {
         return Err(MpiError::new(
