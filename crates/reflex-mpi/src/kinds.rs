@@ -355,7 +355,7 @@ where
 /// Starts a call that makes a communicator with `MPI_COMM_NULL` in its output (checked
 /// non-NULL by [`out_ptr`] just before), so that the caller finds no stale handle there when
 /// the call fails.
-pub fn comm_out_null(p: *mut MPI_Comm) {
+pub(crate) fn comm_out_null(p: *mut MPI_Comm) {
     // SAFETY: checked non-NULL by `out_ptr`; MPI requires output handles writable.
     unsafe { p.write(handles::COMM_NULL) };
 }
