@@ -22,7 +22,9 @@
 //! every member gives back its claim and they try the next candidate. The order in which they
 //! are posted does not matter, since a candidate depends only on the call itself; two that want
 //! the same slot at once may both fail (each holding it on a different member), but their next
-//! candidates differ. A freed communicator's slot is free again. The colors of a split share the
+//! candidates differ. A freed communicator's slot is free again. Each answer carries the
+//! candidate too: members that computed different ones (calls made in different orders, an
+//! erroneous program) get an error rather than different context ids. The colors of a split share the
 //! slot: their communicators have no process in common.
 //!
 //! The exchange goes over the parent's collective context (and, on an intercommunicator, over
@@ -91,17 +93,21 @@ pub(crate) struct PendingComm {
     abandoned: bool,
 }
 
-/// The candidate context id of attempt `attempt` of the duplicate with sequence number `seq`
-/// of the communicator with context id `parent_ctx` (splitmix64 of the three: every member
-/// computes the same, and different duplicates spread over the slots).
+/// The candidate context id of attempt `attempt` of the call with sequence number `seq` on
+/// the communicator with context id `parent_ctx` (hashed: every member computes the same, and
+/// different calls spread over the slots).
 fn candidate(parent_ctx: u32, seq: u32, attempt: u8) -> u32 {
     let key = (u64::from(parent_ctx) << 32) | u64::from(seq);
-    let mut z = key ^ u64::from(attempt).wrapping_mul(0xD1B5_4A32_D192_ED03);
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let z = mix(key ^ u64::from(attempt).wrapping_mul(0xD1B5_4A32_D192_ED03));
+    HASHED_BASE + 4 * (z % SLOTS) as u32
+}
+
+/// The splitmix64 finaliser: a fixed function (the same in every process and every build).
+fn mix(z: u64) -> u64 {
+    let mut z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    HASHED_BASE + 4 * (z % SLOTS) as u32
+    z ^ (z >> 31)
 }
 
 impl Comms {
@@ -111,17 +117,16 @@ impl Comms {
         self.hashed.insert(ctx)
     }
 
-    /// How many times this process made a communicator over `group` from the parent with
-    /// context `ctx` with internal tag `tag` before (then counts this one), mixed into one
-    /// number with the group's members and the tag.
-    fn group_call_count(&mut self, ctx: u32, tag: i32, group: &Group) -> u32 {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (ctx, tag, &group.members[..]).hash(&mut h);
-        let key = h.finish();
+    /// How many times this process made a communicator over the members with parent ranks
+    /// `ranks` from the parent with context `ctx` with internal tag `tag` before (then counts
+    /// this one), mixed into one number with the three (parent ranks, unlike process indexes,
+    /// are the same on every member).
+    fn group_call_count(&mut self, ctx: u32, tag: i32, ranks: &[u32]) -> u32 {
+        let start = mix((u64::from(ctx) << 32) | u64::from(tag as u32));
+        let key = ranks.iter().fold(start, |k, &r| mix(k ^ u64::from(r)));
         let count = self.group_calls.entry(key).or_insert(0);
         *count += 1;
-        (key as u32) ^ (key >> 32) as u32 ^ count.wrapping_mul(0x9E37_79B9)
+        mix(key ^ u64::from(*count)) as u32
     }
 
     /// Gives back hashed slot `ctx` (a failed attempt, or a freed communicator).
@@ -235,7 +240,8 @@ impl<T: Transport> Engine<T> {
                 tag,
             })
             .collect();
-        let seq = self.comms.group_call_count(p.ctx, tag, &g);
+        let ranks: Vec<u32> = g.members.iter().map(|&m| name(m)).collect();
+        let seq = self.comms.group_call_count(p.ctx, tag, &ranks);
         let start = Start {
             peers,
             tag: Some(tag),
@@ -325,6 +331,7 @@ impl<T: Transport> Engine<T> {
         m.candidate = candidate(m.parent_ctx, m.seq, m.attempt);
         m.claimed = m.holds && self.comms.claim(m.candidate);
         let mut answer = vec![u8::from(m.claimed || !m.holds)];
+        answer.extend(m.candidate.to_le_bytes());
         if let Shape::Split { color, key } = m.shape {
             answer.extend(color.to_le_bytes());
             answer.extend(key.to_le_bytes());
@@ -373,7 +380,7 @@ impl<T: Transport> Engine<T> {
     /// Collects the attempt's answers; true when every member could claim the candidate,
     /// false when the next attempt is posted.
     fn end_round(&mut self, m: &mut PendingComm) -> Result<bool> {
-        let mut all = m.claimed || !m.holds;
+        let (mut all, mut agree) = (m.claimed || !m.holds, true);
         let me = self.comms.get(m.parent)?.rank as usize;
         if let Shape::Split { color, key } = m.shape {
             m.choices[me] = (color, key);
@@ -382,17 +389,29 @@ impl<T: Transport> Engine<T> {
         for ((send, recv), rank) in std::mem::take(&mut m.pending).into_iter().zip(peers) {
             self.retire(send)?;
             let answer = self.take_owned(recv)?;
+            let word = |at: usize| {
+                answer
+                    .get(at..at + 4)
+                    .map(|b| b.try_into().expect("4 bytes"))
+            };
+            agree &= word(1).map(u32::from_le_bytes) == Some(m.candidate);
             all &= answer.first() == Some(&1);
-            if let (Some(c), Some(k)) = (answer.get(1..5), answer.get(5..9)) {
-                let word = |b: &[u8]| i32::from_le_bytes(b.try_into().expect("4 bytes"));
-                m.choices[rank] = (word(c), word(k));
+            if let (Some(c), Some(k)) = (word(5), word(9)) {
+                m.choices[rank] = (i32::from_le_bytes(c), i32::from_le_bytes(k));
             }
         }
-        if all {
+        if agree && all {
             return Ok(true);
         }
         if m.claimed {
             self.comms.unclaim(m.candidate);
+        }
+        if !agree {
+            return Err(MpiError::new(
+                ErrorClass::Comm,
+                "the processes disagree on the communicator being made (were its calls made in \
+                 the same order everywhere?)",
+            ));
         }
         if m.attempt + 1 == MAX_ATTEMPTS {
             return Err(MpiError::new(
