@@ -87,7 +87,7 @@ pub(crate) struct PendingComm {
     tag: Option<i32>,
     /// The attempt's (send, receive) with each peer.
     pending: Vec<(RequestId, RequestId)>,
-    /// Each parent rank's (color, key) of a split.
+    /// Each parent rank's (color, key) of a split (empty otherwise).
     choices: Vec<(i32, i32)>,
     /// Free the communicator once agreed: the caller gave it up ([`Engine::comm_idup_abandon`]).
     abandoned: bool,
@@ -272,7 +272,9 @@ impl<T: Transport> Engine<T> {
         start: Start,
     ) -> Result<RequestId> {
         let p = self.comms.get(parent)?;
-        let (parent_ctx, size) = (p.ctx, p.size());
+        // Only a split gathers each member's (color, key).
+        let split = matches!(shape, Shape::Split { .. });
+        let (parent_ctx, choices) = (p.ctx, vec![(0, 0); if split { p.size() } else { 0 }]);
         let request = self.core.install(None, Op::Null);
         let mut making = PendingComm {
             shape,
@@ -286,7 +288,7 @@ impl<T: Transport> Engine<T> {
             peers: start.peers,
             tag: start.tag,
             pending: Vec::new(),
-            choices: vec![(0, 0); size],
+            choices,
             abandoned: false,
         };
         if let Err(e) = self.post_round(&mut making) {

@@ -10,9 +10,7 @@ use crate::info::InfoId;
 use crate::state::Mpi;
 use crate::threads;
 use reflex_engine::{CommId, GroupId, MpiError, RequestId, Result};
-use std::cell::Cell;
 use std::ffi::c_int;
-use std::rc::Rc;
 
 /// `MPI_Comm_rank`.
 pub fn comm_rank(w: &mut Mpi, comm: CommId, rank: *mut c_int) -> Result<()> {
@@ -80,21 +78,18 @@ pub(crate) fn dup_blocking(
     hints: Hints,
     newcomm: *mut MPI_Comm,
 ) -> Result<()> {
-    let made = Rc::new(Cell::new(None));
-    let made_here = made.clone();
-    let start = move |w: &mut Mpi| {
-        let (id, request) = dup_start(w, comm, hints)?;
-        made_here.set(Some(id));
-        Ok(request)
-    };
-    threads::block_on(w, start, move |w, c| {
-        let id = made.get().expect("the duplicate was started");
-        if let Some(e) = c.status.error {
-            return dup_failed(w, id, *e);
-        }
-        write(newcomm, handles::comm_handle(id));
-        Ok(())
-    })
+    let (id, request) = dup_start(w, comm, hints)?;
+    threads::block_on(
+        w,
+        move |_| Ok(request),
+        move |w, c| {
+            if let Some(e) = c.status.error {
+                return dup_failed(w, id, *e);
+            }
+            write(newcomm, handles::comm_handle(id));
+            Ok(())
+        },
+    )
 }
 
 /// `MPI_Comm_split`.
