@@ -85,16 +85,18 @@ static void matched(int peer, char *out)
     }
 }
 
-/* 3. Cancel racing the receive: whichever wins, the two sides agree. */
+/* 3. Cancel racing the receive: whichever wins, the two sides agree. Each round has its own tag:
+ * a rank leaves the closing exchange while its partner may still hold the round's receive
+ * (cancelled only after that exchange), which must not match the next round's send. */
 static void racing(int peer, char *out)
 {
     for (int round = 0; round < 20; round++) {
-        int len = round % 2 ? LARGE : 4, theirs = 0, mine;
+        int len = round % 2 ? LARGE : 4, theirs = 0, mine, tag = 100 + round;
         char *in = mtest_malloc(len);
         MPI_Request sreq, rreq;
         MPI_Status st;
-        MPI_Irecv(in, len, MPI_BYTE, peer, 30, MPI_COMM_WORLD, &rreq);
-        MPI_Issend(out, len, MPI_BYTE, peer, 30, MPI_COMM_WORLD, &sreq);
+        MPI_Irecv(in, len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &rreq);
+        MPI_Issend(out, len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &sreq);
         MPI_Cancel(&sreq);
         MPI_Wait(&sreq, &st);
         mine = cancelled(&st);
