@@ -1,11 +1,13 @@
-//! Making communicators without blocking: `MPI_Comm_idup`, and dup, split, create and
-//! create_group of intracommunicators (their blocking forms wait for it, so that under
-//! `MPI_THREAD_MULTIPLE` they wait without the library lock), with context ids chosen safely
-//! while other communicators are being made.
+//! Making communicators without blocking: `MPI_Comm_idup`, dup, split and create (of intra- and
+//! intercommunicators), create_group and `MPI_Intercomm_merge` (their blocking forms wait for
+//! it, so that under `MPI_THREAD_MULTIPLE` they wait without the library lock), with context ids
+//! chosen safely while other communicators are being made. `MPI_Intercomm_create` draws its ids
+//! the same way (`crate::comm_bridge`).
 //!
-//! The remaining blocking constructors (those of intercommunicators) agree on the highest "next
-//! free context id" of the members: a process's counter only grows, and a blocking constructor
-//! ends before its process starts another, so the agreed ids are free everywhere. A nonblocking
+//! The remaining blocking constructors (those between jobs: connect/accept, spawn, join) agree on
+//! the highest "next free context id" of the members: a process's counter only grows, and a
+//! blocking constructor ends before its process starts another, so the agreed ids are free
+//! everywhere. A nonblocking
 //! one cannot rely on that: while its exchange is in flight each process may make other
 //! communicators (blocking ones, or nonblocking ones of other parents posted in another order
 //! elsewhere, or from other threads), and proposals taken from the counter would collide or keep
@@ -50,19 +52,33 @@ const SLOTS: u64 = (1 << 29) - 1;
 /// The context id of a duplicate whose agreement is still running.
 const PENDING_CTX: u32 = u32::MAX - 3;
 /// Candidates tried at most (each attempt is one step tag of the parent's sequence number).
-const MAX_ATTEMPTS: u8 = 64;
+pub(crate) const MAX_ATTEMPTS: u8 = 64;
 
 /// The communicator being made.
 #[derive(Debug)]
 enum Shape {
     /// A duplicate (`MPI_Comm_idup`), whose handle exists from the start.
     Dup(CommId),
-    /// `MPI_Comm_split` of an intracommunicator: this process's color and key; the members'
-    /// arrive with the first answers.
+    /// `MPI_Comm_split` (and, on an intercommunicator, `MPI_Comm_create`): this process's
+    /// color and key; the members' arrive with the first answers.
     Split { color: i32, key: i32 },
     /// `MPI_Comm_create` of an intracommunicator, and `MPI_Comm_create_group` (collective over
     /// the group only): the group.
     Create(Group),
+    /// `MPI_Intercomm_merge`: whether this process's group goes second; the other group's
+    /// choice arrives with the first answers.
+    Merge { high: bool },
+}
+
+impl Shape {
+    /// The (color, key) this process sends with its answers: a split's, or a merge's `high`.
+    fn choice(&self) -> Option<(i32, i32)> {
+        match *self {
+            Shape::Split { color, key } => Some((color, key)),
+            Shape::Merge { high } => Some((i32::from(high), 0)),
+            _ => None,
+        }
+    }
 }
 
 /// A communicator in the making.
@@ -87,8 +103,11 @@ pub(crate) struct PendingComm {
     tag: Option<i32>,
     /// The attempt's (send, receive) with each peer.
     pending: Vec<(RequestId, RequestId)>,
-    /// Each parent rank's (color, key) of a split (empty otherwise).
+    /// Each member's (color, key) of a split or merge, by parent rank (an intercommunicator's
+    /// remote group after its local one); empty otherwise.
     choices: Vec<(i32, i32)>,
+    /// The size of the parent's local group when it is an intercommunicator.
+    local_size: Option<usize>,
     /// Free the communicator once agreed: the caller gave it up ([`Engine::comm_idup_abandon`]).
     abandoned: bool,
 }
@@ -96,14 +115,14 @@ pub(crate) struct PendingComm {
 /// The candidate context id of attempt `attempt` of the call with sequence number `seq` on
 /// the communicator with context id `parent_ctx` (hashed: every member computes the same, and
 /// different calls spread over the slots).
-fn candidate(parent_ctx: u32, seq: u32, attempt: u8) -> u32 {
+pub(crate) fn candidate(parent_ctx: u32, seq: u32, attempt: u8) -> u32 {
     let key = (u64::from(parent_ctx) << 32) | u64::from(seq);
     let z = mix(key ^ u64::from(attempt).wrapping_mul(0xD1B5_4A32_D192_ED03));
     HASHED_BASE + 4 * (z % SLOTS) as u32
 }
 
 /// The splitmix64 finaliser: a fixed function (the same in every process and every build).
-fn mix(z: u64) -> u64 {
+pub(crate) fn mix(z: u64) -> u64 {
     let mut z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -113,7 +132,7 @@ fn mix(z: u64) -> u64 {
 impl Comms {
     /// Claims hashed slot `ctx` for a duplicate; false if a live communicator or another
     /// duplicate in flight holds it.
-    fn claim(&mut self, ctx: u32) -> bool {
+    pub(crate) fn claim(&mut self, ctx: u32) -> bool {
         self.hashed.insert(ctx)
     }
 
@@ -186,22 +205,38 @@ impl<T: Transport> Engine<T> {
         }
     }
 
-    /// Starts `MPI_Comm_split` of intracommunicator `parent`; the communicator (or `None` for
-    /// `MPI_UNDEFINED`) is [`Self::take_made`]'s once the request completes.
+    /// Starts `MPI_Comm_split` of `parent`; the communicator (or `None` for `MPI_UNDEFINED`) is
+    /// [`Self::take_made`]'s once the request completes. On an intercommunicator the processes
+    /// of each group with a color (ordered by key) face those of the other group with the same
+    /// color; one facing an empty group gets `None`.
     pub fn comm_isplit(&mut self, parent: CommId, color: i32, key: i32) -> Result<RequestId> {
         check_color(color)?;
-        self.intra(parent)?;
         self.start_making(parent, Shape::Split { color, key }, color != UNDEFINED)
     }
 
-    /// Starts `MPI_Comm_create` of intracommunicator `parent` over `group` (a subgroup); the
+    /// Starts `MPI_Comm_create` of `parent` over `group` (a subgroup of its local group); the
     /// communicator (`None` outside the group) is [`Self::take_made`]'s once the request
-    /// completes.
+    /// completes. On an intercommunicator each group's members of its `group` face the
+    /// other's: a split with one color.
     pub fn comm_icreate(&mut self, parent: CommId, group: GroupId) -> Result<RequestId> {
         let g = self.groups.get(group)?.clone();
-        check_subgroup(&g, &self.intra(parent)?.group)?;
-        let holds = g.rank_of(self.core.me as u32).is_some();
-        self.start_making(parent, Shape::Create(g), holds)
+        let p = self.comms.get(parent)?;
+        check_subgroup(&g, &p.group)?;
+        let mine = g.rank_of(p.group.members[p.rank as usize]);
+        if p.is_inter() {
+            let (color, key) = mine.map_or((UNDEFINED, 0), |r| (0, r as i32));
+            return self.comm_isplit(parent, color, key);
+        }
+        self.start_making(parent, Shape::Create(g), mine.is_some())
+    }
+
+    /// Starts `MPI_Intercomm_merge` of intercommunicator `parent`: an intracommunicator over
+    /// both groups, the group whose processes passed `high = false` first (on a tie, the group
+    /// whose first member has the lower global identity: the same answer in every job); it is
+    /// [`Self::take_made`]'s once the request completes.
+    pub fn comm_imerge(&mut self, parent: CommId, high: bool) -> Result<RequestId> {
+        self.inter(parent)?;
+        self.start_making(parent, Shape::Merge { high }, true)
     }
 
     /// The communicator a split or create of request `request` made (`None`: this process is
@@ -272,9 +307,13 @@ impl<T: Transport> Engine<T> {
         start: Start,
     ) -> Result<RequestId> {
         let p = self.comms.get(parent)?;
-        // Only a split gathers each member's (color, key).
-        let split = matches!(shape, Shape::Split { .. });
-        let (parent_ctx, choices) = (p.ctx, vec![(0, 0); if split { p.size() } else { 0 }]);
+        let local_size = p.is_inter().then(|| p.group.size());
+        let everyone = p.group.size() + p.remote.as_ref().map_or(0, Group::size);
+        // Only a split and a merge gather each member's (color, key).
+        let (parent_ctx, choices) = match shape.choice() {
+            Some(_) => (p.ctx, vec![(0, 0); everyone]),
+            None => (p.ctx, Vec::new()),
+        };
         let request = self.core.install(None, Op::Null);
         let mut making = PendingComm {
             shape,
@@ -289,6 +328,7 @@ impl<T: Transport> Engine<T> {
             tag: start.tag,
             pending: Vec::new(),
             choices,
+            local_size,
             abandoned: false,
         };
         if let Err(e) = self.post_round(&mut making) {
@@ -334,7 +374,7 @@ impl<T: Transport> Engine<T> {
         m.claimed = m.holds && self.comms.claim(m.candidate);
         let mut answer = vec![u8::from(m.claimed || !m.holds)];
         answer.extend(m.candidate.to_le_bytes());
-        if let Shape::Split { color, key } = m.shape {
+        if let Some((color, key)) = m.shape.choice() {
             answer.extend(color.to_le_bytes());
             answer.extend(key.to_le_bytes());
         }
@@ -384,10 +424,16 @@ impl<T: Transport> Engine<T> {
     fn end_round(&mut self, m: &mut PendingComm) -> Result<bool> {
         let (mut all, mut agree) = (m.claimed || !m.holds, true);
         let me = self.comms.get(m.parent)?.rank as usize;
-        if let Shape::Split { color, key } = m.shape {
-            m.choices[me] = (color, key);
+        if let Some(choice) = m.shape.choice() {
+            m.choices[me] = choice;
         }
-        let peers = m.peers.iter().map(|p| p.rank as usize);
+        // A peer's slot in `choices`: its rank, after the local group for the remote one.
+        let remote_ctx = m.parent_ctx + 1;
+        let slot = |p: &Peer| match m.local_size {
+            Some(n) if p.ctx == remote_ctx => n + p.rank as usize,
+            _ => p.rank as usize,
+        };
+        let peers: Vec<usize> = m.peers.iter().map(slot).collect();
         for ((send, recv), rank) in std::mem::take(&mut m.pending).into_iter().zip(peers) {
             self.retire(send)?;
             let answer = self.take_owned(recv)?;
@@ -407,6 +453,7 @@ impl<T: Transport> Engine<T> {
         }
         if m.claimed {
             self.comms.unclaim(m.candidate);
+            m.claimed = false;
         }
         if !agree {
             return Err(MpiError::new(
@@ -437,14 +484,65 @@ impl<T: Transport> Engine<T> {
                 return Ok(Some(*new));
             }
             Shape::Split { color, .. } if *color == UNDEFINED => return Ok(None),
+            _ if m.local_size.is_some() => return self.make_from_inter(m),
             Shape::Split { color, .. } => split_group(&p.group, &m.choices, *color),
             Shape::Create(g) => g.clone(),
+            Shape::Merge { .. } => {
+                return Err(MpiError::new(
+                    ErrorClass::Intern,
+                    "a merge of an intracommunicator",
+                ))
+            }
         };
         let Some(rank) = group.rank_of(me) else {
             return Ok(None);
         };
         let comm = Comm::intra(m.candidate, rank as u32, group, errhandler);
         Ok(Some(self.comms.insert(comm)))
+    }
+
+    /// What a split or merge of intercommunicator `m.parent` makes: a split's processes of
+    /// each group with this process's color face the other group's (`None` facing nobody);
+    /// a merge puts the group that chose `high = false` first.
+    fn make_from_inter(&mut self, m: &PendingComm) -> Result<Option<CommId>> {
+        let p = self.inter(m.parent)?;
+        let (group, remote) = (p.group.clone(), p.peers().clone());
+        let (errhandler, me) = (p.errhandler, group.members[p.rank as usize]);
+        let (here, there) = m.choices.split_at(group.size());
+        if let Shape::Merge { .. } = m.shape {
+            let order = |g: &Group, c: &[(i32, i32)]| (c[0].0, self.global_id(g.members[0]));
+            let (first, second) = match order(&group, here) < order(&remote, there) {
+                true => (&group, &remote),
+                false => (&remote, &group),
+            };
+            let members: Vec<u32> = first
+                .members
+                .iter()
+                .chain(&*second.members)
+                .copied()
+                .collect();
+            let rank = members.iter().position(|&w| w == me).unwrap_or(0) as u32;
+            let merged = Group {
+                members: members.into(),
+            };
+            let comm = Comm::intra(m.candidate, rank, merged, errhandler);
+            return Ok(Some(self.comms.insert(comm)));
+        }
+        let Some((color, _)) = m.shape.choice() else {
+            return Err(MpiError::new(ErrorClass::Intern, "no color to split by"));
+        };
+        let local = split_group(&group, here, color);
+        let remote = split_group(&remote, there, color);
+        match local.rank_of(me) {
+            Some(rank) if remote.size() > 0 => Ok(Some(self.insert_inter(
+                m.candidate,
+                rank as u32,
+                local,
+                remote,
+                errhandler,
+            ))),
+            _ => Ok(None),
+        }
     }
 
     /// Completes the making of request `id` with what it made (or the error that stopped it).
@@ -459,6 +557,9 @@ impl<T: Transport> Engine<T> {
             Ok(made) => (made, None),
             Err(e) => (None, Some(e)),
         };
+        if made.is_none() && m.claimed {
+            self.comms.unclaim(m.candidate); // an intercommunicator's member facing nobody
+        }
         match m.shape {
             Shape::Dup(new) if m.abandoned => {
                 let _ = self.comms.remove(new);

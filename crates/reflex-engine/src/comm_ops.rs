@@ -27,19 +27,12 @@ impl<T: Transport> Engine<T> {
     /// `MPI_Comm_split`: ranks with the same color form a communicator, ordered by (key, old rank).
     /// Returns `None` for `MPI_UNDEFINED`.
     pub fn comm_split(&mut self, parent: CommId, color: i32, key: i32) -> Result<Option<CommId>> {
-        crate::comm_idup::check_color(color)?;
-        if self.comms.get(parent)?.is_inter() {
-            return self.inter_split(parent, color, key);
-        }
         let request = self.comm_isplit(parent, color, key)?;
         self.wait_made(request)
     }
 
     /// `MPI_Comm_create`: the members of `group` (a subgroup of the parent) get a new communicator.
     pub fn comm_create(&mut self, parent: CommId, group: GroupId) -> Result<Option<CommId>> {
-        if self.comms.get(parent)?.is_inter() {
-            return self.inter_create(parent, group);
-        }
         let request = self.comm_icreate(parent, group)?;
         self.wait_made(request)
     }

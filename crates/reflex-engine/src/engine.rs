@@ -98,6 +98,9 @@ pub struct Engine<T: Transport> {
     pub(crate) parts: crate::partitioned::Parts,
     /// Communicators being made without blocking, by request (`crate::comm_idup`).
     pub(crate) making: std::collections::HashMap<u32, crate::comm_idup::PendingComm>,
+    /// Intercommunicators being made by `MPI_Intercomm_create`, by request
+    /// (`crate::comm_bridge`).
+    pub(crate) bridging: std::collections::HashMap<u32, crate::comm_bridge::PendingBridge>,
     /// What the completed splits and creates made, by request, until taken.
     pub(crate) made: std::collections::HashMap<u32, Option<crate::comm::CommId>>,
     /// Set while schedules are being advanced (sends they post must not re-enter).
@@ -153,6 +156,7 @@ impl<T: Transport> Engine<T> {
             colls: Vec::new(),
             parts: Default::default(),
             making: Default::default(),
+            bridging: Default::default(),
             made: Default::default(),
             advancing: false,
             board_base: None,

@@ -14,6 +14,7 @@ pub mod bsend;
 mod cancel;
 pub mod coll;
 pub mod comm;
+mod comm_bridge;
 pub mod comm_create;
 mod comm_idup;
 pub mod comm_inter;

@@ -124,18 +124,6 @@ impl<T: Transport> Engine<T> {
             .collect())
     }
 
-    /// Sends `mine` to `peer` and receives `their_len` bytes back.
-    pub(crate) fn swap_bytes(
-        &mut self,
-        peer: &Peer,
-        mine: Vec<u8>,
-        their_len: usize,
-    ) -> Result<Vec<u8>> {
-        let pending = self.post_exchange(peer, mine, their_len)?;
-        let mut got = self.finish_exchanges(vec![pending])?;
-        Ok(got.pop().unwrap_or_default())
-    }
-
     /// Posts the send and the receive of one pairwise exchange.
     pub(crate) fn post_exchange(
         &mut self,
@@ -148,7 +136,7 @@ impl<T: Transport> Engine<T> {
     }
 
     /// Starts sending `mine` to `peer`.
-    fn post_bytes(&mut self, peer: &Peer, mine: Vec<u8>) -> Result<RequestId> {
+    pub(crate) fn post_bytes(&mut self, peer: &Peer, mine: Vec<u8>) -> Result<RequestId> {
         let env = Envelope {
             ctx: peer.ctx,
             src: peer.me,
@@ -162,7 +150,7 @@ impl<T: Transport> Engine<T> {
     }
 
     /// Posts the receive of `len` bytes from `peer`.
-    fn expect_bytes(&mut self, peer: &Peer, len: usize) -> RequestId {
+    pub(crate) fn expect_bytes(&mut self, peer: &Peer, len: usize) -> RequestId {
         let buf = InBuf::Owned(vec![0; len]);
         let recv = self.core.new_recv(buf, peer.rank, peer.tag, None);
         self.core.post_recv(recv, peer.ctx, peer.rank, peer.tag);

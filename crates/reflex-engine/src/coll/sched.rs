@@ -412,6 +412,9 @@ impl<T: Transport> Engine<T> {
             if self.making.contains_key(&id.0) {
                 return self.advance_making(id);
             }
+            if self.bridging.contains_key(&id.0) {
+                return self.advance_bridge(id);
+            }
             return self.advance_partitioned(id);
         };
         let mut entered = 0;

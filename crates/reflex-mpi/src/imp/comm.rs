@@ -100,11 +100,6 @@ pub fn comm_split(
     key: c_int,
     newcomm: *mut MPI_Comm,
 ) -> Result<()> {
-    if w.world.engine.comm(comm)?.is_inter() {
-        let id = w.world.engine.comm_split(comm, color, key)?;
-        write(newcomm, id.map_or(handles::COMM_NULL, handles::comm_handle));
-        return Ok(());
-    }
     let start = move |w: &mut Mpi| w.world.engine.comm_isplit(comm, color, key).map(Some);
     wait_made(w, start, |_, _| Ok(()), newcomm)
 }
@@ -116,16 +111,11 @@ pub fn comm_create(
     group: GroupId,
     newcomm: *mut MPI_Comm,
 ) -> Result<()> {
-    if w.world.engine.comm(comm)?.is_inter() {
-        let id = w.world.engine.comm_create(comm, group)?;
-        write(newcomm, id.map_or(handles::COMM_NULL, handles::comm_handle));
-        return Ok(());
-    }
     let start = move |w: &mut Mpi| w.world.engine.comm_icreate(comm, group).map(Some);
     wait_made(w, start, |_, _| Ok(()), newcomm)
 }
 
-/// Waits for the split or create of an intracommunicator that `start` begins (under
+/// Waits for the split, create or merge that `start` begins (under
 /// `MPI_THREAD_MULTIPLE` without the lock), runs `adopt` on what it made and hands that out, or
 /// `MPI_COMM_NULL`. A `start` that returns no request made nothing (a caller outside the group).
 pub(crate) fn wait_made(

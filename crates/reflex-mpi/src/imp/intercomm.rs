@@ -1,5 +1,6 @@
 //! Intercommunicator calls (MPI-3.1 §6.6): create, merge, and the remote-group queries. The
-//! engine does the agreement (`reflex_engine::comm_inter`); point-to-point calls and
+//! engine does the agreement (`reflex_engine::comm_bridge`, `comm_idup`), waited for without the
+//! lock under `MPI_THREAD_MULTIPLE`; point-to-point calls and
 //! collectives take intercommunicators like any other communicator.
 
 use super::util::write;
@@ -26,15 +27,14 @@ pub fn intercomm_create(
         true => crate::kinds::comm(w, peer_comm)?,
         false => local_comm,
     };
-    let id = w.world.engine.intercomm_create(
-        local_comm,
-        local_leader as usize,
-        peer,
-        remote_leader,
-        tag,
-    )?;
-    write(newintercomm, handles::comm_handle(id));
-    Ok(())
+    let start = move |w: &mut Mpi| {
+        let leader = local_leader as usize;
+        let engine = &mut w.world.engine;
+        engine
+            .intercomm_icreate(local_comm, leader, peer, remote_leader, tag)
+            .map(Some)
+    };
+    super::comm::wait_made(w, start, |_, _| Ok(()), newintercomm)
 }
 
 /// `MPI_Intercomm_merge`.
@@ -44,9 +44,8 @@ pub fn intercomm_merge(
     high: c_int,
     newintracomm: *mut MPI_Comm,
 ) -> Result<()> {
-    let id = w.world.engine.intercomm_merge(intercomm, high != 0)?;
-    write(newintracomm, handles::comm_handle(id));
-    Ok(())
+    let start = move |w: &mut Mpi| w.world.engine.comm_imerge(intercomm, high != 0).map(Some);
+    super::comm::wait_made(w, start, |_, _| Ok(()), newintracomm)
 }
 
 /// `MPI_Comm_test_inter`.
