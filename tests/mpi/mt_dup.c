@@ -2,7 +2,8 @@
  * mt_dup.c - MPI_THREAD_MULTIPLE: THREADS threads make communicators at the same time, each
  * from its own parent, in whatever order the threads of each process happen to run: by
  * MPI_Comm_dup, MPI_Comm_idup + MPI_Wait, MPI_Comm_split (two halves, ranks reversed),
- * MPI_Comm_create (every rank but the last) and MPI_Comm_create_group (the same group). Each new
+ * MPI_Comm_create (every rank but the last), MPI_Comm_create_group (the same group) and
+ * MPI_Comm_split_type (MPI_COMM_TYPE_SHARED, ranks reversed). Each new
  * communicator is used at once with the same tag as every other thread's, so two sharing a
  * context on any process would exchange each other's messages (payloads carry the thread and
  * the round).
@@ -35,7 +36,7 @@ static MPI_Comm make(MPI_Comm parent, int round)
     int rank, size;
     MPI_Comm_rank(parent, &rank);
     MPI_Comm_size(parent, &size);
-    switch (round % 5) {
+    switch (round % 6) {
     case 0:
         MPI_Comm_dup(parent, &made);
         break;
@@ -45,6 +46,9 @@ static MPI_Comm make(MPI_Comm parent, int round)
         break;
     case 2:
         MPI_Comm_split(parent, rank % 2, size - rank, &made);
+        break;
+    case 5:
+        MPI_Comm_split_type(parent, MPI_COMM_TYPE_SHARED, size - rank, MPI_INFO_NULL, &made);
         break;
     default: /* every rank but the last, if there are several */
         MPI_Comm_group(parent, &all);

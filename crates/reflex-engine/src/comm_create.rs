@@ -32,21 +32,8 @@ impl<T: Transport> Engine<T> {
         label: Option<&[u8]>,
         key: i32,
     ) -> Result<Option<CommId>> {
-        if self.comms.get(parent)?.is_inter() {
-            return self.inter_split_by_label(parent, label, key);
-        }
-        // One marker byte tells "no label" from an empty label.
-        let tagged: Vec<u8> = match label {
-            Some(l) => std::iter::once(1).chain(l.iter().copied()).collect(),
-            None => vec![0],
-        };
-        let labels = self.allgather_var(parent, &tagged)?;
-        // The color is the lowest parent rank carrying the same label.
-        let color = match label {
-            Some(_) => labels.iter().position(|l| *l == tagged).unwrap_or(0) as i32,
-            None => crate::comm_ops::UNDEFINED,
-        };
-        self.comm_split(parent, color, key)
+        let request = self.comm_isplit_label(parent, label, key)?;
+        self.wait_made(request)
     }
 
     /// Gathers one byte string of any length from every rank of `comm` onto every rank: one

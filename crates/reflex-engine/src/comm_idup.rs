@@ -59,9 +59,10 @@ pub(crate) const MAX_ATTEMPTS: u8 = 64;
 enum Shape {
     /// A duplicate (`MPI_Comm_idup`), whose handle exists from the start.
     Dup(CommId),
-    /// `MPI_Comm_split` (and, on an intercommunicator, `MPI_Comm_create`): this process's
-    /// color and key; the members' arrive with the first answers.
-    Split { color: i32, key: i32 },
+    /// `MPI_Comm_split` (and, on an intercommunicator, `MPI_Comm_create`), and
+    /// `MPI_Comm_split_type` with a hash of the label as the color: this process's color and
+    /// key; the members' arrive with the first answers.
+    Split { color: i64, key: i32 },
     /// `MPI_Comm_create` of an intracommunicator, and `MPI_Comm_create_group` (collective over
     /// the group only): the group.
     Create(Group),
@@ -72,10 +73,10 @@ enum Shape {
 
 impl Shape {
     /// The (color, key) this process sends with its answers: a split's, or a merge's `high`.
-    fn choice(&self) -> Option<(i32, i32)> {
+    fn choice(&self) -> Option<(i64, i32)> {
         match *self {
             Shape::Split { color, key } => Some((color, key)),
-            Shape::Merge { high } => Some((i32::from(high), 0)),
+            Shape::Merge { high } => Some((i64::from(high), 0)),
             _ => None,
         }
     }
@@ -105,7 +106,7 @@ pub(crate) struct PendingComm {
     pending: Vec<(RequestId, RequestId)>,
     /// Each member's (color, key) of a split or merge, by parent rank (an intercommunicator's
     /// remote group after its local one); empty otherwise.
-    choices: Vec<(i32, i32)>,
+    choices: Vec<(i64, i32)>,
     /// The size of the parent's local group when it is an intercommunicator.
     local_size: Option<usize>,
     /// Free the communicator once agreed: the caller gave it up ([`Engine::comm_idup_abandon`]).
@@ -211,7 +212,21 @@ impl<T: Transport> Engine<T> {
     /// color; one facing an empty group gets `None`.
     pub fn comm_isplit(&mut self, parent: CommId, color: i32, key: i32) -> Result<RequestId> {
         check_color(color)?;
-        self.start_making(parent, Shape::Split { color, key }, color != UNDEFINED)
+        let color = i64::from(color);
+        self.start_making(parent, Shape::Split { color, key }, color != NO_COLOR)
+    }
+
+    /// Starts `MPI_Comm_split_type`: the processes with equal labels (`None`: this process
+    /// joins none) form a communicator, ordered by key, as [`Self::comm_isplit`] does with
+    /// colors. A label travels as its hash ([`label_color`]), so that it fits the first answers.
+    pub fn comm_isplit_label(
+        &mut self,
+        parent: CommId,
+        label: Option<&[u8]>,
+        key: i32,
+    ) -> Result<RequestId> {
+        let color = label.map_or(NO_COLOR, label_color);
+        self.start_making(parent, Shape::Split { color, key }, label.is_some())
     }
 
     /// Starts `MPI_Comm_create` of `parent` over `group` (a subgroup of its local group); the
@@ -444,8 +459,9 @@ impl<T: Transport> Engine<T> {
             };
             agree &= word(1).map(u32::from_le_bytes) == Some(m.candidate);
             all &= answer.first() == Some(&1);
-            if let (Some(c), Some(k)) = (word(5), word(9)) {
-                m.choices[rank] = (i32::from_le_bytes(c), i32::from_le_bytes(k));
+            let color = answer.get(5..13).map(|b| b.try_into().expect("8 bytes"));
+            if let (Some(c), Some(k)) = (color, word(13)) {
+                m.choices[rank] = (i64::from_le_bytes(c), i32::from_le_bytes(k));
             }
         }
         if agree && all {
@@ -483,7 +499,7 @@ impl<T: Transport> Engine<T> {
                 self.comms.get_mut(*new)?.ctx = m.candidate;
                 return Ok(Some(*new));
             }
-            Shape::Split { color, .. } if *color == UNDEFINED => return Ok(None),
+            Shape::Split { color, .. } if *color == NO_COLOR => return Ok(None),
             _ if m.local_size.is_some() => return self.make_from_inter(m),
             Shape::Split { color, .. } => split_group(&p.group, &m.choices, *color),
             Shape::Create(g) => g.clone(),
@@ -510,7 +526,7 @@ impl<T: Transport> Engine<T> {
         let (errhandler, me) = (p.errhandler, group.members[p.rank as usize]);
         let (here, there) = m.choices.split_at(group.size());
         if let Shape::Merge { .. } = m.shape {
-            let order = |g: &Group, c: &[(i32, i32)]| (c[0].0, self.global_id(g.members[0]));
+            let order = |g: &Group, c: &[(i64, i32)]| (c[0].0, self.global_id(g.members[0]));
             let (first, second) = match order(&group, here) < order(&remote, there) {
                 true => (&group, &remote),
                 false => (&remote, &group),
@@ -602,6 +618,22 @@ fn check_subgroup(group: &Group, within: &Group) -> Result<()> {
     }
 }
 
+/// The color of the processes that join no communicator (`MPI_UNDEFINED`).
+const NO_COLOR: i64 = UNDEFINED as i64;
+
+/// The color of label `label` in `MPI_Comm_split_type`: a fixed 63-bit hash of its bytes (the
+/// same in every process and job; never negative, so never [`NO_COLOR`]). Two different labels
+/// share a color with probability 2^-63 per pair.
+fn label_color(label: &[u8]) -> i64 {
+    let start = mix(label.len() as u64);
+    let folded = label.chunks(8).fold(start, |h, c| {
+        let mut word = [0u8; 8];
+        word[..c.len()].copy_from_slice(c);
+        mix(h ^ u64::from_le_bytes(word))
+    });
+    (folded >> 1) as i64
+}
+
 /// `MPI_Comm_split`'s color: non-negative or `MPI_UNDEFINED`.
 pub(crate) fn check_color(color: i32) -> Result<()> {
     if color < 0 && color != UNDEFINED {
@@ -614,7 +646,7 @@ pub(crate) fn check_color(color: i32) -> Result<()> {
 }
 
 /// The members of `parent` that chose `color`, by (key, parent rank).
-fn split_group(parent: &Group, choices: &[(i32, i32)], color: i32) -> Group {
+fn split_group(parent: &Group, choices: &[(i64, i32)], color: i64) -> Group {
     let mut chosen: Vec<(i32, usize)> = (choices.iter().enumerate())
         .filter(|(_, (c, _))| *c == color)
         .map(|(r, (_, k))| (*k, r))
@@ -654,6 +686,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn labels_have_distinct_non_negative_colors() {
+        let labels: [&[u8]; 5] = [b"", b"\0", b"node01", b"node02", b"node01\0"];
+        let colors: Vec<i64> = labels.iter().map(|l| label_color(l)).collect();
+        for (i, c) in colors.iter().enumerate() {
+            assert!(*c >= 0);
+            assert!(!colors[..i].contains(c), "{:?}", labels[i]);
+        }
+        assert_eq!(label_color(b"node01"), label_color(b"node01"));
     }
 
     #[test]

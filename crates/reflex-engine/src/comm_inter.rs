@@ -1,5 +1,5 @@
-//! Intercommunicators (MPI-3.1 §6.6): `MPI_Intercomm_merge`, `MPI_Comm_split_type` of an
-//! intercommunicator, comparisons, and the members' identities that travel between groups.
+//! Intercommunicators (MPI-3.1 §6.6): `MPI_Intercomm_merge` waited for, comparisons, and the
+//! members' identities that travel between groups.
 //!
 //! `MPI_Intercomm_create` is `crate::comm_bridge`'s; merge, and dup, split and create applied to
 //! an intercommunicator, are made like those of intracommunicators (`crate::comm_idup`), with
@@ -11,7 +11,6 @@
 //! bridge card is unknown here).
 
 use crate::comm::{compare_groups, Comm, CommId, Comparison, Group, GroupId};
-use crate::comm_ops::UNDEFINED;
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::procs::{GlobalId, GLOBAL_ID_LEN};
@@ -21,12 +20,6 @@ use reflex_base::transport::Transport;
 /// far below the negative tags of `MPI_Comm_create_group`.
 pub(crate) fn leader_tag(tag: i32) -> i32 {
     i32::MIN + tag
-}
-
-fn unwords(b: &[u8]) -> Vec<u32> {
-    b.chunks_exact(4)
-        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-        .collect()
 }
 
 impl<T: Transport> Engine<T> {
@@ -86,53 +79,6 @@ impl<T: Transport> Engine<T> {
         let request = self.comm_imerge(comm, high)?;
         let made = self.wait_made(request)?;
         made.ok_or_else(|| MpiError::new(ErrorClass::Intern, "a merge made no communicator"))
-    }
-
-    /// `MPI_Comm_split_type` on an intercommunicator (MPI-4.0 §7.4.2): processes of both groups
-    /// with equal labels get the same color (the lowest position, in the order of global
-    /// identities, among them: the same in every job).
-    pub(crate) fn inter_split_by_label(
-        &mut self,
-        comm: CommId,
-        label: Option<&[u8]>,
-        key: i32,
-    ) -> Result<Option<CommId>> {
-        let c = self.inter(comm)?;
-        let mut ids: Vec<GlobalId> = (c.group.members.iter().chain(&*c.peers().members))
-            .map(|&m| self.global_id(m))
-            .collect();
-        let unsorted = ids.clone();
-        ids.sort_unstable();
-        let worlds: Vec<u32> = unsorted
-            .iter()
-            .map(|id| ids.binary_search(id).unwrap_or(0) as u32)
-            .collect();
-        // A length word then the label padded to the longest; length u32::MAX is "no label".
-        let len = label.map_or(u32::MAX, |l| l.len() as u32);
-        let (here, there) = self.allgather_inter(comm, &len.to_le_bytes())?;
-        let lens: Vec<u32> = here.iter().chain(&there).map(|b| unwords(b)[0]).collect();
-        let longest = lens
-            .iter()
-            .filter(|&&l| l != u32::MAX)
-            .max()
-            .copied()
-            .unwrap_or(0);
-        let mut padded = label.unwrap_or_default().to_vec();
-        padded.resize(longest.max(1) as usize, 0); // never empty, as for `allgather_var`
-        let (here, there) = self.allgather_inter(comm, &padded)?;
-        let labels: Vec<Option<&[u8]>> = (here.iter().chain(&there).zip(&lens))
-            .map(|(b, &l)| (l != u32::MAX).then(|| &b[..l as usize]))
-            .collect();
-        let color = match label {
-            None => UNDEFINED,
-            Some(mine) => (labels.iter().zip(&worlds))
-                .filter(|(l, _)| **l == Some(mine))
-                .map(|(_, &w)| w as i32)
-                .min()
-                .unwrap_or(UNDEFINED),
-        };
-        let request = self.comm_isplit(comm, color, key)?;
-        self.wait_made(request)
     }
 
     /// `MPI_Comm_compare` of two intercommunicators: both groups are compared.

@@ -1,11 +1,10 @@
-//! The blocking exchanges of byte strings that communicator creation runs inside the engine
-//! (agreeing on context ids, splitting, building intercommunicators), outside the schedules of
-//! application collectives.
+//! Exchanges of byte strings that communicator creation runs inside the engine, outside the
+//! schedules of application collectives: the pairwise sends and receives the nonblocking
+//! constructors post ([`Engine::post_exchange`]), and the blocking allgathers left to the
+//! constructors between jobs (connect/accept, spawn).
 //!
-//! They use small fixed tags on a collective context, below the tags of schedules, so they can
-//! run while application collectives are in flight on the same communicator. On an
-//! intercommunicator, [`Engine::allgather_inter`] gathers from both groups: once inside the local
-//! group (the hidden local context) and once across (the inter-group collective context).
+//! The blocking ones use small fixed tags on a collective context, below the tags of schedules,
+//! so they can run while application collectives are in flight on the same communicator.
 
 use crate::comm::CommId;
 use crate::engine::Engine;
@@ -14,14 +13,8 @@ use crate::packet::Envelope;
 use crate::request::{InBuf, Op, OutBuf, RequestId, SendMode};
 use reflex_base::transport::Transport;
 
-/// Tag of [`Engine::allgather_bytes`] and of the local half of [`Engine::allgather_inter`].
+/// Tag of [`Engine::allgather_bytes`].
 const TAG_ALLGATHER_BYTES: i32 = 4;
-/// Tag of the inter-group half of [`Engine::allgather_inter`].
-const TAG_ACROSS: i32 = 5;
-
-/// One byte string per rank of a group.
-pub(crate) type ByRank = Vec<Vec<u8>>;
-
 /// One side of a pairwise exchange: where to send, whom to receive from, and how.
 #[derive(Debug, Clone)]
 pub(crate) struct Peer {
@@ -49,33 +42,6 @@ impl<T: Transport> Engine<T> {
         }
         let (ctx, members, rank) = (c.ctx + 1, c.group.members.clone(), c.rank as usize);
         self.exchange_among(ctx, &members, rank, TAG_ALLGATHER_BYTES, &mine)
-    }
-
-    /// Gathers one byte string of the same length from every process of intercommunicator
-    /// `comm`: returns the local group's strings and the remote group's, each by rank.
-    pub(crate) fn allgather_inter(
-        &mut self,
-        comm: CommId,
-        mine: &[u8],
-    ) -> Result<(ByRank, ByRank)> {
-        let c = self.comms.get(comm)?;
-        let remote = c.peers().members.clone();
-        let (local, rank, ctx) = (c.group.members.clone(), c.rank, c.ctx);
-        let here =
-            self.exchange_among(ctx + 3, &local, rank as usize, TAG_ALLGATHER_BYTES, mine)?;
-        let mut pending = Vec::with_capacity(remote.len());
-        for (r, &world) in remote.iter().enumerate() {
-            let peer = Peer {
-                ctx: ctx + 1,
-                world,
-                rank: r as i32,
-                me: rank,
-                tag: TAG_ACROSS,
-            };
-            pending.push(self.post_exchange(&peer, mine.to_vec(), mine.len())?);
-        }
-        let there = self.finish_exchanges(pending)?;
-        Ok((here, there))
     }
 
     /// Sends `mine` to every other member of `members` and receives theirs, over context `ctx`

@@ -74,14 +74,15 @@ pub fn comm_split_type(
     newcomm: *mut MPI_Comm,
 ) -> Result<()> {
     let label = split_label(w, split_type, info)?;
-    let id = w
-        .world
-        .engine
-        .comm_split_by_label(comm, label.as_ref().map(String::as_bytes), key)?;
-    if let Some(id) = id {
+    let start = move |w: &mut Mpi| {
+        let label = label.as_ref().map(String::as_bytes);
+        w.world.engine.comm_isplit_label(comm, label, key).map(Some)
+    };
+    let adopt = move |w: &mut Mpi, id| {
         info::set_hints(w, id, info);
-    }
-    write_comm(newcomm, id)
+        Ok(())
+    };
+    wait_made(w, start, adopt, newcomm)
 }
 
 /// `MPI_Comm_dup_with_info`: attributes are copied, the hints are `info`'s.
