@@ -249,7 +249,7 @@ impl<T: Transport> Engine<T> {
             },
             |en, run| {
                 en.allgather_take(run, false, |run, r| {
-                    run.read(r, len, copy_out(&mut block(r)))
+                    run.read_exactly(r, len, copy_out(&mut block(r)))
                 })
             },
         )

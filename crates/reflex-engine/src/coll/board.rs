@@ -308,7 +308,7 @@ impl<T: Transport> Engine<T> {
             return self.publish(run, len, pack);
         }
         self.await_board(|| run.board.has_published(root, run.epoch))?;
-        run.read(root, len, unpack)
+        run.read_exactly(root, len, unpack)
     }
 
     /// Allreduce (`root = None`) or reduce to `root`.
@@ -447,7 +447,7 @@ impl<T: Transport> Engine<T> {
         self.allgather_on(run, len, pack, copy_own, |run, r| {
             let block = &mut recv[r];
             let want = block.packed_len()?;
-            run.read(r, want, |bytes| {
+            run.read_exactly(r, want, |bytes| {
                 typed::unpack(&block.dt, block.count, &mut block.buf, 0, bytes);
             })
         })
@@ -720,24 +720,8 @@ pub(super) struct BoardRun {
 }
 
 impl BoardRun {
-    /// Runs `f` on what `rank` published, which must fit the `room` bytes the reader has.
-    pub(super) fn read<R>(
-        &self,
-        rank: usize,
-        room: usize,
-        f: impl FnOnce(&[u8]) -> R,
-    ) -> Result<R> {
-        let have = self.published_len(rank);
-        if have > room {
-            return Err(MpiError::new(
-                ErrorClass::Truncate,
-                format!("collective arguments differ across ranks: rank {rank} sent {have} bytes, {room} expected"),
-            ));
-        }
-        Ok(self.board.inspect(rank, self.epoch, have, f))
-    }
-
-    /// Like [`BoardRun::read`], for operands that must have exactly `len` bytes.
+    /// Runs `f` on what `rank` published, which must be exactly the `len` bytes this rank
+    /// expects (the type signatures of a collective's ranks match, MPI-3.1 §5.1).
     pub(super) fn read_exactly<R>(
         &self,
         rank: usize,

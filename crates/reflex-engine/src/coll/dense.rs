@@ -157,7 +157,7 @@ impl<T: Transport> Engine<T> {
         let mine = send.unwrap_or_else(|| recv.slice(run.me * len, len).as_send());
         self.on_board(comm, run, |e, run| {
             e.allgather_on(run, len, copy_in(&mine), own, |run, r| {
-                run.read(r, len, copy_out(&mut recv.slice(r * len, len)))
+                run.read_exactly(r, len, copy_out(&mut recv.slice(r * len, len)))
             })
         })
     }

@@ -23,7 +23,7 @@ use crate::datatype::{typed, Basic};
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::packet::Envelope;
-use crate::request::{InBuf, Op, OutBuf, Request, RequestId, SendMode, Status};
+use crate::request::{InBuf, Op, OutBuf, Request, RequestId, SendMode, Status, PROC_NULL};
 use reflex_base::transport::Transport;
 use std::sync::Arc;
 
@@ -220,6 +220,27 @@ fn in_use(t: TempId) -> MpiError {
         ErrorClass::Intern,
         format!("collective temporary {t} is in use by a transfer"),
     )
+}
+
+/// The error of a finished receive into the application's buffer (not a `temp`orary, which
+/// may be larger than what comes) that brought fewer bytes than the block holds: the sender's
+/// type signature differs from this rank's (MPI-3.1 §5.1 asks them to match; a longer one is a
+/// truncation, reported by the receive itself).
+fn short_block(req: &Request, temp: bool) -> Option<MpiError> {
+    let Op::Recv(r) = &req.op else {
+        return None;
+    };
+    let (have, room) = (req.status.bytes, r.buf.capacity());
+    (!temp && have != room && req.status.source != PROC_NULL).then(|| {
+        MpiError::new(
+            ErrorClass::Truncate,
+            format!(
+                "collective arguments differ across ranks: rank {} sent {have} bytes for a \
+                 block of {room}",
+                req.status.source
+            ),
+        )
+    })
 }
 
 /// `MPI_ERR_TRUNCATE` for a block that does not fit.
@@ -501,6 +522,8 @@ impl<T: Transport> Engine<T> {
                     e.class,
                     format!("collective arguments differ across ranks: {}", e.message),
                 ));
+            } else if let Some(short) = short_block(&req, back.is_some()) {
+                first_error.get_or_insert(short);
             }
             if let (Some(t), Some(v)) = (back, owned_buffer(req)) {
                 sched.temps[t] = Some(v);

@@ -211,6 +211,71 @@ pub enum Coll {
     },
 }
 
+impl Coll {
+    /// `MPI_ERR_BUFFER` when this rank (`me` of an intracommunicator) passed one buffer as both
+    /// its send and its receive buffer: a send block that starts where the receive block of the
+    /// same position does (this rank's own block of a gather, scatter or allgather, any block of
+    /// an alltoall, the vectors of a reduction), both non-empty. MPI forbids such aliasing
+    /// (MPI-3.1 §2.3) and offers `MPI_IN_PLACE` instead; like MPICH, only identical starts are
+    /// caught, so interleaved derived datatypes over one array stay allowed.
+    pub fn check_aliasing(&self, me: usize) -> Result<()> {
+        let same = |s: &SendData, r: &RecvData| {
+            !s.buf.is_empty() && !r.buf.is_empty() && s.buf.addr() == r.buf.addr()
+        };
+        let own = |s: &SendData, blocks: &[RecvData]| blocks.get(me).is_some_and(|r| same(s, r));
+        let aliased = match self {
+            Coll::Gather {
+                send: Some(s),
+                recv,
+                ..
+            } => own(s, recv),
+            Coll::Allgather {
+                send: Some(s),
+                recv,
+            } => own(s, recv),
+            Coll::Scatter {
+                send,
+                recv: Some(r),
+                ..
+            } => send.get(me).is_some_and(|s| same(s, r)),
+            Coll::Alltoall {
+                send: Some(s),
+                recv,
+                ..
+            } => s.iter().zip(recv).any(|(s, r)| same(s, r)),
+            Coll::Reduce {
+                send: Some(s),
+                recv: Some(r),
+                ..
+            } => same(s, r),
+            Coll::Allreduce {
+                send: Some(s),
+                recv,
+                ..
+            }
+            | Coll::ReduceScatter {
+                send: Some(s),
+                recv,
+                ..
+            }
+            | Coll::Scan {
+                send: Some(s),
+                recv,
+                ..
+            } => same(s, recv),
+            _ => false,
+        };
+        match aliased {
+            false => Ok(()),
+            true => Err(MpiError::new(
+                ErrorClass::Buffer,
+                "the send and receive buffers are the same memory (aliased); MPI_IN_PLACE as \
+                 the send buffer says that the data is already in the receive buffer",
+            )),
+        }
+    }
+}
+
 /// `MPI_ERR_ROOT` unless `root` is a rank of a communicator of `size`.
 pub(crate) fn check_root(root: i32, size: usize) -> Result<usize> {
     usize::try_from(root)

@@ -97,7 +97,7 @@ impl<T: Transport> Engine<T> {
                 let peer = self.exposed(run, r)?;
                 let (at, len) = place(&peer);
                 let into = blocks[r].bytes_mut();
-                if len > into.len() {
+                if len != into.len() {
                     return Err(mismatch(r, len, into.len()));
                 }
                 peer.fetch(at, &mut into[..len])?;
@@ -135,7 +135,7 @@ impl<T: Transport> Engine<T> {
                 .and_then(|peers| self.bcast_pieces(run, &peers, root, buf.bytes_mut())),
             false => self.exposed(run, root).and_then(|p| {
                 let into = buf.bytes_mut();
-                match p.len <= into.len() {
+                match p.len == into.len() {
                     true => p.fetch(p.src, &mut into[..p.len]),
                     false => Err(mismatch(root, p.len, into.len())),
                 }
@@ -154,7 +154,7 @@ impl<T: Transport> Engine<T> {
         into: &mut [u8],
     ) -> Result<()> {
         let (n, me, len) = (peers.len(), run.me, peers[root].len);
-        if len > into.len() {
+        if len != into.len() {
             return Err(mismatch(root, len, into.len()));
         }
         let parts = pieces(len, 1, n);

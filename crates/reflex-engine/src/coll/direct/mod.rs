@@ -266,7 +266,7 @@ impl<T: Transport> Engine<T> {
     /// Where rank `r`'s buffers are, once it has published them.
     fn exposed(&mut self, run: &BoardRun, r: usize) -> Result<Exposed> {
         self.await_board(|| run.board.has_published(r, run.epoch()))?;
-        run.read(r, Exposed::BYTES, Exposed::read)
+        run.read_exactly(r, Exposed::BYTES, Exposed::read)
     }
 }
 
