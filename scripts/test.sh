@@ -58,6 +58,9 @@ MPI_LIB_DIR=install/lib tests/hosts/suite.sh reflexd target/release --ranks 4
 stage "dynamic processes across reflexd hosts: spawned jobs on the other host's free slots, ports, join (skipped without root)"
 MPI_LIB_DIR=install/lib tests/hosts/suite.sh reflexd target/release --ranks 1,2,3 --filter '^dynproc_'
 
+stage "a connection between two live ranks breaks (ss -K): the job ends with the reason, not a hang (skipped without root)"
+tests/hosts/link-failure.sh install
+
 stage "C MPI suite with TCP between every pair of ranks"
 MPI_LIB_DIR=install/lib tests/hosts/suite.sh tcp target/release --ranks 2,4
 

@@ -82,6 +82,15 @@ pub trait Transport {
     /// Called by the engine only after its own spinning budget ran out (spin-then-block); a spurious
     /// return is allowed. Senders wake a sleeping receiver.
     fn sleep(&mut self, timeout: std::time::Duration);
+
+    /// A link to a peer that failed while both ends may live (an I/O error, a frame cut off,
+    /// malformed input, not an orderly close) and has stayed broken for `grace`: the peer and
+    /// why. Asked only before the engine sleeps. `None` (the default) for transports whose
+    /// links cannot fail that way.
+    fn failed_link(&self, grace: std::time::Duration) -> Option<(usize, String)> {
+        let _ = grace;
+        None
+    }
 }
 
 /// Writes `head` then `body` into `packet` (exactly their total length): the `fill` of a

@@ -9,7 +9,7 @@
 
 use crate::comm::{Comm, Comms, Groups};
 use crate::core::{Core, Out};
-use crate::error::Result;
+use crate::error::{ErrorClass, MpiError, Result};
 use crate::packet::{self, Envelope};
 use crate::request::{OutBuf, RequestId, SendPhase};
 use reflex_base::transport::{Transport, WouldBlock};
@@ -43,6 +43,10 @@ pub struct Tuning {
     /// Cooperative copy of large messages: its chunk setting (0: by size), `None` when off.
     pub coop_chunk: Option<usize>,
 }
+
+/// How long a link must have been broken by a failure before a sleeping wait reports it: a
+/// dying rank's links break too, and its launcher ends the job well within this time.
+pub const LINK_FAILURE_GRACE: Duration = Duration::from_secs(3);
 
 impl Default for Tuning {
     fn default() -> Self {
@@ -370,8 +374,25 @@ impl<T: Transport> Engine<T> {
                 // the peer's last chunks: neither rings a doorbell of ours.
                 shared |= crate::spin::SpinBudget::yield_cpu();
             } else {
+                self.check_links()?;
                 self.fabric.sleep(self.tuning.sleep);
             }
+        }
+    }
+
+    /// Fails a wait that would sleep while a link to a peer is broken by a failure (no message
+    /// from that peer can come, and this wait may need one): an error of class
+    /// `MPI_ERR_OTHER`, raised again by every later wait that sleeps, so that the job ends
+    /// under the default error handler instead of hanging.
+    fn check_links(&self) -> Result<()> {
+        match self.fabric.failed_link(LINK_FAILURE_GRACE) {
+            Some((peer, why)) => Err(MpiError::new(
+                ErrorClass::Other,
+                format!(
+                    "the connection to rank {peer} failed ({why}); no message from it can arrive"
+                ),
+            )),
+            None => Ok(()),
         }
     }
 

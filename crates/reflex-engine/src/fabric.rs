@@ -284,6 +284,16 @@ impl Transport for Fabric {
             Fabric::Bridged(b) => b.base.sleep(timeout.min(MIXED_SLEEP_SLICE)),
         }
     }
+
+    /// Links between this job's ranks only: a bridge's links end whenever another job does.
+    fn failed_link(&self, grace: Duration) -> Option<(usize, String)> {
+        match self {
+            Fabric::Tcp(t) => t.failed_link(grace),
+            Fabric::Mixed(m) => m.tcp.failed_link(grace),
+            Fabric::Bridged(b) => b.base.failed_link(grace),
+            Fabric::Shm(_) | Fabric::Alone => None,
+        }
+    }
 }
 
 fn wire_error(what: &str, e: impl std::fmt::Display) -> MpiError {

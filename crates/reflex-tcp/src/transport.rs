@@ -27,7 +27,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{self, IoSlice};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::OwnedFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
@@ -163,6 +163,9 @@ pub struct TcpTransport {
     /// On a bridge: accepted connections whose hello names a process not known yet (token,
     /// hello, connection), oldest first, at most [`MAX_UNIDENTIFIED`].
     parked: Vec<(u64, Hello, Conn)>,
+    /// The first link that broke other than by the peer's orderly close (an I/O error, a frame
+    /// cut off, malformed input), and when: [`Transport::failed_link`].
+    pub(crate) failed: Option<(usize, String, Instant)>,
 }
 
 fn errno(e: Errno) -> io::Error {
@@ -270,6 +273,7 @@ impl TcpTransport {
             epoll,
             bridge: None,
             parked: Vec::new(),
+            failed: None,
         })
     }
 
@@ -388,7 +392,12 @@ impl TcpTransport {
                     "closed its connection"
                 };
                 if matches!(self.links[peer], Link::Up(_) | Link::Connecting { .. }) {
-                    self.break_link(peer, format!("rank {peer} {what}"));
+                    let reason = format!("rank {peer} {what}");
+                    if cut {
+                        self.break_link(peer, reason);
+                    } else {
+                        self.close_link(peer, reason);
+                    }
                 }
             }
             Err(e) => self.break_link(peer, format!("connection lost: {e}")),
@@ -671,6 +680,14 @@ impl Transport for TcpTransport {
         let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
         let timeout = EpollTimeout::try_from(ms).unwrap_or(EpollTimeout::MAX);
         let _ = self.epoll.wait(&mut self.events, timeout);
+    }
+
+    /// The first link that broke by a failure. A rank that dies has its connections closed or
+    /// reset by its kernel, and its launcher ends the job soon after; a link that fails while
+    /// both ranks live stays broken past `grace`, which tells the two apart.
+    fn failed_link(&self, grace: Duration) -> Option<(usize, String)> {
+        let (peer, reason, at) = self.failed.as_ref()?;
+        (at.elapsed() >= grace).then(|| (*peer, reason.clone()))
     }
 }
 

@@ -75,8 +75,18 @@ impl TcpTransport {
         Ok(conn)
     }
 
-    /// Marks the link to `peer` broken (closing its connection); `loud` prints the reason now.
+    /// Marks the link to `peer` broken (closing its connection) by a failure, the first of
+    /// which [`Transport::failed_link`] reports.
     pub(crate) fn break_link(&mut self, peer: usize, reason: String) {
+        if self.failed.is_none() {
+            self.failed = Some((peer, reason.clone(), Instant::now()));
+        }
+        self.close_link(peer, reason);
+    }
+
+    /// Ends the link to `peer`, which closed it in order (between frames): not a failure,
+    /// since a rank that finishes closes its connections while others still run.
+    pub(crate) fn close_link(&mut self, peer: usize, reason: String) {
         let old = std::mem::replace(
             &mut self.links[peer],
             Link::Broken {

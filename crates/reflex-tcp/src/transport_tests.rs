@@ -493,6 +493,13 @@ fn a_peer_with_a_malformed_frame_is_disconnected() {
     let broken = ts[0].broken_peers();
     assert!(broken[0].1.contains("malformed"), "{broken:?}");
     assert_eq!(ts[0].try_send(1, 1, |_| {}), Err(WouldBlock));
+    // A failure: reported once the grace has passed.
+    let failed = ts[0].failed_link(Duration::ZERO);
+    assert!(
+        matches!(&failed, Some((1, why)) if why.contains("malformed")),
+        "{failed:?}"
+    );
+    assert_eq!(ts[0].failed_link(Duration::from_secs(3600)), None);
 }
 
 #[test]
@@ -513,6 +520,8 @@ fn a_dead_peer_breaks_its_link_only() {
         ts[0].try_send(1, 4, |_| panic!("not filled")),
         Err(WouldBlock)
     );
+    // Closed in order between frames (as by a rank that finished): not a failure.
+    assert_eq!(ts[0].failed_link(Duration::ZERO), None);
     // Rank 2 is now ts[1]; the link 0-2 still works.
     let mut inbox = Inbox::default();
     let p = packet(0, 0, 40);
@@ -549,6 +558,7 @@ fn connecting_to_nobody_breaks_the_link() {
     }
     let broken = t.broken_peers();
     assert!(broken[0].1.contains("cannot connect"), "{broken:?}");
+    assert!(t.failed_link(Duration::ZERO).is_some());
 }
 
 /// The child side of [`ping_pong_across_processes`]: rank 1 of 2, knowing only rank 0's card.
