@@ -1,8 +1,8 @@
 //! Job control: Ctrl-Z stops the whole job and `fg`/`bg` continue it, as a shell does for the
 //! processes of one job.
 //!
-//! The ranks run in a process group of their own (so that one signal also reaches a rank's
-//! children), which is not the terminal's foreground group: the terminal's SIGTSTP reaches
+//! Each rank leads a session and process group of its own (so that one signal also reaches a
+//! rank's children), which is not the terminal's foreground group: the terminal's SIGTSTP reaches
 //! mpiexec alone. So mpiexec reads SIGTSTP and SIGCONT through its signalfd (a blocked SIGCONT
 //! still continues the process, and is then queued for the signalfd). On SIGTSTP it stops every
 //! rank with SIGSTOP (on other hosts through their session, which also stops expecting

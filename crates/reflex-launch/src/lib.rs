@@ -4,7 +4,7 @@
 //! `mpiexec` forks the ranks itself and serves PMI-1 in-process (DESIGN.md "Wire-up and
 //! launch"), with the I/O-free [`reflex_pmi::Server`] inside a `poll(2)` loop. Modules:
 //! - [`args`]: the Hydra-compatible command line;
-//! - [`spawn`]: one rank's environment, PMI socket, pipes and process group;
+//! - [`spawn`]: one rank's environment, PMI socket, pipes and session;
 //! - [`supervise`]: the event loop (PMI, stdio, signals, reaping, termination, cleanup), which
 //!   also starts the jobs a job spawns (`MPI_Comm_spawn`, checked by [`dynamic`]);
 //! - [`jobctl`]: Ctrl-Z and `fg` for the whole job (one host or many);
@@ -124,11 +124,7 @@ fn prepare_and_launch(spec: &JobSpec, kvsname: &str) -> Result<Supervisor, Strin
         supervisor.limit_time(limit);
     }
     for rank in 0..spec.ranks {
-        match spawn::spawn_rank(
-            &job,
-            spawn::Place::single_host(rank, spec.ranks),
-            supervisor.group(),
-        ) {
+        match spawn::spawn_rank(&job, spawn::Place::single_host(rank, spec.ranks)) {
             Ok(spawned) => supervisor.add_rank(spawned),
             Err(e) => {
                 supervisor.fail(&e.to_string(), e.status_code());

@@ -148,6 +148,14 @@ pub fn signal_all(pids: &[Pid], signal: Signal) {
     }
 }
 
+/// Sends `signal` to the session (process group) of each rank not reaped yet: every rank leads
+/// one ([`crate::spawn::spawn_rank`]), and an unreaped rank's id cannot have been reused.
+pub fn signal_rank_groups(leaders: impl Iterator<Item = Pid>, signal: Signal) {
+    for leader in leaders {
+        let _ = nix::sys::signal::killpg(leader, signal);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

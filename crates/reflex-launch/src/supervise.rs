@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use nix::sys::signal::{killpg, Signal};
+use nix::sys::signal::Signal;
 use nix::sys::signalfd::SignalFd;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{getpid, Pid};
@@ -23,7 +23,9 @@ use reflex_pmi::{Event, Outcome, Server};
 use crate::jobctl::{self, JobControl};
 use crate::output::{OutputPipe, RankOf, Sink, Sinks};
 use crate::pmi_conn::PmiConn;
-use crate::procs::{live_children, repeated_signal_message, signal_all, Ending};
+use crate::procs::{
+    live_children, repeated_signal_message, signal_all, signal_rank_groups, Ending,
+};
 use crate::spawn::Spawned;
 use crate::stdin::StdinForward;
 
@@ -86,7 +88,6 @@ enum Slot {
 pub struct Supervisor {
     label: bool,
     me: Pid,
-    group: Option<Pid>,
     signals: SignalFd,
     jobs: Vec<Job>,
     /// Every process of every job, in start order.
@@ -110,7 +111,6 @@ impl Supervisor {
         Self {
             label,
             me: getpid(),
-            group: None,
             signals,
             jobs: vec![Job { server, first: 0 }],
             ranks: Vec::new(),
@@ -132,11 +132,6 @@ impl Supervisor {
         self.time_limit = Some((Instant::now() + limit, limit));
     }
 
-    /// The job's process group, once rank 0 has started.
-    pub fn group(&self) -> Option<Pid> {
-        self.group
-    }
-
     /// Lets the job spawn jobs (`MPI_Comm_spawn`) whose processes get `vars` (and their PMI
     /// variables) as environment.
     pub fn allow_spawn(&mut self, vars: Vec<(std::ffi::OsString, std::ffi::OsString)>) {
@@ -147,7 +142,6 @@ impl Supervisor {
     pub fn add_rank(&mut self, mut spawned: Spawned) {
         let rank = self.ranks.len() as u32;
         if rank == 0 {
-            self.group = Some(spawned.pid);
             self.stdin = StdinForward::new(spawned.stdin.take());
         }
         self.add_process(0, rank, spawned);
@@ -222,21 +216,21 @@ impl Supervisor {
         self.status.unwrap_or(0)
     }
 
-    fn rank0_unreaped(&self) -> bool {
-        self.ranks.first().is_some_and(|r| r.ending.is_none())
-    }
-
     fn all_ranks_ended(&self) -> bool {
         self.ranks.iter().all(|r| r.ending.is_some())
     }
 
-    /// Sends `signal` to every process of the job: the process group while its leader (rank 0)
-    /// is unreaped, so that its id cannot have been reused, and every child of mpiexec.
+    /// Sends `signal` to every process of the job: the group of each unreaped rank, and every
+    /// child of mpiexec (a subreaper: orphans of reaped ranks are among them).
     fn signal_job(&self, signal: Signal) {
-        if let (Some(group), true) = (self.group, self.rank0_unreaped()) {
-            let _ = killpg(group, signal);
-        }
+        self.signal_ranks(signal);
         signal_all(&live_children(self.me), signal);
+    }
+
+    /// Sends `signal` to the group of each rank not reaped yet, of every job.
+    fn signal_ranks(&self, signal: Signal) {
+        let unreaped = self.ranks.iter().filter(|r| r.ending.is_none());
+        signal_rank_groups(unreaped.map(|r| r.pid), signal);
     }
 
     fn terminate(&mut self) {
@@ -437,20 +431,7 @@ impl Supervisor {
             self.fail(&repeated_signal_message(signal), 128 + signal);
             return;
         }
-        match (self.group, self.rank0_unreaped()) {
-            (Some(group), true) => {
-                let _ = killpg(group, sig);
-            }
-            _ => {
-                let live: Vec<Pid> = self
-                    .ranks
-                    .iter()
-                    .filter(|r| r.ending.is_none())
-                    .map(|r| r.pid)
-                    .collect();
-                signal_all(&live, sig);
-            }
-        }
+        self.signal_ranks(sig);
     }
 
     /// Reads and serves what `rank` sent on its PMI socket.

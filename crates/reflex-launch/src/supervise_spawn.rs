@@ -3,7 +3,7 @@
 //! The new job gets its own key-value space (a fresh kvsname, the preput pairs, `appnum` per
 //! command, the first job's universe size, the shared name service: [`Server::child`]), ranks
 //! `0..n` in command order, `PMI_SPAWNED=1`, and the first job's environment plus the `env`
-//! info entries. Its processes join the job's process group and are supervised like the first
+//! info entries. Each process leads a session of its own, as every rank does, and is supervised like the first
 //! job's: one failure ends everything, mpiexec ends when every process of every job has. Every
 //! process starts or none does ([`crate::dynamic::plan`] checks first; a start that still
 //! fails kills the processes already started, which are then reaped quietly).
@@ -70,10 +70,9 @@ impl Supervisor {
         vars.push(("PMI_SPAWNED".into(), "1".into()));
         let size: u32 = planned.iter().map(|p| p.procs).sum();
         let mut started: Vec<Spawned> = Vec::with_capacity(size as usize);
-        let mut group = self.group.filter(|_| self.rank0_unreaped());
         for command in planned {
             let result = in_dir(&command.wdir, || {
-                self.start_command(command, kvsname, &vars, size, &mut started, &mut group)
+                self.start_command(command, kvsname, &vars, size, &mut started)
             });
             if let Err(message) = result {
                 for process in &started {
@@ -93,7 +92,6 @@ impl Supervisor {
         vars: &[(OsString, OsString)],
         size: u32,
         started: &mut Vec<Spawned>,
-        group: &mut Option<nix::unistd::Pid>,
     ) -> Result<(), String> {
         let mut job_vars = vars.to_vec();
         for (name, value) in &command.env {
@@ -118,10 +116,9 @@ impl Supervisor {
         };
         for _ in 0..command.procs {
             let place = Place::single_host(started.len() as u32, size);
-            let mut spawned = spawn::spawn_rank(&job, place, *group).map_err(|e| e.to_string())?;
+            let mut spawned = spawn::spawn_rank(&job, place).map_err(|e| e.to_string())?;
             // A spawned job reads no stdin: closing the pipe's write end gives rank 0 EOF.
             spawned.stdin = None;
-            group.get_or_insert(spawned.pid);
             started.push(spawned);
         }
         Ok(())

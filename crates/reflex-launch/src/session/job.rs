@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use nix::sys::signal::{killpg, Signal};
+use nix::sys::signal::Signal;
 use nix::sys::signalfd::SignalFd;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{getpid, Pid};
@@ -24,7 +24,7 @@ use reflexd::tls::TlsLink;
 
 use crate::args::{EnvPolicy, JobSpec};
 use crate::pmi_conn::PmiConn;
-use crate::procs::{live_children, signal_all, Ending};
+use crate::procs::{live_children, signal_all, signal_rank_groups, Ending};
 use crate::session::send_error;
 use crate::spawn::{spawn_rank, Job, Place, Spawned};
 use crate::supervise::KILL_GRACE;
@@ -78,7 +78,6 @@ pub struct HostJob {
     proto: Option<DaemonProtocol>,
     live: Liveness,
     me: Pid,
-    pgroup: Option<Pid>,
     ranks: Vec<HostRank>,
     outputs: Vec<RawPipe>,
     stdin: Option<File>,
@@ -102,7 +101,6 @@ impl HostJob {
             proto: None,
             live: Liveness::new(now),
             me: getpid(),
-            pgroup: None,
             ranks: Vec::new(),
             outputs: Vec::new(),
             stdin: None,

@@ -89,7 +89,7 @@ impl HostJob {
                 local_rank: i as u32,
                 local_size,
             };
-            match spawn_rank(&job, place, self.pgroup) {
+            match spawn_rank(&job, place) {
                 Ok(spawned) => self.add_rank(rank, spawned),
                 Err(e) => {
                     self.fail_start(rank, e.status_code(), e.to_string());
@@ -112,9 +112,6 @@ impl HostJob {
     }
 
     fn add_rank(&mut self, rank: u32, spawned: Spawned) {
-        if self.pgroup.is_none() {
-            self.pgroup = Some(spawned.pid);
-        }
         if let Some(pipe) = spawned.stdin {
             self.stdin = Some(pipe);
         }
@@ -278,13 +275,11 @@ impl HostJob {
         }
     }
 
-    /// Sends `signal` to every process of the job on this host.
+    /// Sends `signal` to every process of the job on this host: the group of each unreaped
+    /// rank, and every child of the session (a subreaper).
     pub(super) fn signal_job(&self, signal: Signal) {
-        if let Some(group) = self.pgroup {
-            if self.ranks.first().is_some_and(|r| r.ending.is_none()) {
-                let _ = killpg(group, signal);
-            }
-        }
+        let unreaped = self.ranks.iter().filter(|r| r.ending.is_none());
+        signal_rank_groups(unreaped.map(|r| r.pid), signal);
         signal_all(&live_children(self.me), signal);
     }
 
