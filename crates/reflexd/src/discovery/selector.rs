@@ -57,14 +57,23 @@ impl Selector {
         })
     }
 
-    /// The membership (to feed datagrams and expire hosts).
+    /// The membership (to feed datagrams and read counters).
     pub fn members(&mut self) -> &mut Membership {
         &mut self.members
     }
 
+    /// Drops the hosts silent for longer than the expiry at `now`, logging each: every path that
+    /// expires hosts goes through here, so that no departure goes unlogged (a query that came
+    /// just after a host's expiry used to drop it silently).
+    pub fn expire(&mut self, now: Instant) {
+        for gone in self.members.expire(now) {
+            eprintln!("reflexd: selector: host {gone} is silent, dropped");
+        }
+    }
+
     /// The answer to `Select { slots, policy }` at `now`.
     pub fn answer(&mut self, slots: u32, policy: &str, now: Instant) -> Msg {
-        self.members.expire(now);
+        self.expire(now);
         let hosts = self.members.hosts();
         if hosts.is_empty() {
             return Msg::Error("no host has announced itself to this selector".into());
@@ -178,9 +187,7 @@ impl Server {
                 }
             }
             self.requests.retain(|r| !r.answered && now < r.deadline);
-            for gone in self.selector.members().expire(now) {
-                eprintln!("reflexd: selector: host {gone} is silent, dropped");
-            }
+            self.selector.expire(now);
         }
     }
 
