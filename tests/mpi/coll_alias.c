@@ -9,7 +9,10 @@
  *    differ"): at least one rank must report it, none may report success with data it never got
  *    and then use it;
  *  - a Scatter whose root sends blocks longer than a receiver takes -> MPI_ERR_TRUNCATE at
- *    that receiver.
+ *    that receiver;
+ *  - an Ibcast whose receivers expect more than the root sends -> an error at *every* non-root
+ *    rank: those the root's data reaches directly see the length (MPI_ERR_TRUNCATE), those
+ *    below them in the tree hear that their sender failed (MPI_ERR_OTHER).
  * After each erroneous call the communicator still works. Runs with any number of ranks.
  */
 #include "mtest.h"
@@ -50,10 +53,25 @@ static void short_bcast(MPI_Comm d)
     int rc = MPI_Bcast(buf, me == 0 ? 2 : 4, MPI_INT, 0, d);
     int cls = MPI_SUCCESS, truncated, any = 0;
     MPI_Error_class(rc, &cls);
-    CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "short Bcast: class %d", cls);
+    /* MPI_ERR_OTHER: a rank below one that failed, in a tree */
+    CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE || cls == MPI_ERR_OTHER, "short Bcast: class %d", cls);
     truncated = cls == MPI_ERR_TRUNCATE;
     CALL(MPI_Allreduce(&truncated, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
     CHECK(any == 1, "no rank reported MPI_ERR_TRUNCATE for a Bcast that sent less than expected");
+}
+
+/* the root sends 2 ints, the others expect 4, nonblocking: every non-root must fail */
+static void short_ibcast(MPI_Comm d)
+{
+    int buf[4] = {0};
+    MPI_Request rq;
+    int rc = MPI_Ibcast(buf, me == 0 ? 2 : 4, MPI_INT, 0, d, &rq);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    int cls = MPI_SUCCESS;
+    MPI_Error_class(rc, &cls);
+    if (me != 0)
+        CHECK(cls == MPI_ERR_TRUNCATE || cls == MPI_ERR_OTHER, "short Ibcast at rank %d: class %d", me, cls);
 }
 
 /* the root sends blocks of 3 ints, the last rank takes 2 */
@@ -91,6 +109,10 @@ int main(int argc, char **argv)
         MPI_Comm_dup(w, &d);
         MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
         long_scatter(d);
+        MPI_Comm_free(&d);
+        MPI_Comm_dup(w, &d);
+        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+        short_ibcast(d);
         MPI_Comm_free(&d);
     }
     int one = 1, sum = 0;

@@ -247,6 +247,11 @@ impl Core {
                 packet::ACK_LEN,
             );
         }
+        if env.flags & packet::FLAG_UPSTREAM_FAILED != 0 {
+            if let Some(recv) = self.requests.recv_mut(id) {
+                recv.upstream_failed = true;
+            }
+        }
         match body {
             MessageBody::Eager(payload) => {
                 let Some(req) = self.requests.get_mut(id) else {
@@ -601,6 +606,7 @@ impl Core {
             source,
             tag,
             phase: RecvPhase::Posted,
+            upstream_failed: false,
         };
         self.install(into, Op::Recv(op))
     }

@@ -338,6 +338,7 @@ impl<T: Transport> Engine<T> {
             source,
             tag,
             phase: RecvPhase::Posted,
+            upstream_failed: false,
         };
         let id = self.core.requests.insert(Request::new(Op::Recv(op)));
         self.core.post_recv(id, ctx, source, tag);

@@ -42,6 +42,11 @@ pub const FLAG_SYNC: u8 = 1;
 /// the receiver must ask for it to be streamed.
 pub const FLAG_STREAM_ONLY: u8 = 2;
 
+/// A collective schedule's message sent after the sender's part of that collective failed (a
+/// block of another length than expected arrived there): the receive completes with an error
+/// too, so that every rank below the failure in a tree hears of it.
+pub const FLAG_UPSTREAM_FAILED: u8 = 4;
+
 /// Bytes before an eager payload.
 pub const EAGER_HEADER: usize = 32;
 /// Bytes of an RTS packet.

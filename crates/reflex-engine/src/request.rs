@@ -173,6 +173,8 @@ pub(crate) struct RecvOp {
     pub(crate) source: i32,
     pub(crate) tag: i32,
     pub(crate) phase: RecvPhase,
+    /// The matched message carried [`crate::packet::FLAG_UPSTREAM_FAILED`].
+    pub(crate) upstream_failed: bool,
 }
 
 /// Arguments a persistent request re-uses on every `MPI_Start`.

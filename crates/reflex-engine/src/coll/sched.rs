@@ -22,7 +22,7 @@ use crate::comm::{Comm, CommId};
 use crate::datatype::{typed, Basic};
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
-use crate::packet::Envelope;
+use crate::packet::{self, Envelope};
 use crate::request::{InBuf, Op, OutBuf, Request, RequestId, SendMode, Status, PROC_NULL};
 use reflex_base::transport::Transport;
 use std::sync::Arc;
@@ -237,6 +237,25 @@ fn short_block(req: &Request, temp: bool) -> Option<MpiError> {
             format!(
                 "collective arguments differ across ranks: rank {} sent {have} bytes for a \
                  block of {room}",
+                req.status.source
+            ),
+        )
+    })
+}
+
+/// The error of a finished receive whose sender's part of the collective had failed before it
+/// sent ([`packet::FLAG_UPSTREAM_FAILED`]): the data may be anything, and this rank must not
+/// report success with it.
+fn upstream_failure(req: &Request) -> Option<MpiError> {
+    let Op::Recv(r) = &req.op else {
+        return None;
+    };
+    r.upstream_failed.then(|| {
+        MpiError::new(
+            ErrorClass::Other,
+            format!(
+                "collective failed upstream: rank {} had an error (arguments that differ \
+                 across ranks) before it sent this rank its data",
                 req.status.source
             ),
         )
@@ -522,8 +541,10 @@ impl<T: Transport> Engine<T> {
                     e.class,
                     format!("collective arguments differ across ranks: {}", e.message),
                 ));
-            } else if let Some(short) = short_block(&req, back.is_some()) {
-                first_error.get_or_insert(short);
+            } else if let Some(e) =
+                upstream_failure(&req).or_else(|| short_block(&req, back.is_some()))
+            {
+                first_error.get_or_insert(e);
             }
             if let (Some(t), Some(v)) = (back, owned_buffer(req)) {
                 sched.temps[t] = Some(v);
@@ -571,7 +592,11 @@ impl<T: Transport> Engine<T> {
             tag: sched.tag(tag),
             len: buf.len() as u64,
             sreq: 0,
-            flags: 0,
+            flags: if sched.failed.is_some() {
+                packet::FLAG_UPSTREAM_FAILED
+            } else {
+                0
+            },
         };
         let dest = sched.members[peer] as usize;
         let rid = self.start_send(buf, dest, env, SendMode::Standard, None)?;
