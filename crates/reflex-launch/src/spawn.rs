@@ -4,12 +4,12 @@
 //! wrapper scripts work), plus `PMI_RANK`, `PMI_SIZE`, `PMI_JOBID` (the job's unique KVS name),
 //! `MPI_LOCALNRANKS` and `MPI_LOCALRANKID` (launchers.md §2.1), and `REFLEX_LAUNCHER_PID` (the
 //! library arms a parent-death signal with it, so a rank dies with a killed launcher). Each rank
-//! leads a session and process group of its own, so a signal reaches its children too. Ranks are started with
-//! `posix_spawnp`, which also gives each an empty signal mask (mpiexec blocks the signals it
-//! reads through a signalfd) and default SIGPIPE handling (the Rust runtime ignores SIGPIPE in
-//! mpiexec, and an ignored signal would survive `exec`); std's `Command` does neither without
-//! `unsafe`. Ranks are started one after another from one thread, so the only inheritable
-//! socket at each spawn is that rank's own.
+//! leads a session and process group of its own, so a signal reaches its children too. Ranks
+//! are started with `posix_spawnp`, which also gives each an empty signal mask (mpiexec blocks
+//! the signals it reads through a signalfd) and default SIGPIPE handling (the Rust runtime
+//! ignores SIGPIPE in mpiexec, and an ignored signal would survive `exec`); std's `Command` does
+//! neither without `unsafe`. Ranks are started one after another from one thread, so the only
+//! inheritable socket at each spawn is that rank's own.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::File;

@@ -3,10 +3,10 @@
 //! The new job gets its own key-value space (a fresh kvsname, the preput pairs, `appnum` per
 //! command, the first job's universe size, the shared name service: [`Server::child`]), ranks
 //! `0..n` in command order, `PMI_SPAWNED=1`, and the first job's environment plus the `env`
-//! info entries. Each process leads a session of its own, as every rank does, and is supervised like the first
-//! job's: one failure ends everything, mpiexec ends when every process of every job has. Every
-//! process starts or none does ([`crate::dynamic::plan`] checks first; a start that still
-//! fails kills the processes already started, which are then reaped quietly).
+//! info entries. Each process leads a session of its own, as every rank does, and is supervised
+//! like the first job's: one failure ends everything, mpiexec ends when every process of every
+//! job has. Every process starts or none does ([`crate::dynamic::plan`] checks first; a start
+//! that still fails kills the processes already started, which are then reaped quietly).
 
 use std::ffi::OsString;
 use std::path::Path;

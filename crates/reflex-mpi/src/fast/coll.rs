@@ -122,16 +122,21 @@ pub fn allreduce(
 
 /// The buffers of a regular allgather (`per_send = 1`) or alltoall (`per_send = n`): blocks of
 /// `rcount` elements of `rtype`, the same bytes as `scount` of `stype` (unless the send buffer
-/// is `MPI_IN_PLACE`, then `None`); `recv` holds `n` blocks.
+/// is `MPI_IN_PLACE`, then `None`); `recv` holds `n` blocks; this rank is `me`. `None` where the
+/// general way must run.
 #[inline]
 fn blocks(
     (send, scount, stype): Side<*const c_void>,
     (recv, rcount, rtype): Side<*mut c_void>,
-    n: usize,
+    (n, me): (usize, usize),
     per_send: usize,
 ) -> Option<(Option<SendBuf>, RecvBuf)> {
     let block = dense_len(rcount, rtype)?;
-    if recv.is_null() || send.is_null() || std::ptr::eq(send, recv.cast_const()) {
+    // A send buffer at the receive buffer, or (one block for all) at this rank's own block of
+    // it: aliased, which the general way reports.
+    let (s, r) = (send as usize, recv as usize);
+    let own = r + if per_send == 1 { me * block } else { 0 };
+    if recv.is_null() || send.is_null() || s == r || s == own {
         return None;
     }
     let send = match send as usize == IN_PLACE {
@@ -166,13 +171,7 @@ fn regular(
     let e = engine()?;
     let c = e.comm(id).ok()?;
     let (n, me) = (c.size(), c.rank as usize);
-    let (send, recv) = blocks(send, recv, n, if to_each { n } else { 1 })?;
-    // An allgather's send block where this rank's own block goes: aliased, which the general
-    // way reports.
-    let own = recv.addr() + me * (recv.len() / n);
-    if !to_each && send.as_ref().is_some_and(|s| s.addr() == own) {
-        return None;
-    }
+    let (send, recv) = blocks(send, recv, (n, me), if to_each { n } else { 1 })?;
     let outcome = match to_each {
         true => e.alltoall_dense(id, send, recv)?,
         false => e.allgather_dense(id, send, recv)?,

@@ -43,9 +43,10 @@ pub enum Mode {
     Init(*mut MPI_Request),
 }
 
-/// Runs `coll` on `comm` as `mode` says, once its buffers are known not to be aliased. Under `MPI_THREAD_MULTIPLE` a blocking collective is
-/// started as a schedule and waited for without the process lock (`threads::block_on`), so that
-/// other threads of this process can make the progress it waits for.
+/// Runs `coll` on `comm` as `mode` says, once its buffers are known not to be aliased. Under
+/// `MPI_THREAD_MULTIPLE` a blocking collective is started as a schedule and waited for without
+/// the process lock (`threads::block_on`), so that other threads of this process can make the
+/// progress it waits for.
 pub fn run(w: &mut Mpi, comm: CommId, coll: Coll, mode: Mode) -> Result<()> {
     let c = w.world.engine.comm(comm)?;
     if !c.is_inter() {
