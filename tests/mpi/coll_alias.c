@@ -12,7 +12,13 @@
  *    that receiver;
  *  - an Ibcast whose receivers expect more than the root sends -> an error at *every* non-root
  *    rank: those the root's data reaches directly see the length (MPI_ERR_TRUNCATE), those
- *    below them in the tree hear that their sender failed (MPI_ERR_OTHER).
+ *    below them in the tree hear that their sender failed (MPI_ERR_OTHER);
+ *  - an Ireduce where the others contribute fewer elements than the root reduces -> an error at
+ *    the root; an Iallreduce where the last rank contributes fewer -> an error at every rank
+ *    (contributions land in the schedule's temporaries, which are checked like user blocks);
+ *  - an Iallgather where rank 0 sends fewer elements than each block holds (its own send and
+ *    receive signatures differ) -> an error at every rank: rank 0 sees it locally, the others
+ *    hear of it with rank 0's data.
  * After each erroneous call the communicator still works. Runs with any number of ranks.
  */
 #include "mtest.h"
@@ -44,6 +50,19 @@ static void aliasing(MPI_Comm w)
     free(buf);
 }
 
+/* the error class of a nonblocking call started with rc and request rq, once it is over */
+static int outcome(int rc, MPI_Request *rq)
+{
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Wait(rq, MPI_STATUS_IGNORE);
+    int cls = MPI_SUCCESS;
+    MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+#define CHECK_FAILED(cls, what)                                                                      \
+    CHECK((cls) == MPI_ERR_TRUNCATE || (cls) == MPI_ERR_OTHER, "%s at rank %d: class %d", what, me, cls)
+
 /* the root sends 2 ints, the others expect 4 */
 static void short_bcast(MPI_Comm d)
 {
@@ -65,13 +84,9 @@ static void short_ibcast(MPI_Comm d)
 {
     int buf[4] = {0};
     MPI_Request rq;
-    int rc = MPI_Ibcast(buf, me == 0 ? 2 : 4, MPI_INT, 0, d, &rq);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
-    int cls = MPI_SUCCESS;
-    MPI_Error_class(rc, &cls);
+    int cls = outcome(MPI_Ibcast(buf, me == 0 ? 2 : 4, MPI_INT, 0, d, &rq), &rq);
     if (me != 0)
-        CHECK(cls == MPI_ERR_TRUNCATE || cls == MPI_ERR_OTHER, "short Ibcast at rank %d: class %d", me, cls);
+        CHECK_FAILED(cls, "short Ibcast");
 }
 
 /* the root sends blocks of 3 ints, the last rank takes 2 */
@@ -90,6 +105,46 @@ static void long_scatter(MPI_Comm d)
     free(all);
 }
 
+/* the root reduces 4 ints, the others contribute 1 */
+static void short_ireduce(MPI_Comm d)
+{
+    int in[4] = {1, 1, 1, 1}, out[4] = {0};
+    MPI_Request rq;
+    int cls = outcome(MPI_Ireduce(in, out, me == 0 ? 4 : 1, MPI_INT, MPI_SUM, 0, d, &rq), &rq);
+    if (me == 0)
+        CHECK_FAILED(cls, "short Ireduce");
+}
+
+/* the last rank contributes 1 int, the others 4 */
+static void short_iallreduce(MPI_Comm d)
+{
+    int in[4] = {1, 1, 1, 1}, out[4] = {0};
+    MPI_Request rq;
+    int cls = outcome(MPI_Iallreduce(in, out, me == P - 1 ? 1 : 4, MPI_INT, MPI_SUM, d, &rq), &rq);
+    CHECK_FAILED(cls, "short Iallreduce");
+}
+
+/* rank 0 sends 1 int, every block holds 4 */
+static void short_iallgather(MPI_Comm d)
+{
+    int in[4] = {1, 2, 3, 4}, *out = mtest_malloc(4 * (size_t)P * sizeof(int));
+    MPI_Request rq;
+    int cls = outcome(MPI_Iallgather(in, me == 0 ? 1 : 4, MPI_INT, out, 4, MPI_INT, d, &rq), &rq);
+    CHECK_FAILED(cls, "short Iallgather");
+    free(out);
+}
+
+/* runs one erroneous collective on a communicator of its own, freed after (stray data of a
+ * failed collective must not reach a later one) */
+static void on_own_comm(void (*mismatch)(MPI_Comm))
+{
+    MPI_Comm d;
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+    mismatch(d);
+    MPI_Comm_free(&d);
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
@@ -99,21 +154,12 @@ int main(int argc, char **argv)
     me = mtest_rank;
     aliasing(w);
     if (P > 1) {
-        /* each mismatch on a communicator of its own, freed after (stray data of a failed
-         * collective must not reach a later one) */
-        MPI_Comm d;
-        MPI_Comm_dup(w, &d);
-        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
-        short_bcast(d);
-        MPI_Comm_free(&d);
-        MPI_Comm_dup(w, &d);
-        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
-        long_scatter(d);
-        MPI_Comm_free(&d);
-        MPI_Comm_dup(w, &d);
-        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
-        short_ibcast(d);
-        MPI_Comm_free(&d);
+        on_own_comm(short_bcast);
+        on_own_comm(long_scatter);
+        on_own_comm(short_ibcast);
+        on_own_comm(short_ireduce);
+        on_own_comm(short_iallreduce);
+        on_own_comm(short_iallgather);
     }
     int one = 1, sum = 0;
     CALL(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, w));

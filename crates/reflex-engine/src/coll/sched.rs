@@ -222,16 +222,17 @@ fn in_use(t: TempId) -> MpiError {
     )
 }
 
-/// The error of a finished receive into the application's buffer (not a `temp`orary, which
-/// may be larger than what comes) that brought fewer bytes than the block holds: the sender's
-/// type signature differs from this rank's (MPI-3.1 §5.1 asks them to match; a longer one is a
-/// truncation, reported by the receive itself).
-fn short_block(req: &Request, temp: bool) -> Option<MpiError> {
+/// The error of a finished receive that brought fewer bytes than its block or temporary holds
+/// (every temporary is sized for exactly what its sender sends when the ranks' arguments
+/// agree): the sender's type signature differs from this rank's (MPI-3.1 §5.1 asks them to
+/// match; a longer one is a truncation, reported by the receive itself). Without this check a
+/// short contribution would leave stale bytes in a temporary that is then reduced or spliced.
+fn short_block(req: &Request) -> Option<MpiError> {
     let Op::Recv(r) = &req.op else {
         return None;
     };
     let (have, room) = (req.status.bytes, r.buf.capacity());
-    (!temp && have != room && req.status.source != PROC_NULL).then(|| {
+    (have != room && req.status.source != PROC_NULL).then(|| {
         MpiError::new(
             ErrorClass::Truncate,
             format!(
@@ -260,6 +261,18 @@ fn upstream_failure(req: &Request) -> Option<MpiError> {
             ),
         )
     })
+}
+
+/// `MPI_ERR_TRUNCATE` for a rank's own block whose send part packs to `have` bytes and whose
+/// receive part holds `room` (MPI-3.1 §5.1: their type signatures must match).
+fn own_block_mismatch(have: usize, room: usize) -> MpiError {
+    MpiError::new(
+        ErrorClass::Truncate,
+        format!(
+            "collective arguments differ: this rank sends {have} bytes to itself into a block \
+             of {room}"
+        ),
+    )
 }
 
 /// `MPI_ERR_TRUNCATE` for a block that does not fit.
@@ -327,8 +340,12 @@ impl Schedule {
             }
             Step::Copy { from, mut to } => {
                 let (have, room) = (from.packed_len()?, to.packed_len()?);
-                if have > room {
-                    return Err(truncated(have, room));
+                if have != room {
+                    // This rank's send and receive signatures differ. The rounds go on, so that
+                    // the ranks waiting for this one's data are not left hanging: its messages
+                    // now carry FLAG_UPSTREAM_FAILED and fail their receives.
+                    self.failed.get_or_insert(own_block_mismatch(have, room));
+                    return Ok(());
                 }
                 let mut tmp = vec![0u8; have];
                 typed::pack(&from.dt, from.count, &from.buf, 0, &mut tmp);
@@ -541,9 +558,7 @@ impl<T: Transport> Engine<T> {
                     e.class,
                     format!("collective arguments differ across ranks: {}", e.message),
                 ));
-            } else if let Some(e) =
-                upstream_failure(&req).or_else(|| short_block(&req, back.is_some()))
-            {
+            } else if let Some(e) = upstream_failure(&req).or_else(|| short_block(&req)) {
                 first_error.get_or_insert(e);
             }
             if let (Some(t), Some(v)) = (back, owned_buffer(req)) {
