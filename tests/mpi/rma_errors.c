@@ -7,6 +7,10 @@
  *  - MPI_Put outside any epoch: MPI_ERR_RMA_SYNC;
  *  - MPI_Win_complete without MPI_Win_start, MPI_Win_wait without MPI_Win_post, MPI_Win_flush
  *    and MPI_Win_unlock_all outside a passive epoch: MPI_ERR_RMA_SYNC;
+ *  - inside the access epoch of MPI_Win_start, MPI_Win_lock and MPI_Win_lock_all, and inside
+ *    a lock, MPI_Win_start: MPI_ERR_RMA_SYNC (11.5: access epochs are disjoint); MPI_Win_free
+ *    inside an epoch: MPI_ERR_RMA_SYNC, raised on the window's handler (MPI_ERRORS_RETURN) while
+ *    MPI_COMM_WORLD's is MPI_ERRORS_ARE_FATAL;
  *  - MPI_Win_shared_query on a window not made by MPI_Win_allocate_shared: MPI_ERR_RMA_FLAVOR;
  *  - MPI_Win_attach and MPI_Win_detach on a window not made by MPI_Win_create_dynamic:
  *    MPI_ERR_RMA_FLAVOR;
@@ -44,6 +48,32 @@ static MPI_Win make(int **base)
 
 static void user_op(void *in, void *inout, int *len, MPI_Datatype *t) { (void)in; (void)inout; (void)len; (void)t; }
 
+/* epochs that may not overlap, and a window freed inside one */
+static void overlapping_epochs(int **base)
+{
+    MPI_Win win = make(base);
+    MPI_Group world;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    int right = (mtest_rank + 1) % mtest_size;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    CALL(MPI_Win_post(world, 0, win));
+    CALL(MPI_Win_start(world, 0, win));
+    CHECK_CLASS(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win), MPI_ERR_RMA_SYNC);
+    CHECK_CLASS(MPI_Win_lock(MPI_LOCK_SHARED, right, MPI_MODE_NOCHECK, win), MPI_ERR_RMA_SYNC);
+    CHECK_CLASS(MPI_Win_lock_all(0, win), MPI_ERR_RMA_SYNC);
+    CHECK_CLASS(MPI_Win_free(&win), MPI_ERR_RMA_SYNC);
+    CHECK(win != MPI_WIN_NULL, "a refused MPI_Win_free set the handle to MPI_WIN_NULL");
+    CALL(MPI_Win_complete(win));
+    CALL(MPI_Win_wait(win));
+    CALL(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    CHECK_CLASS(MPI_Win_start(world, 0, win), MPI_ERR_RMA_SYNC);
+    CHECK_CLASS(MPI_Win_free(&win), MPI_ERR_RMA_SYNC);
+    CALL(MPI_Win_unlock(right, win));
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Group_free(&world);
+    CALL(MPI_Win_free(&win));
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
@@ -79,6 +109,7 @@ int main(int argc, char **argv)
         CHECK_CLASS(MPI_Win_unlock_all(win), MPI_ERR_RMA_SYNC);
         MPI_Barrier(MPI_COMM_WORLD);
         CALL(MPI_Win_free(&win));
+        overlapping_epochs(&base);
     }
     if (want("flavor")) {
         MPI_Aint sz;

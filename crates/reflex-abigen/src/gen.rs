@@ -277,15 +277,22 @@ fn shim_body(f: &Function, style: Option<CallStyle>) -> String {
     let name = &f.name;
     let args = arg_names(f);
     let imp = imp_name(f);
-    // Errors go to the handler of the communicator, window or session the call names; those of
-    // the file calls to the file's (MPI_FILE_NULL's when there is none yet, as for MPI_File_open).
-    let errh = f
-        .params
-        .iter()
-        .find(|p| p.kind == "COMM")
-        .or_else(|| f.params.iter().find(|p| p.kind == "WIN"))
-        .or_else(|| f.params.iter().find(|p| p.kind == "SESSION"))
-        .map_or("None".to_string(), |p| format!("Some({})", p.name));
+    // Errors go to the handler of the communicator, window or session the call names (the one
+    // its argument points to, read before the call, for the calls that free it: MPI_Comm_free,
+    // MPI_Win_free, ...); those of the file calls to the file's (MPI_FILE_NULL's when there is
+    // none yet, as for MPI_File_open).
+    let named = |kind: &str| f.params.iter().find(|p| p.kind == kind);
+    let errh = named("COMM")
+        .or_else(|| named("WIN"))
+        .or_else(|| named("SESSION"))
+        .map(|p| format!("Some({})", p.name))
+        .or_else(|| {
+            let freed = named("COMM_INOUT")
+                .or_else(|| named("WIN_INOUT"))
+                .or_else(|| named("SESSION_INOUT"));
+            freed.map(|p| format!("Some(crate::handles::target_at({}))", p.name))
+        })
+        .unwrap_or_else(|| "None".to_string());
     let errh = if name.starts_with("MPI_File_") {
         file_target(f)
     } else {

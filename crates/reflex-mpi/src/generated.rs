@@ -3701,7 +3701,7 @@ pub unsafe extern "C" fn MPI_Comm_dup_with_info(comm: ffi::MPI_Comm, info: ffi::
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Comm_free", None, |w| {
+    crate::call::world("MPI_Comm_free", Some(crate::handles::target_at(comm)), |w| {
             crate::imp::comm_free(w, comm)
         })
 }
@@ -5684,7 +5684,7 @@ pub unsafe extern "C" fn MPI_Comm_connect(port_name: *const c_char, info: ffi::M
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut ffi::MPI_Comm) -> c_int {
-    crate::call::world("MPI_Comm_disconnect", None, |w| {
+    crate::call::world("MPI_Comm_disconnect", Some(crate::handles::target_at(comm)), |w| {
             crate::imp::comm_disconnect(w, comm)
         })
 }
@@ -6577,7 +6577,7 @@ pub unsafe extern "C" fn MPI_Win_flush_local_all(win: ffi::MPI_Win) -> c_int {
 /// pointers); the kind checks reject what can be detected (NULL outputs, bad handles).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_free(win: *mut ffi::MPI_Win) -> c_int {
-    crate::call::world("MPI_Win_free", None, |w| {
+    crate::call::world("MPI_Win_free", Some(crate::handles::target_at(win)), |w| {
             crate::imp::win_free(w, win)
         })
 }

@@ -192,6 +192,18 @@ pub fn file_target_at(h: *const MPI_File) -> i32 {
     file_target(unsafe { *h })
 }
 
+/// The error-dispatch target a call that frees a communicator, window or session names: the
+/// handle its argument points to (`MPI_COMM_NULL`, hence the world's handler, when it is NULL).
+#[allow(clippy::not_unsafe_ptr_arg_deref)] // reason: called by the generated shim only, under its `# Safety` contract
+pub fn target_at(h: *const std::ffi::c_int) -> std::ffi::c_int {
+    if h.is_null() {
+        return COMM_NULL;
+    }
+    // SAFETY: a non-NULL `MPI_Comm *`, `MPI_Win *` or `MPI_Session *` argument points to a
+    // handle (MPI contract); all three are `int` in this ABI.
+    unsafe { *h }
+}
+
 /// The file number behind an error-dispatch target: `Some(None)` for `MPI_FILE_NULL`.
 pub fn file_of_target(t: i32) -> Option<Option<u32>> {
     if t == FILE_NULL_TARGET {

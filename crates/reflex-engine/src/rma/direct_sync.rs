@@ -43,7 +43,7 @@ impl<T: Transport> Engine<T> {
         let Some(t) = in_window(rank, n) else {
             return false;
         };
-        if epoch.passive(t) || (assert != 0 && assert != MODE_NOCHECK) {
+        if epoch.passive(t) || epoch.started() || (assert != 0 && assert != MODE_NOCHECK) {
             return false;
         }
         let taken = (assert == 0).then_some(kind);
@@ -80,7 +80,7 @@ impl<T: Transport> Engine<T> {
         let Some((epoch, seg, n)) = shared(self.wins.find_mut(id)) else {
             return false;
         };
-        if epoch.holds_locks() || (assert != 0 && assert != MODE_NOCHECK) {
+        if epoch.holds_locks() || epoch.started() || (assert != 0 && assert != MODE_NOCHECK) {
             return false;
         }
         let take = assert == 0;

@@ -117,6 +117,7 @@ impl Epoch {
     }
 
     /// Whether an access epoch of `MPI_Win_start` is open.
+    #[inline]
     pub(crate) fn started(&self) -> bool {
         self.start.is_some()
     }

@@ -52,6 +52,14 @@ fn sync_error(msg: impl Into<String>) -> MpiError {
     MpiError::new(ErrorClass::RmaSync, msg)
 }
 
+/// A passive-target epoch asked for inside the access epoch of `MPI_Win_start`.
+fn in_start_epoch(call: &str) -> MpiError {
+    sync_error(format!(
+        "{call} inside the access epoch of MPI_Win_start (MPI_Win_complete first; MPI-3.1 \
+         11.5: access epochs must be disjoint)"
+    ))
+}
+
 /// Completes, at their targets, the operations this process did on a shared-memory window
 /// (flush, unlock, the end of a fence or PSCW epoch): they are loads, stores and atomics already
 /// executed, so what is left is to make the stores visible to every process before this one goes
@@ -276,9 +284,10 @@ impl<T: Transport> Engine<T> {
         check_assert(assert, MODE_NOCHECK, "MPI_Win_start")?;
         let group = self.win_members(id, group)?;
         let w = self.wins.get(id)?;
-        if w.epoch.started() {
+        if w.epoch.started() || w.epoch.holds_locks() {
             return Err(sync_error(
-                "MPI_Win_start while an access epoch is already open",
+                "MPI_Win_start while an access epoch is already open (of MPI_Win_start, \
+                 MPI_Win_lock or MPI_Win_lock_all; MPI-3.1 11.5: they must be disjoint)",
             ));
         }
         self.await_pscw(id, &group, Notice::Post)?;
@@ -387,6 +396,9 @@ impl<T: Transport> Engine<T> {
             return Ok(()); // locking no process: nothing to do (as every RMA call on it)
         }
         let target = self.win_rank(w, rank)?;
+        if w.epoch.started() {
+            return Err(in_start_epoch("MPI_Win_lock"));
+        }
         if w.epoch.passive(target) {
             return Err(sync_error(format!(
                 "rank {target} is already locked by this process"
@@ -419,6 +431,9 @@ impl<T: Transport> Engine<T> {
     pub fn win_lock_all(&mut self, id: WinId, assert: i32) -> Result<()> {
         check_assert(assert, MODE_NOCHECK, "MPI_Win_lock_all")?;
         let w = self.wins.get(id)?;
+        if w.epoch.started() {
+            return Err(in_start_epoch("MPI_Win_lock_all"));
+        }
         if w.epoch.holds_locks() {
             return Err(sync_error(
                 "MPI_Win_lock_all while this process already holds locks",
