@@ -5,7 +5,11 @@
 # with MPI_ERR_OTHER. Cases: the default error handler (the job ends, exit 1, "the connection to
 # rank N failed"), and MPI_ERRORS_RETURN (the receive returns MPI_ERR_OTHER with that text; the
 # program then aborts with 3). Both over TCP on this host (REFLEX_TCP_LOCAL=1), with 1 and 4
-# sockets per pair. Needs CAP_NET_ADMIN and a kernel with socket destruction (skips otherwise).
+# sockets per pair. And a link that goes silent instead (the job runs in a network namespace of
+# its own whose loopback is then taken down: no reset, no data, as when a host dies or its
+# network is cut): TCP keepalive (REFLEX_TCP_KEEPALIVE=2: probes after 2 s, every second, 3 of
+# them) must fail the connection, and the job end as above, within about 8 s. Needs
+# CAP_NET_ADMIN and a kernel with socket destruction (skips otherwise).
 # Usage: tests/hosts/link-failure.sh [INSTALL_PREFIX]   (default install)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,7 +17,8 @@ PREFIX=${1:-install}
 PASS=0
 FAIL=0
 T=$(mktemp -d /tmp/reflex-linkfail.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+NS=rfx-silent-$$
+trap 'ip netns del "$NS" 2>/dev/null; rm -rf "$T"' EXIT
 
 # Socket destruction is there when ss -K can destroy a connection of our own.
 python3 - <<'PY' || { echo "SKIP  link failure: ss -K cannot destroy sockets here (root and CONFIG_INET_DIAG_DESTROY needed)"; exit 0; }
@@ -42,15 +47,20 @@ break_links() {
     done
 }
 
-# run NAME WANT_RC REGEX [env VAR=val ...] -- stall arguments
+# Silences every connection of the job running in namespace $NS: its loopback goes down.
+silence_links() {
+    ip -n "$NS" link set lo down
+}
+
+# run NAME WANT_RC REGEX BREAKER [env VAR=val ...] -- stall arguments
 run() {
-    local name=$1 want=$2 regex=$3; shift 3
+    local name=$1 want=$2 regex=$3 breaker=$4; shift 4
     local out=$T/out
     timeout 60 env REFLEX_TCP_LOCAL=1 "$@" >"$out" 2>&1 &
     local job=$!
     for _ in $(seq 1 1000); do grep -q '^linked' "$out" && break; sleep 0.01; done
     sleep 0.2
-    break_links
+    $breaker
     wait $job; local rc=$?
     if [ "$rc" = "$want" ] && grep -Eq -- "$regex" "$out" && ! pgrep -f "^$T/stall" >/dev/null; then
         PASS=$((PASS + 1)); echo "PASS  $name (exit $rc)"
@@ -62,10 +72,17 @@ run() {
 
 MPIEXEC=("$PREFIX/bin/mpiexec" -n 2)
 run "broken connection, default error handler" 1 "fatal error on rank [01] in MPI_Recv: .*the connection to rank [01] failed" \
-    "${MPIEXEC[@]}" "$T/stall"
+    break_links "${MPIEXEC[@]}" "$T/stall"
 run "broken connection, MPI_ERRORS_RETURN" 3 "MPI_Recv returned class 15 \(MPI_ERR_OTHER\): .*the connection to rank [01] failed" \
-    "${MPIEXEC[@]}" "$T/stall" return
+    break_links "${MPIEXEC[@]}" "$T/stall" return
 run "broken connection, 4 sockets per pair" 1 "the connection to rank [01] failed" \
-    env REFLEX_TCP_STREAMS=4 "${MPIEXEC[@]}" "$T/stall"
+    break_links env REFLEX_TCP_STREAMS=4 "${MPIEXEC[@]}" "$T/stall"
+if ip netns add "$NS" && ip -n "$NS" link set lo up; then
+    run "silent connection (keepalive), MPI_ERRORS_RETURN" 3 \
+        "MPI_Recv returned class 15 \(MPI_ERR_OTHER\): .*the connection to rank [01] failed \(.*timed out" \
+        silence_links ip netns exec "$NS" env REFLEX_TCP_KEEPALIVE=2 "${MPIEXEC[@]}" "$T/stall" return
+else
+    FAIL=$((FAIL + 1)); echo "FAIL  cannot make network namespace $NS"
+fi
 echo "link failure: $PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]

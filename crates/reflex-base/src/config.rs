@@ -457,6 +457,7 @@ settings! {
     tcp_chunk: ByteSize = ByteSize::kib(512), "REFLEX_TCP_CHUNK", "chunk size of a large message streamed to a rank reached over TCP (one frame, one sendmsg each)";
     tcp_streams: TcpStreams = TcpStreams(1), "REFLEX_TCP_STREAMS", "sockets per pair of ranks reached over TCP (1 to 8, the same for every rank); packets from REFLEX_TCP_STRIPE_MIN on are split across them";
     tcp_stripe_min: ByteSize = ByteSize::kib(128), "REFLEX_TCP_STRIPE_MIN", "smallest packet split across the sockets when REFLEX_TCP_STREAMS is above 1 (at least 32k; rendezvous chunks are REFLEX_TCP_CHUNK bytes)";
+    tcp_keepalive: u32 = 10, "REFLEX_TCP_KEEPALIVE", "seconds of silence after which a connection to a rank reached over TCP is probed (TCP keepalive, a probe every third of that); after 3 unanswered probes the link counts as failed and the job ends (0: no probes, a silent dead host is then never noticed)";
     port_timeout: u32 = 0, "REFLEX_PORT_TIMEOUT", "seconds MPI_Comm_accept waits for a connector and MPI_Comm_connect for the acceptor's answer (0: no limit; the info key \"timeout\" of the call wins)";
     tcp_local: u32 = 0, "REFLEX_TCP_LOCAL", "1: ranks on the same node also talk over TCP instead of shared memory (tests, benchmarks); 0: shared memory";
     log: LogLevel = LogLevel::Warn, "REFLEX_LOG", "least severe log message printed: error, warn, info or debug";

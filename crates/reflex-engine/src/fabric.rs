@@ -390,6 +390,7 @@ pub(crate) fn wire_up(
         let params = TcpParams {
             streams: config.tcp_streams.get(),
             stripe_min: config.tcp_stripe_min.get(),
+            keepalive_s: config.tcp_keepalive,
             ..TcpParams::default()
         };
         let t = TcpTransport::bind(rank, size, params)

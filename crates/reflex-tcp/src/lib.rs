@@ -33,5 +33,6 @@ pub use card::{Card, CardError};
 pub use frame::MAX_STREAMS;
 pub use link::LinkPhase;
 pub use transport::{
-    TcpParams, TcpStats, TcpTransport, DEFAULT_MAX_PACKET, DEFAULT_STRIPE_MIN, MAX_UNIDENTIFIED,
+    Keepalive, TcpParams, TcpStats, TcpTransport, DEFAULT_KEEPALIVE_S, DEFAULT_MAX_PACKET,
+    DEFAULT_STRIPE_MIN, KEEPALIVE_PROBES, MAX_UNIDENTIFIED,
 };

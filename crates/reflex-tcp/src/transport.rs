@@ -21,7 +21,9 @@
 //! has gone. A peer that sends a malformed frame is disconnected; a connection that is not from
 //! a rank of the job (wrong cookie, bad hello) is closed. Neither can crash the process. A link
 //! that broke is not reopened: sends to it return `WouldBlock` forever (the launcher ends the
-//! job when a rank dies) and the first such send prints why.
+//! job when a rank dies) and the first such send prints why. Every connection has TCP keepalive
+//! ([`Keepalive`]), so one whose peer went silent (its host died, its network is gone) breaks
+//! too instead of waiting forever.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, IoSlice};
@@ -48,6 +50,8 @@ pub const DEFAULT_MAX_PACKET: usize = 4 << 20;
 /// Packets from this many bytes on are split across the streams by default (when there are
 /// several streams per peer).
 pub const DEFAULT_STRIPE_MIN: usize = 128 << 10;
+/// Seconds of silence before a connection is probed, by default (see [`Keepalive`]).
+pub const DEFAULT_KEEPALIVE_S: u32 = 10;
 /// Connections accepted but not yet identified by a hello, at most (the oldest is dropped).
 pub const MAX_UNIDENTIFIED: usize = 256;
 
@@ -66,6 +70,47 @@ pub struct TcpParams {
     pub streams: usize,
     /// Packets from this many bytes on are split across the streams (at least `PLACE_MIN`).
     pub stripe_min: usize,
+    /// Seconds of silence after which a connection is probed with TCP keepalive (0: never):
+    /// see [`Keepalive`].
+    pub keepalive_s: u32,
+}
+
+/// TCP keepalive on every connection: after `idle_s` seconds with nothing received, the kernel
+/// sends a probe every `interval_s` seconds, and after [`KEEPALIVE_PROBES`] unanswered ones
+/// fails the connection (`ETIMEDOUT`), which [`Transport::failed_link`] then reports. This is how
+/// a peer whose host died, or whose network went silent, is noticed when no data is in flight:
+/// nothing else would ever arrive on the connection, no reset either. A peer that is alive but
+/// busy (computing, or not reading: a full receive window) still answers probes from its
+/// kernel, so it is never mistaken for a dead one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Keepalive {
+    /// Seconds with nothing received before the first probe.
+    pub idle_s: u32,
+    /// Seconds between probes.
+    pub interval_s: u32,
+}
+
+/// Unanswered keepalive probes after which a connection fails.
+pub const KEEPALIVE_PROBES: u32 = 3;
+
+impl Keepalive {
+    /// Probing after `idle_s` seconds, every third of that (at least 1 s): a silent peer is
+    /// declared dead about twice `idle_s` after its last word. `None` for 0 (off).
+    pub fn after(idle_s: u32) -> Option<Keepalive> {
+        (idle_s > 0).then(|| Keepalive {
+            idle_s,
+            interval_s: (idle_s / KEEPALIVE_PROBES).max(1),
+        })
+    }
+
+    /// Turns keepalive on for `stream` with these timings.
+    pub(crate) fn apply(self, stream: &TcpStream) -> io::Result<()> {
+        use nix::sys::socket::{setsockopt, sockopt};
+        setsockopt(stream, sockopt::KeepAlive, &true).map_err(errno)?;
+        setsockopt(stream, sockopt::TcpKeepIdle, &self.idle_s).map_err(errno)?;
+        setsockopt(stream, sockopt::TcpKeepInterval, &self.interval_s).map_err(errno)?;
+        setsockopt(stream, sockopt::TcpKeepCount, &KEEPALIVE_PROBES).map_err(errno)
+    }
 }
 
 impl Default for TcpParams {
@@ -74,6 +119,7 @@ impl Default for TcpParams {
             max_packet: DEFAULT_MAX_PACKET,
             streams: 1,
             stripe_min: DEFAULT_STRIPE_MIN,
+            keepalive_s: DEFAULT_KEEPALIVE_S,
         }
     }
 }
@@ -141,6 +187,7 @@ pub struct TcpTransport {
     pub(crate) max_packet: usize,
     pub(crate) streams: usize,
     pub(crate) stripe_min: usize,
+    pub(crate) keepalive: Option<Keepalive>,
     cookie: u64,
     card: Card,
     my_addrs: Vec<IfAddr>,
@@ -256,6 +303,7 @@ impl TcpTransport {
             max_packet: params.max_packet,
             streams: params.streams,
             stripe_min: params.stripe_min.max(PLACE_MIN),
+            keepalive: Keepalive::after(params.keepalive_s),
             cookie,
             card,
             my_addrs,

@@ -64,7 +64,7 @@ impl TcpTransport {
             }
         }
         let stream = TcpStream::from(fd);
-        stream.set_nodelay(true)?;
+        self.tune(&stream)?;
         let mut conn = Conn::new(stream);
         conn.queue(&hello.encode());
         let interest = EpollFlags::EPOLLIN | EpollFlags::EPOLLOUT;
@@ -73,6 +73,12 @@ impl TcpTransport {
             .map_err(errno)?;
         conn.watching_out = true;
         Ok(conn)
+    }
+
+    /// The options of every connection: `TCP_NODELAY` and, unless it is off, keepalive.
+    fn tune(&self, stream: &TcpStream) -> io::Result<()> {
+        stream.set_nodelay(true)?;
+        self.keepalive.map_or(Ok(()), |k| k.apply(stream))
     }
 
     /// Marks the link to `peer` broken (closing its connection) by a failure, the first of
@@ -171,7 +177,7 @@ impl TcpTransport {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return, // WouldBlock, or a connection that died before accept
             };
-            if stream.set_nonblocking(true).is_err() || stream.set_nodelay(true).is_err() {
+            if stream.set_nonblocking(true).is_err() || self.tune(&stream).is_err() {
                 continue;
             }
             let id = self.next_incoming;

@@ -690,3 +690,53 @@ fn random_bytes_from_many_strangers_never_disturb_the_job() {
 
 #[path = "stripe_tests.rs"]
 mod stripe;
+
+/// The keepalive settings of the connection to `peer` (None: keepalive off).
+fn keepalive_of(t: &TcpTransport, peer: usize) -> Option<(u32, u32, u32)> {
+    use nix::sys::socket::{getsockopt, sockopt};
+    let Link::Up(conn) = &t.links[peer] else {
+        panic!("the link to {peer} is not up");
+    };
+    let s = &conn.stream;
+    getsockopt(s, sockopt::KeepAlive).unwrap().then(|| {
+        (
+            getsockopt(s, sockopt::TcpKeepIdle).unwrap(),
+            getsockopt(s, sockopt::TcpKeepInterval).unwrap(),
+            getsockopt(s, sockopt::TcpKeepCount).unwrap(),
+        )
+    })
+}
+
+#[test]
+fn both_ends_of_a_connection_probe_a_silent_peer() {
+    let mut ts = job_with(
+        2,
+        TcpParams {
+            keepalive_s: 7,
+            ..TcpParams::default()
+        },
+    );
+    exchange(&mut ts, 0, 1, 4, true, |_| 64);
+    // The connecting end and the accepting end alike: 7 s idle, then a probe every 2 s, 3 probes.
+    assert_eq!(keepalive_of(&ts[0], 1), Some((7, 2, KEEPALIVE_PROBES)));
+    assert_eq!(keepalive_of(&ts[1], 0), Some((7, 2, KEEPALIVE_PROBES)));
+    let mut off = job_with(
+        2,
+        TcpParams {
+            keepalive_s: 0,
+            ..TcpParams::default()
+        },
+    );
+    exchange(&mut off, 0, 1, 4, true, |_| 64);
+    assert_eq!(keepalive_of(&off[0], 1), None);
+    assert_eq!(keepalive_of(&off[1], 0), None);
+}
+
+#[test]
+fn keepalive_probes_a_third_of_the_idle_time_apart() {
+    assert_eq!(Keepalive::after(0), None);
+    let k = |s| Keepalive::after(s).map(|k| (k.idle_s, k.interval_s));
+    assert_eq!(k(1), Some((1, 1)));
+    assert_eq!(k(10), Some((10, 3)));
+    assert_eq!(k(60), Some((60, 20)));
+}
