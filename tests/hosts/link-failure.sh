@@ -4,7 +4,8 @@
 # blocked on the other finds the link failed (after the engine's 3 s grace) and its wait fails
 # with MPI_ERR_OTHER. Cases: the default error handler (the job ends, exit 1, "the connection to
 # rank N failed"), and MPI_ERRORS_RETURN (the receive returns MPI_ERR_OTHER with that text; the
-# program then aborts with 3). Both over TCP on this host (REFLEX_TCP_LOCAL=1), with 1 and 4
+# program then aborts with 3); the same for ranks polling MPI_Test, and for a rank whose sends wait
+# for room on the connection (queued, not waiting for any message). All over TCP on this host (REFLEX_TCP_LOCAL=1), with 1 and 4
 # sockets per pair. And a link that goes silent instead (the job runs in a network namespace of
 # its own whose loopback is then taken down: no reset, no data, as when a host dies or its
 # network is cut): TCP keepalive (REFLEX_TCP_KEEPALIVE=2: probes after 2 s, every second, 3 of
@@ -77,6 +78,10 @@ run "broken connection, MPI_ERRORS_RETURN" 3 "MPI_Recv returned class 15 \(MPI_E
     break_links "${MPIEXEC[@]}" "$T/stall" return
 run "broken connection, 4 sockets per pair" 1 "the connection to rank [01] failed" \
     break_links env REFLEX_TCP_STREAMS=4 "${MPIEXEC[@]}" "$T/stall"
+run "broken connection, polling MPI_Test" 1 "fatal error on rank [01] in MPI_Test: .*the connection to rank [01] failed" \
+    break_links "${MPIEXEC[@]}" "$T/stall" test
+run "broken connection, sends waiting for room" 1 "fatal error on rank 0 in MPI_Waitall: .*the connection to rank 1 failed" \
+    break_links "${MPIEXEC[@]}" "$T/stall" flood
 if ip netns add "$NS" && ip -n "$NS" link set lo up; then
     run "silent connection (keepalive), MPI_ERRORS_RETURN" 3 \
         "MPI_Recv returned class 15 \(MPI_ERR_OTHER\): .*the connection to rank [01] failed \(.*timed out" \

@@ -172,11 +172,15 @@ impl<T: Transport> Engine<T> {
         self.retire(id)
     }
 
-    /// Progresses once and reports a protocol error found meanwhile; returns the event count. For
-    /// callers that wait outside the engine (the C layer's `MPI_THREAD_MULTIPLE` waits).
+    /// Progresses once and reports a protocol error found meanwhile, or, when nothing happened,
+    /// a failed link; returns the event count. For the tests and probes, and callers that wait
+    /// outside the engine (the C layer's `MPI_THREAD_MULTIPLE` waits).
     pub fn poll(&mut self) -> Result<usize> {
         let events = self.progress();
         self.check_fatal()?;
+        if events == 0 {
+            self.check_links()?;
+        }
         Ok(events)
     }
 
@@ -193,8 +197,7 @@ impl<T: Transport> Engine<T> {
     pub fn test(&mut self, id: RequestId) -> Result<Option<Completion>> {
         self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
         if !self.is_complete(id)? {
-            self.progress();
-            self.check_fatal()?;
+            self.poll()?;
         }
         if self.is_complete(id)? {
             return self.retire(id).map(Some);
@@ -205,8 +208,7 @@ impl<T: Transport> Engine<T> {
     /// `MPI_Request_get_status`: like test, but the request is not retired.
     pub fn request_status(&mut self, id: RequestId) -> Result<Option<Status>> {
         if !self.is_complete(id)? {
-            self.progress();
-            self.check_fatal()?;
+            self.poll()?;
         }
         let req = self.core.requests.get(id).ok_or_else(|| bad_request(id))?;
         Ok(self.done(req).then(|| self.status_of(req)))
@@ -256,8 +258,7 @@ impl<T: Transport> Engine<T> {
 
     /// Progresses once and returns the positions of complete active requests (nothing retired).
     pub fn test_some_ready(&mut self, ids: &[Option<RequestId>]) -> Result<Vec<usize>> {
-        self.progress();
-        self.check_fatal()?;
+        self.poll()?;
         self.completed_among(ids)
     }
 

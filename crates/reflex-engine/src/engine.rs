@@ -366,7 +366,12 @@ impl<T: Transport> Engine<T> {
                 // long as before it yields (on a loaded machine a yield can hand the core away
                 // for a whole time slice).
                 std::hint::spin_loop();
-            } else if idle <= spin.saturating_add(self.tuning.yield_polls)
+                continue;
+            }
+            // Past the spin, before yielding or sleeping: a wait for queued work to a peer whose
+            // link failed would yield forever otherwise.
+            self.check_links()?;
+            if idle <= spin.saturating_add(self.tuning.yield_polls)
                 || self.core.outbox_len > 0
                 || self.core.coop.awaiting_peer()
             {
@@ -374,17 +379,17 @@ impl<T: Transport> Engine<T> {
                 // the peer's last chunks: neither rings a doorbell of ours.
                 shared |= crate::spin::SpinBudget::yield_cpu();
             } else {
-                self.check_links()?;
                 self.fabric.sleep(self.tuning.sleep);
             }
         }
     }
 
-    /// Fails a wait that would sleep while a link to a peer is broken by a failure (no message
-    /// from that peer can come, and this wait may need one): an error of class
-    /// `MPI_ERR_OTHER`, raised again by every later wait that sleeps, so that the job ends
-    /// under the default error handler instead of hanging.
-    fn check_links(&self) -> Result<()> {
+    /// Fails a wait that would yield or sleep, or a poll that found nothing (`MPI_Test`,
+    /// `MPI_Iprobe`, ...: [`Self::poll`]), while a link to a peer is broken by a failure (no
+    /// message from that peer can come, and this call may need one): an error of class
+    /// `MPI_ERR_OTHER`, raised again by every later such call, so that the job ends under the
+    /// default error handler instead of hanging or polling forever.
+    pub(crate) fn check_links(&self) -> Result<()> {
         match self.fabric.failed_link(LINK_FAILURE_GRACE) {
             Some((peer, why)) => Err(MpiError::new(
                 ErrorClass::Other,

@@ -490,8 +490,7 @@ impl<T: Transport> Engine<T> {
         if source == PROC_NULL {
             return Ok(Some(null_status()));
         }
-        self.progress();
-        self.check_fatal()?;
+        self.poll()?;
         Ok(self
             .find_unexpected(ctx, source, tag)
             .map(|i| probe_status(&self.core.unexpected[i])))
@@ -521,8 +520,7 @@ impl<T: Transport> Engine<T> {
         if source == PROC_NULL {
             return Ok(Some((Message::NoProc, null_status())));
         }
-        self.progress();
-        self.check_fatal()?;
+        self.poll()?;
         Ok(self
             .find_unexpected(ctx, source, tag)
             .map(|i| self.take_message(i)))
