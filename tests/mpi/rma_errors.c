@@ -11,6 +11,8 @@
  *    a lock, MPI_Win_start: MPI_ERR_RMA_SYNC (11.5: access epochs are disjoint); MPI_Win_free
  *    inside an epoch: MPI_ERR_RMA_SYNC, raised on the window's handler (MPI_ERRORS_RETURN) while
  *    MPI_COMM_WORLD's is MPI_ERRORS_ARE_FATAL;
+ *  - Put, Get, Accumulate and Get_accumulate that move no data succeed (also with a derived
+ *    type of size 0), but 0 ints accumulated onto 0 doubles is MPI_ERR_TYPE;
  *  - MPI_Win_shared_query on a window not made by MPI_Win_allocate_shared: MPI_ERR_RMA_FLAVOR;
  *  - MPI_Win_attach and MPI_Win_detach on a window not made by MPI_Win_create_dynamic:
  *    MPI_ERR_RMA_FLAVOR;
@@ -47,6 +49,37 @@ static MPI_Win make(int **base)
 }
 
 static void user_op(void *in, void *inout, int *len, MPI_Datatype *t) { (void)in; (void)inout; (void)len; (void)t; }
+
+/* operations that move no data (a count of 0, or a type of size 0) succeed and send nothing,
+ * except that an accumulate's types must still be built from one predefined type (MPI-3.1
+ * 11.3.4: 0 ints onto 0 doubles is MPI_ERR_TYPE); a type of size 0 agrees with any. Inside an
+ * epoch on `right`. */
+static void zero_size_operations(MPI_Win win, int right)
+{
+    MPI_Datatype none;
+    MPI_Type_contiguous(0, MPI_INT, &none);
+    MPI_Type_commit(&none);
+    int v[2] = {0}, r[2] = {0};
+    MPI_Datatype kinds[3] = {none, MPI_INT, MPI_DOUBLE};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            int n = kinds[i] == none, m = kinds[j] == none; /* a type of size 0 may have a count */
+            CALL(MPI_Put(v, n, kinds[i], right, 0, m, kinds[j], win));
+            CALL(MPI_Get(v, n, kinds[i], right, 0, m, kinds[j], win));
+            int differ = i && j && i != j;
+            int acc = MPI_Accumulate(v, n, kinds[i], right, 0, m, kinds[j], MPI_SUM, win);
+            int getacc = MPI_Get_accumulate(v, n, kinds[i], r, n, kinds[i], right, 0, m, kinds[j], MPI_SUM, win);
+            if (differ) {
+                CHECK_CLASS(acc, MPI_ERR_TYPE);
+                CHECK_CLASS(getacc, MPI_ERR_TYPE);
+            } else {
+                CALL(acc);
+                CALL(getacc);
+            }
+        }
+    CALL(MPI_Win_flush(right, win));
+    MPI_Type_free(&none);
+}
 
 /* epochs that may not overlap, and a window freed inside one */
 static void overlapping_epochs(int **base)
@@ -135,6 +168,7 @@ int main(int argc, char **argv)
         CHECK_CLASS(MPI_Accumulate(v, 1, MPI_INT, right, 0, 1, MPI_INT, op, win), MPI_ERR_OP);
         CHECK_CLASS(MPI_Put(v, 1, MPI_INT, mtest_size, 0, 1, MPI_INT, win), MPI_ERR_RANK);
         CHECK_CLASS(MPI_Put(v, -1, MPI_INT, right, 0, -1, MPI_INT, win), MPI_ERR_COUNT);
+        zero_size_operations(win, right);
         CALL(MPI_Win_unlock(right, win));
         CHECK_CLASS(MPI_Win_lock(12345, right, 0, win), MPI_ERR_LOCKTYPE);
         CHECK_CLASS(MPI_Win_fence(1 << 20, win), MPI_ERR_ASSERT);

@@ -80,6 +80,9 @@ impl<T: Transport> Engine<T> {
             return Ok(self.done_request(request));
         };
         check_lengths(&origin.dt, origin.count, p.len, "origin")?;
+        if p.len == 0 {
+            return Ok(self.done_request(request)); // nothing to move: no message either
+        }
         if let Some((mut span, _)) = self.shared_target(id, &p)? {
             if origin.dt.is_dense() && target.dt.is_dense() {
                 // The common case is one plain copy, with nothing in between.
@@ -112,6 +115,9 @@ impl<T: Transport> Engine<T> {
             return Ok(self.done_request(request));
         };
         check_lengths(&origin.dt, origin.count, p.len, "origin")?;
+        if p.len == 0 {
+            return Ok(self.done_request(request));
+        }
         if let Some((span, _)) = self.shared_target(id, &p)? {
             if origin.dt.is_dense() && target.dt.is_dense() {
                 let mut out = origin.buf;
@@ -156,7 +162,9 @@ impl<T: Transport> Engine<T> {
                 "MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op only (MPI-3.1 §11.3.4)",
             ));
         }
-        let basic = element_type(&origin.dt, &target.dt)?;
+        let Some(basic) = element_type((&origin.dt, "origin"), &target.dt, p.len)? else {
+            return Ok(self.done_request(request));
+        };
         if let Some((mut span, seg)) = self.shared_target(id, &p)? {
             let sharing = Sharing::Shared {
                 mutex: seg.mutex_word(p.rank),
@@ -198,7 +206,9 @@ impl<T: Transport> Engine<T> {
             check_lengths(&origin.dt, origin.count, p.len, "origin")?;
             origin
         };
-        let basic = element_type(&result.dt, &target.dt)?;
+        let Some(basic) = element_type((&result.dt, "result"), &target.dt, p.len)? else {
+            return Ok(self.done_request(request));
+        };
         if let Some((mut span, seg)) = self.shared_target(id, &p)? {
             let sharing = Sharing::Shared {
                 mutex: seg.mutex_word(p.rank),
@@ -482,13 +492,26 @@ fn check_lengths(dt: &Datatype, count: usize, len: usize, what: &str) -> Result<
     Ok(())
 }
 
-/// The one predefined type accumulate operations combine.
-fn element_type(origin: &Datatype, target: &Datatype) -> Result<Basic> {
-    match (origin.basic(), target.basic()) {
-        (Some(a), Some(b)) if a.kind == b.kind && a.size == b.size => Ok(b),
+/// The one predefined type an accumulate operation of `len` bytes combines; `None` when it
+/// combines nothing (`len` is 0: the caller completes it at once, with no message). Types must
+/// be built from the same predefined type even then (MPI-3.1 §11.3.4; Open MPI checks it too,
+/// MPICH does not), except that a type of size 0 has no basic component to disagree with.
+fn element_type(
+    (mine, what): (&Datatype, &str),
+    target: &Datatype,
+    len: usize,
+) -> Result<Option<Basic>> {
+    if mine.size() == 0 || target.size() == 0 {
+        return Ok(None); // no element at all, hence len == 0
+    }
+    match (mine.basic(), target.basic()) {
+        (Some(a), Some(b)) if a.kind == b.kind && a.size == b.size => Ok((len > 0).then_some(b)),
         _ => Err(MpiError::new(
             ErrorClass::Type,
-            "accumulate operations need origin and target datatypes built from one same predefined type",
+            format!(
+                "accumulate operations need {what} and target datatypes built from one same \
+                 predefined type"
+            ),
         )),
     }
 }
