@@ -3,7 +3,9 @@
  * (vector, indexed, struct with holes), tiled from the displacement. Each rank writes through
  * its view; the file is then read whole through the default view and compared with the bytes
  * the view should have touched (holes keep their old contents). Also MPI_File_get_view, offsets
- * in etypes, and the representations ("internal" accepted, "external32" refused).
+ * in etypes, the representations ("internal" accepted, "external32" refused), and etypes and
+ * filetypes whose typemaps a file cannot have (negative or decreasing displacements, overlaps in
+ * a writable file: MPI_ERR_IO, or MPI_ERR_TYPE as Open MPI says).
  */
 #include "mtest.h"
 
@@ -155,6 +157,43 @@ static void check_representations(const char *path)
     CALL(MPI_File_close(&fh));
 }
 
+/* an indexed type of ints at these int displacements, committed */
+static MPI_Datatype ints_at(int d0, int len0, int d1, int len1)
+{
+    int disps[2] = {d0, d1}, lens[2] = {len0, len1};
+    MPI_Datatype t;
+    CALL(MPI_Type_indexed(2, lens, disps, MPI_INT, &t));
+    CALL(MPI_Type_commit(&t));
+    return t;
+}
+
+/* MPI-3.1 13.3: etypes and filetypes with a negative or decreasing displacement, or (in a file
+ * open for writing) a byte reached twice, are refused; the standard names no class: Reflex says
+ * MPI_ERR_IO as MPICH does, Open MPI MPI_ERR_TYPE */
+#define CHECK_REFUSED(rc)                                                                            \
+    do {                                                                                             \
+        int cls_ = -1, rc4_ = (rc);                                                                  \
+        MPI_Error_class(rc4_, &cls_);                                                                \
+        if (cls_ != MPI_ERR_TYPE)                                                                    \
+            CHECK_CLASS(rc4_, MPI_ERR_IO);                                                           \
+    } while (0)
+
+static void check_typemaps(const char *path)
+{
+    MPI_File fh;
+    MTEST_OPEN_SCRATCH(MPI_COMM_WORLD, path, &fh);
+    MPI_Datatype bad[3] = {ints_at(-2, 1, 2, 1), ints_at(3, 1, 0, 1), ints_at(0, 3, 1, 1)};
+    for (int i = 0; i < 3; i++) {
+        CHECK_REFUSED(MPI_File_set_view(fh, 0, MPI_INT, bad[i], "native", MPI_INFO_NULL));
+        CHECK_REFUSED(MPI_File_set_view(fh, 0, bad[i], bad[i], "native", MPI_INFO_NULL));
+        MPI_Type_free(&bad[i]);
+    }
+    MPI_Datatype fine = ints_at(0, 2, 3, 1);
+    CALL(MPI_File_set_view(fh, 0, MPI_INT, fine, "native", MPI_INFO_NULL));
+    MPI_Type_free(&fine);
+    CALL(MPI_File_close(&fh));
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
@@ -163,6 +202,7 @@ int main(int argc, char **argv)
     Tile tiles[3] = {vector_tile(), indexed_tile(), struct_tile()};
     for (int i = 0; i < 3; i++)
         check_tile(path, &tiles[i]);
+    check_typemaps(path);
     check_representations(path);
     mtest_rmtmpdir(MPI_COMM_WORLD, dir);
     return MTest_Finalize();

@@ -91,7 +91,7 @@ mod tests {
         // two bytes of every four, from byte 2
         let v = Datatype::derived(Layout::vector(1, 2, 4, byte.clone()).unwrap());
         let ft = Datatype::derived(Layout::resized(v, 0, 4).unwrap());
-        let view = View::new(2, byte, ft).unwrap();
+        let view = View::new(2, byte, ft, true).unwrap();
         write_view(&file, &view, 0, &[1, 2, 3, 4, 5, 6]).unwrap();
         let mut all = [0u8; 12];
         assert_eq!(read_view(&file, &View::bytes(), 0, &mut all).unwrap(), 12);

@@ -26,6 +26,38 @@ fn arg(message: String) -> MpiError {
     MpiError::new(ErrorClass::Arg, message)
 }
 
+/// Checks the typemap of an etype or filetype as MPI-3.1 §13.3 asks: displacements
+/// non-negative and monotonically non-decreasing, and, in a file open for writing, no byte
+/// reached twice. Walked as the type's runs in typemap order, adjacent runs merged (the blocks
+/// of ROMIO's flattened types, which it checks the same way); errors are `MPI_ERR_IO`, as there.
+fn check_typemap(dt: &Datatype, what: &str, writable: bool) -> Result<()> {
+    let bad = |why: String| MpiError::new(ErrorClass::Io, format!("the {what} {why}"));
+    if dt.bounds().true_lb < 0 {
+        return Err(bad("has a negative displacement".into()));
+    }
+    let Some(program) = dt.program() else {
+        return Ok(()); // a predefined type
+    };
+    let mut block: Option<(isize, usize)> = None;
+    let mut fault = None;
+    Cursor::new(&program, 1, dt.extent(), 0).runs(dt.size(), |at, n| match block {
+        _ if fault.is_some() => {}
+        Some((start, len)) if at == start + len as isize => block = Some((start, len + n)),
+        Some((start, _)) if at < start => {
+            fault = Some(format!(
+                "has decreasing displacements (byte {at} after byte {start})"
+            ));
+        }
+        Some((start, len)) if writable && at < start + len as isize => {
+            fault = Some(format!(
+                "reaches bytes {at}.. twice, which a file open for writing does not allow"
+            ));
+        }
+        _ => block = Some((at, n)),
+    });
+    fault.map_or(Ok(()), |why| Err(bad(why)))
+}
+
 impl View {
     /// The view every file starts with: displacement 0, etype and filetype `MPI_BYTE`.
     pub fn bytes() -> Self {
@@ -37,9 +69,10 @@ impl View {
         }
     }
 
-    /// A checked view: the filetype's data is a whole number of etypes (and not empty), its
-    /// displacements are non-negative.
-    pub fn new(disp: u64, etype: Datatype, filetype: Datatype) -> Result<Self> {
+    /// A checked view: the filetype's data is a whole number of etypes (and not empty), and the
+    /// typemaps of both types suit a file (see [`check_typemap`]; `writable`: the file is open
+    /// for writing).
+    pub fn new(disp: u64, etype: Datatype, filetype: Datatype, writable: bool) -> Result<Self> {
         let (e, f) = (etype.size(), filetype.size());
         if e == 0 {
             return Err(arg("the etype holds no data".into()));
@@ -49,11 +82,11 @@ impl View {
                 "the filetype ({f} bytes of data) is not made of etypes ({e} bytes)"
             )));
         }
-        if filetype.bounds().true_lb < 0 || filetype.extent() <= 0 {
-            return Err(arg(
-                "the filetype has negative displacements or a non-positive extent".into(),
-            ));
+        if filetype.extent() <= 0 {
+            return Err(arg("the filetype has a non-positive extent".into()));
         }
+        check_typemap(&etype, "etype", writable)?;
+        check_typemap(&filetype, "filetype", writable)?;
         Ok(Self {
             disp,
             etype,
@@ -151,7 +184,7 @@ mod tests {
 
     #[test]
     fn a_strided_filetype_is_tiled_from_the_displacement() {
-        let v = View::new(100, int(), strided()).unwrap();
+        let v = View::new(100, int(), strided(), true).unwrap();
         // data bytes 0..16 = ints 0..4: tiles 0 and 1, each at +0 and +8
         assert_eq!(v.runs(0, 16), vec![(100, 4), (108, 4), (116, 4), (124, 4)]);
         // from the middle of an int
@@ -178,7 +211,7 @@ mod tests {
             },
         ];
         let s = Datatype::derived(Layout::blocks(blocks, false).unwrap());
-        let v = View::new(0, int(), s.clone()).unwrap();
+        let v = View::new(0, int(), s.clone(), true).unwrap();
         let ext = s.extent() as u64;
         assert_eq!(v.runs(0, 12), vec![(4, 4), (12, 8)]);
         assert_eq!(v.runs(12, 4), vec![(ext + 4, 4)]);
@@ -188,8 +221,46 @@ mod tests {
     fn bad_views_are_refused() {
         let byte = Datatype::Basic(Basic::plain(ValueKind::Byte, 1));
         assert_eq!(
-            View::new(0, int(), byte).unwrap_err().class,
+            View::new(0, int(), byte, true).unwrap_err().class,
             ErrorClass::Arg
         );
+    }
+
+    /// Ints at the given int displacements, one each (an indexed type).
+    fn ints_at(disps: &[isize], lens: &[usize]) -> Datatype {
+        let blocks = disps.iter().zip(lens).map(|(&d, &count)| Block {
+            count,
+            disp: 4 * d,
+            dt: int(),
+        });
+        Datatype::derived(Layout::blocks(blocks.collect(), false).unwrap())
+    }
+
+    /// The class `View::new` answers for filetype `ft` (and for it as the etype too), in a file
+    /// open for writing or not.
+    fn verdict(ft: &Datatype, writable: bool) -> [Option<ErrorClass>; 2] {
+        let class = |r: Result<View>| r.err().map(|e| e.class);
+        [
+            class(View::new(0, int(), ft.clone(), writable)),
+            class(View::new(0, ft.clone(), ft.clone(), writable)),
+        ]
+    }
+
+    #[test]
+    fn typemaps_must_suit_a_file() {
+        let io = Some(ErrorClass::Io);
+        // MPI-3.1 13.3: no negative displacement, none decreasing, whatever the mode.
+        for writable in [false, true] {
+            assert_eq!(verdict(&ints_at(&[-2, 2], &[1, 1]), writable), [io; 2]);
+            assert_eq!(verdict(&ints_at(&[3, 0], &[1, 1]), writable), [io; 2]);
+            assert_eq!(
+                verdict(&ints_at(&[0, 2, 3], &[2, 1, 1]), writable),
+                [None; 2]
+            );
+        }
+        // Overlaps (ints 0..3, then int 1 again): only in a file open for reading only.
+        let overlapping = ints_at(&[0, 1], &[3, 1]);
+        assert_eq!(verdict(&overlapping, false), [None; 2]);
+        assert_eq!(verdict(&overlapping, true), [io; 2]);
     }
 }

@@ -74,7 +74,9 @@ fn new_view(
         DISPLACEMENT_CURRENT => current_displacement(w, fh)?,
         _ => offset_arg(disp, "the displacement")?,
     };
-    Ok((View::new(disp, etype.dt.clone(), filetype.dt.clone())?, rep))
+    let writable = !w.objects.files.get(fh)?.amode.read_only();
+    let view = View::new(disp, etype.dt.clone(), filetype.dt.clone(), writable)?;
+    Ok((view, rep))
 }
 
 /// `MPI_DISPLACEMENT_CURRENT`: the file byte the shared file pointer is at, under the current
