@@ -20,14 +20,6 @@
 
 static int P, me;
 
-/* rc must be an error of one of the two classes */
-#define CHECK_CLASS2(rc, c1, c2)                                                                     \
-    do {                                                                                             \
-        int cls_ = -1, rc3_ = (rc);                                                                  \
-        MPI_Error_class(rc3_, &cls_);                                                                \
-        if (cls_ != (c2))                                                                            \
-            CHECK_CLASS(rc3_, c1);                                                                   \
-    } while (0)
 
 int main(int argc, char **argv)
 {

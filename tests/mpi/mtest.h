@@ -84,6 +84,19 @@ static inline const char *mtest_errstr(int code)
          if (len_ <= 0 || s_[0] == 0) mtest_report(__FILE__, __LINE__, "error string of " #rc " non-empty", "len %d", len_); \
     } while (0)
 
+/* rc must be an error of class a or b (where implementations, or the standard, allow either) */
+#define CHECK_CLASS2(rc, a, b)                                                                              \
+    do {                                                                                                    \
+        int r_ = (rc), c_ = -1;                                                                             \
+        if (r_ == MPI_SUCCESS) {                                                                            \
+            mtest_report(__FILE__, __LINE__, #rc, "returned MPI_SUCCESS, want " #a " or " #b);              \
+            break;                                                                                          \
+        }                                                                                                   \
+        MPI_Error_class(r_, &c_);                                                                           \
+        if (c_ != (a) && c_ != (b))                                                                         \
+            mtest_report(__FILE__, __LINE__, #rc, "class %d (%s), want " #a " or " #b, c_, mtest_errstr(r_)); \
+    } while (0)
+
 static inline void MTest_Init(int *argc, char ***argv)
 {
     MPI_Init(argc, argv);
