@@ -14,18 +14,6 @@
  */
 #include "mtest.h"
 
-#define CHECK_CLASS2(rc, a, b)                                                                              \
-    do {                                                                                                    \
-        int r_ = (rc), c_ = -1;                                                                             \
-        if (r_ == MPI_SUCCESS) {                                                                            \
-            mtest_report(__FILE__, __LINE__, #rc, "returned MPI_SUCCESS, want " #a " or " #b);              \
-            break;                                                                                          \
-        }                                                                                                   \
-        MPI_Error_class(r_, &c_);                                                                           \
-        if (c_ != (a) && c_ != (b))                                                                         \
-            mtest_report(__FILE__, __LINE__, #rc, "class %d (%s), want " #a " or " #b, c_, mtest_errstr(r_)); \
-    } while (0)
-
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
