@@ -330,6 +330,31 @@ impl<T: Transport> Engine<T> {
         self.wait_with(|e| if done(e) { None } else { Some(e.progress()) })
     }
 
+    /// Progresses until `poll` (which advances an operation without waiting) has its result:
+    /// the blocking form of the operations that `MPI_THREAD_MULTIPLE` callers poll without the
+    /// library lock (window creation, PSCW, locks, `MPI_Buffer_detach`).
+    pub fn wait_for<R>(
+        &mut self,
+        mut poll: impl FnMut(&mut Self) -> Result<Option<R>>,
+    ) -> Result<R> {
+        let mut outcome = None;
+        self.wait_with(|e| match poll(e) {
+            Ok(None) => Some(e.progress()),
+            done => {
+                outcome = Some(done);
+                None
+            }
+        })?;
+        match outcome {
+            Some(Ok(Some(r))) => Ok(r),
+            Some(Err(e)) => Err(e),
+            _ => Err(MpiError::new(
+                ErrorClass::Intern,
+                "a wait ended before its operation did",
+            )),
+        }
+    }
+
     /// Runs `step` (one round of progress returning its event count, or `None` once the awaited
     /// condition holds) with the spin → yield → sleep policy between rounds that found nothing.
     pub(crate) fn wait_with(

@@ -61,7 +61,7 @@ pub use op::ReduceOp;
 pub use p2p::Message;
 pub use request::{RequestId, SendMode, Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
 pub use rma::sync::{MODE_NOCHECK, MODE_NOSUCCEED};
-pub use rma::{Flavor, LockKind, WinId, WinInfo};
+pub use rma::{Built, Flavor, Layout, LockKind, WinBuild, WinId, WinInfo};
 pub use traffic::Traffic;
 
 /// The error handler every communicator starts with (`MPI_ERRORS_ARE_FATAL` in MPICH's ABI); the

@@ -745,10 +745,18 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Buffer_detach`: waits until every buffered message is on its way, then returns the buffer.
     pub fn buffer_detach(&mut self) -> Result<(usize, usize)> {
-        self.wait_until(|e| e.core.bsend.used == 0)?;
-        self.core
-            .bsend
-            .detach()
+        self.wait_for(Self::buffer_detach_try)
+    }
+
+    /// `MPI_Buffer_detach` without waiting: the buffer once every buffered message is on its way
+    /// (`None` until then).
+    pub fn buffer_detach_try(&mut self) -> Result<Option<(usize, usize)>> {
+        if self.core.bsend.used > 0 {
+            return Ok(None);
+        }
+        let detached = self.core.bsend.detach();
+        detached
+            .map(Some)
             .ok_or_else(|| MpiError::new(ErrorClass::Buffer, "no buffer is attached"))
     }
 }

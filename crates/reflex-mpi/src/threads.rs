@@ -54,7 +54,8 @@
 //!   poll, they do not sleep on the transport's doorbell (that needs the engine, hence the lock).
 
 use crate::state::{self, Mpi};
-use reflex_engine::{Completion, ErrorClass, MpiError, RequestId, Result};
+use reflex_engine::fabric::Fabric;
+use reflex_engine::{Completion, Engine, ErrorClass, MpiError, RequestId, Result};
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
@@ -216,6 +217,34 @@ pub fn block_on(
         };
         let f = finish.take().expect("a step is not run again once done");
         f(w, c).map(|()| true)
+    })
+}
+
+/// Runs a blocking operation the engine advances by polls rather than as one request: `poll`
+/// advances it without waiting and returns its result once there is one; `finish` gets that
+/// result (to write handles, register objects...).
+///
+/// Without `MULTIPLE` (or in a nested call) this is [`Engine::wait_for`], then `finish`. Under
+/// `MULTIPLE` `poll` is retried by the frame, without the lock in between.
+pub fn poll_on<R: 'static>(
+    w: &mut Mpi,
+    mut poll: impl FnMut(&mut Engine<Fabric>) -> Result<Option<R>> + 'static,
+    finish: impl FnOnce(&mut Mpi, R) -> Result<()> + 'static,
+) -> Result<()> {
+    if !deferring(w) {
+        let r = w.world.engine.wait_for(&mut poll)?;
+        return finish(w, r);
+    }
+    if let Some(r) = poll(&mut w.world.engine)? {
+        return finish(w, r);
+    }
+    let mut finish = Some(finish);
+    defer(move |w| {
+        let Some(r) = poll(&mut w.world.engine)? else {
+            return Ok(false);
+        };
+        let f = finish.take().expect("a step is not run again once done");
+        f(w, r).map(|()| true)
     })
 }
 

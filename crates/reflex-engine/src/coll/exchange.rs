@@ -1,10 +1,10 @@
 //! Exchanges of byte strings that communicator creation runs inside the engine, outside the
 //! schedules of application collectives: the pairwise sends and receives the nonblocking
-//! constructors post ([`Engine::post_exchange`]), and the blocking allgathers left to the
-//! constructors between jobs (connect/accept, spawn).
+//! constructors post ([`Engine::post_exchange`]), and the allgathers of window creation (polled,
+//! [`Gathering`]) and of the constructors between jobs (connect/accept, spawn: blocking).
 //!
-//! The blocking ones use small fixed tags on a collective context, below the tags of schedules,
-//! so they can run while application collectives are in flight on the same communicator.
+//! The allgathers use small fixed tags on a collective context, below the tags of schedules, so
+//! they can run while application collectives are in flight on the same communicator.
 
 use crate::comm::CommId;
 use crate::engine::Engine;
@@ -30,9 +30,42 @@ pub(crate) struct Peer {
     pub tag: i32,
 }
 
+/// An exchange of equal-length byte strings among a group, posted and not yet collected.
+#[derive(Debug)]
+pub(crate) struct Gathering {
+    /// (send, receive) with each other member, in member order.
+    pending: Vec<(RequestId, RequestId)>,
+    /// This process's member index, the group's size and what this process contributed.
+    me: usize,
+    members: usize,
+    mine: Vec<u8>,
+}
+
+impl Gathering {
+    /// Whether every send and receive has completed ([`Engine::collect`] then waits for nothing).
+    pub(crate) fn arrived<T: Transport>(&self, e: &Engine<T>) -> bool {
+        let done = |r: &RequestId| e.core.requests.get(*r).is_none_or(|q| q.complete);
+        self.pending
+            .iter()
+            .all(|(send, recv)| done(send) && done(recv))
+    }
+}
+
 impl<T: Transport> Engine<T> {
     /// Gathers one byte string from every rank of `comm` onto every rank (internal: split, dup).
     pub(crate) fn allgather_bytes(&mut self, comm: CommId, mine: Vec<u8>) -> Result<Vec<Vec<u8>>> {
+        let posted = self.post_allgather_bytes(comm, mine)?;
+        self.wait_until(|e| posted.arrived(e))?;
+        self.collect(posted)
+    }
+
+    /// Starts [`Self::allgather_bytes`] without waiting: once [`Gathering::arrived`],
+    /// [`Self::collect`] gives what it gathered.
+    pub(crate) fn post_allgather_bytes(
+        &mut self,
+        comm: CommId,
+        mine: Vec<u8>,
+    ) -> Result<Gathering> {
         let c = self.comms.get(comm)?;
         if c.is_inter() {
             return Err(MpiError::new(
@@ -41,53 +74,49 @@ impl<T: Transport> Engine<T> {
             ));
         }
         let (ctx, members, rank) = (c.ctx + 1, c.group.members.clone(), c.rank as usize);
-        self.exchange_among(ctx, &members, rank, TAG_ALLGATHER_BYTES, &mine)
+        self.post_among(ctx, &members, rank, TAG_ALLGATHER_BYTES, mine)
     }
 
-    /// Sends `mine` to every other member of `members` and receives theirs, over context `ctx`
-    /// where this process is member `me`; messages carry `tag` and all have `mine.len()` bytes.
-    /// The result holds every member's bytes, indexed by member (ours included).
-    pub(crate) fn exchange_among(
+    /// The bytes of every member of a finished [`Gathering`], indexed by member (ours included).
+    pub(crate) fn collect(&mut self, g: Gathering) -> Result<Vec<Vec<u8>>> {
+        let mut theirs = self.finish_exchanges(g.pending)?.into_iter();
+        let mut mine = Some(g.mine);
+        Ok((0..g.members)
+            .map(|r| match r == g.me {
+                true => mine.take().unwrap_or_default(),
+                false => theirs.next().unwrap_or_default(),
+            })
+            .collect())
+    }
+
+    /// Sends `mine` to every other member of `members` and posts the receives of theirs, over
+    /// context `ctx` where this process is member `me`; messages carry `tag` and all have
+    /// `mine.len()` bytes.
+    fn post_among(
         &mut self,
         ctx: u32,
         members: &[u32],
         me: usize,
         tag: i32,
-        mine: &[u8],
-    ) -> Result<Vec<Vec<u8>>> {
-        let names: Vec<u32> = (0..members.len() as u32).collect();
-        self.exchange_named(ctx, (members, &names), me, tag, mine)
-    }
-
-    /// [`Self::exchange_among`] where member `i` is known on `ctx` as rank `names[i]` (a subgroup
-    /// exchanging over its parent's context, whose ranks are unique there: subgroup ranks are
-    /// not, and two subgroups' messages on one context must not match each other's receives).
-    pub(crate) fn exchange_named(
-        &mut self,
-        ctx: u32,
-        (members, names): (&[u32], &[u32]),
-        me: usize,
-        tag: i32,
-        mine: &[u8],
-    ) -> Result<Vec<Vec<u8>>> {
+        mine: Vec<u8>,
+    ) -> Result<Gathering> {
         let mut pending = Vec::with_capacity(members.len());
         for (r, &world) in members.iter().enumerate().filter(|&(r, _)| r != me) {
             let peer = Peer {
                 ctx,
                 world,
-                rank: names[r] as i32,
-                me: names[me],
+                rank: r as i32,
+                me: me as u32,
                 tag,
             };
-            pending.push(self.post_exchange(&peer, mine.to_vec(), mine.len())?);
+            pending.push(self.post_exchange(&peer, mine.clone(), mine.len())?);
         }
-        let mut theirs = self.finish_exchanges(pending)?.into_iter();
-        Ok((0..members.len())
-            .map(|r| match r == me {
-                true => mine.to_vec(),
-                false => theirs.next().unwrap_or_default(),
-            })
-            .collect())
+        Ok(Gathering {
+            pending,
+            me,
+            members: members.len(),
+            mine,
+        })
     }
 
     /// Posts the send and the receive of one pairwise exchange.

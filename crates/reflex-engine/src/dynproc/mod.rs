@@ -126,6 +126,13 @@ impl Engine<Fabric> {
     /// the communicator.
     pub fn comm_quiesce(&mut self, comm: CommId) -> Result<()> {
         self.barrier(comm)?;
+        self.comm_drain(comm)
+    }
+
+    /// The second half of [`Self::comm_quiesce`] (after its barrier, which an
+    /// `MPI_THREAD_MULTIPLE` caller waits for without the library lock): waits until nothing
+    /// queued for the processes of `comm` is left (which needs their progress only).
+    pub fn comm_drain(&mut self, comm: CommId) -> Result<()> {
         let peers = self.comms.get(comm)?.peers().members.clone();
         self.wait_until(|e| peers.iter().all(|&p| e.core.outbox[p as usize].is_empty()))
     }

@@ -19,6 +19,7 @@
 //! calls, [`apply`] is what an operation does to target memory.
 
 mod apply;
+mod build;
 mod direct;
 mod direct_atomic;
 mod direct_sync;
@@ -32,12 +33,15 @@ mod wire;
 use crate::comm::CommId;
 use crate::engine::Engine;
 use crate::error::{ErrorClass, MpiError, Result};
+use crate::request::RequestId;
 use reflex_base::buf::RecvBuf;
 use reflex_base::slots::Slots;
 use reflex_base::transport::Transport;
 use reflex_shm::window::WinSegment;
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
+
+pub use build::{Built, Layout, WinBuild};
 
 pub(crate) use epoch::Epoch;
 
@@ -246,126 +250,7 @@ pub struct WinInfo {
 }
 
 impl<T: Transport> Engine<T> {
-    /// `MPI_Win_create` (and `MPI_Win_allocate` over memory the caller allocated when no shared
-    /// segment could be made): a window over `mem` on every rank of `comm`.
-    pub fn win_create(
-        &mut self,
-        comm: CommId,
-        mem: RecvBuf,
-        disp_unit: usize,
-        flavor: Flavor,
-    ) -> Result<WinId> {
-        let (private, sizes, units) = self.win_exchange(comm, mem.len(), disp_unit)?;
-        let mem = if flavor == Flavor::Dynamic {
-            Memory::Dynamic(Vec::new())
-        } else {
-            Memory::Private(mem)
-        };
-        Ok(self.install_window(private, flavor, sizes, units, mem))
-    }
-
-    /// `MPI_Win_allocate_shared`, or `MPI_Win_allocate` trying shared memory first: `size` bytes
-    /// per rank in one segment every rank maps. `Ok(None)` (on every rank alike) when no segment
-    /// could be shared; `MPI_Win_allocate_shared` then fails with `MPI_ERR_RMA_SHARED`.
-    pub fn win_allocate_shared(
-        &mut self,
-        comm: CommId,
-        size: usize,
-        disp_unit: usize,
-        flavor: Flavor,
-    ) -> Result<Option<(WinId, usize)>> {
-        let (private, sizes, units) = self.win_exchange(comm, size, disp_unit)?;
-        let Some(seg) = self.map_segment(private, &sizes)? else {
-            self.comm_free(private)?;
-            if flavor == Flavor::Shared {
-                return Err(MpiError::new(
-                    ErrorClass::RmaShared,
-                    "the ranks of this communicator cannot map one shared-memory segment \
-                     (are they on different nodes?)",
-                ));
-            }
-            return Ok(None);
-        };
-        let seg = Arc::new(seg);
-        let regions = (0..sizes.len())
-            .map(|r| Reach {
-                mem: seg.region(r),
-                unit: isize::try_from(units[r]).unwrap_or(isize::MAX),
-            })
-            .collect();
-        let me = self.comms.get(private)?.rank as usize;
-        let base = seg.region_addr(me);
-        let taken = pscw::Taken::new(sizes.len());
-        let mem = Memory::Shared {
-            seg,
-            regions,
-            taken,
-        };
-        Ok(Some((
-            self.install_window(private, flavor, sizes, units, mem),
-            base,
-        )))
-    }
-
-    /// Duplicates `comm` for the window and gathers every rank's size and displacement unit.
-    fn win_exchange(
-        &mut self,
-        comm: CommId,
-        size: usize,
-        disp_unit: usize,
-    ) -> Result<(CommId, Vec<usize>, Vec<usize>)> {
-        if self.comms.get(comm)?.is_inter() {
-            return Err(MpiError::new(
-                ErrorClass::Comm,
-                "windows are created over intracommunicators only",
-            ));
-        }
-        let private = self.comm_dup(comm)?;
-        let mut mine = (size as u64).to_le_bytes().to_vec();
-        mine.extend_from_slice(&(disp_unit as u64).to_le_bytes());
-        let all = self.allgather_bytes(private, mine)?;
-        let word = |b: &[u8], at: usize| {
-            u64::from_le_bytes(b[at..at + 8].try_into().expect("16 bytes each")) as usize
-        };
-        let sizes = all.iter().map(|b| word(b, 0)).collect();
-        let units = all.iter().map(|b| word(b, 8)).collect();
-        Ok((private, sizes, units))
-    }
-
-    /// Rank 0 creates the segment, everyone maps it, then it is unlinked; all ranks agree on the
-    /// outcome (the board's protocol).
-    fn map_segment(&mut self, comm: CommId, sizes: &[usize]) -> Result<Option<WinSegment>> {
-        let c = self.comms.get(comm)?;
-        let (me, ctx) = (c.rank as usize, c.ctx);
-        let name = (me == 0).then(|| {
-            let made = SEGMENTS_MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            format!("{}.w{ctx}.{}.{made}", self.segment_base(), self.core.pid)
-        });
-        let created = name.as_ref().map(|n| WinSegment::create(n, sizes));
-        // Every rank contributes the same number of bytes; rank 0's hold the name ("" if its
-        // creation failed).
-        let mut said = vec![0u8; NAME_BYTES];
-        if let (Some(n), Some(Ok(_))) = (&name, &created) {
-            let n = n.as_bytes();
-            said[..n.len().min(NAME_BYTES)].copy_from_slice(&n[..n.len().min(NAME_BYTES)]);
-        }
-        let said = self.allgather_bytes(comm, said)?.swap_remove(0);
-        let said: Vec<u8> = said.into_iter().take_while(|&b| b != 0).collect();
-        let mine = match created {
-            Some(made) => made.ok(),
-            None if !said.is_empty() => String::from_utf8(said)
-                .ok()
-                .and_then(|n| WinSegment::open(&n, sizes).ok()),
-            None => None,
-        };
-        let all = self.allgather_bytes(comm, vec![u8::from(mine.is_some())])?;
-        if let (Some(n), Some(_)) = (&name, &mine) {
-            let _ = WinSegment::unlink(n);
-        }
-        Ok(mine.filter(|_| all.iter().all(|v| v == &[1])))
-    }
-
-    fn install_window(
+    pub(super) fn install_window(
         &mut self,
         comm: CommId,
         flavor: Flavor,
@@ -400,6 +285,18 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_free`: waits until every rank is done with the window, then releases it.
     pub fn win_free(&mut self, id: WinId) -> Result<()> {
+        let barrier = self.win_free_start(id)?;
+        if let Some(e) = self.wait(barrier)?.error {
+            return Err(*e);
+        }
+        self.win_free_finish(id)
+    }
+
+    /// The first half of `MPI_Win_free` for a caller that waits elsewhere (under
+    /// `MPI_THREAD_MULTIPLE`, without the library lock): checks, completes this rank's
+    /// operations and starts the barrier of the window's communicator, whose request is
+    /// returned; once it completes, [`Self::win_free_finish`].
+    pub fn win_free_start(&mut self, id: WinId) -> Result<RequestId> {
         let w = self.wins.get(id)?;
         if w.epoch.open() {
             return Err(MpiError::new(
@@ -409,7 +306,12 @@ impl<T: Transport> Engine<T> {
         }
         let comm = w.comm;
         self.win_quiesce(id)?;
-        self.barrier(comm)?;
+        self.coll_start(comm, crate::coll::Coll::Barrier)
+    }
+
+    /// Releases the window once every rank reached `MPI_Win_free`.
+    pub fn win_free_finish(&mut self, id: WinId) -> Result<()> {
+        let comm = self.wins.get(id)?.comm;
         self.wins.remove(id);
         self.comm_free(comm)
     }

@@ -48,6 +48,14 @@ fn check_assert(assert: i32, valid: i32, call: &str) -> Result<()> {
     Ok(())
 }
 
+/// The tag of a PSCW notice sent as a message.
+fn notice_tag(kind: Notice) -> i32 {
+    match kind {
+        Notice::Post => TAG_POST,
+        Notice::Completion => TAG_DONE,
+    }
+}
+
 fn sync_error(msg: impl Into<String>) -> MpiError {
     MpiError::new(ErrorClass::RmaSync, msg)
 }
@@ -281,6 +289,26 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_start`: waits until every rank of `group` posted, then opens the access epoch.
     pub fn win_start(&mut self, id: WinId, group: crate::GroupId, assert: i32) -> Result<()> {
+        let group = self.start_checks(id, group, assert)?;
+        self.await_pscw(id, &group, Notice::Post)?;
+        self.wins.get_mut(id)?.epoch.start(group);
+        Ok(())
+    }
+
+    /// `MPI_Win_start` without waiting: opens the access epoch and returns true once every rank
+    /// of `group` has posted; false (nothing changed) while one has not.
+    pub fn win_start_try(&mut self, id: WinId, group: crate::GroupId, assert: i32) -> Result<bool> {
+        let group = self.start_checks(id, group, assert)?;
+        if !self.pscw_arrived(id, &group, Notice::Post)? {
+            return Ok(false);
+        }
+        self.await_pscw(id, &group, Notice::Post)?; // takes the notices, which are there
+        self.wins.get_mut(id)?.epoch.start(group);
+        Ok(true)
+    }
+
+    /// `MPI_Win_start`'s checks; the window ranks of `group`.
+    fn start_checks(&self, id: WinId, group: crate::GroupId, assert: i32) -> Result<Vec<usize>> {
         check_assert(assert, MODE_NOCHECK, "MPI_Win_start")?;
         let group = self.win_members(id, group)?;
         let w = self.wins.get(id)?;
@@ -290,10 +318,7 @@ impl<T: Transport> Engine<T> {
                  MPI_Win_lock or MPI_Win_lock_all; MPI-3.1 11.5: they must be disjoint)",
             ));
         }
-        self.await_pscw(id, &group, Notice::Post)?;
-        let w = self.wins.get_mut(id)?;
-        w.epoch.start(group);
-        Ok(())
+        Ok(group)
     }
 
     /// `MPI_Win_complete`: completes the access epoch's operations and tells each target.
@@ -332,21 +357,27 @@ impl<T: Transport> Engine<T> {
             return Err(sync_error("MPI_Win_test without a matching MPI_Win_post"));
         };
         self.progress();
-        let arrived = if self.wins.get(id)?.is_shared() {
-            self.notices_arrived(id, &group, Notice::Completion)?
-        } else {
-            let ctx = self.wins.get(id)?.ctx;
-            group.iter().all(|&g| {
-                self.core
-                    .unexpected
-                    .iter()
-                    .any(|u| crate::core::pattern_matches(ctx, g as i32, TAG_DONE, &u.env))
-            })
-        };
+        let arrived = self.pscw_arrived(id, &group, Notice::Completion)?;
         if arrived {
             self.win_wait(id)?;
         }
         Ok(arrived)
+    }
+
+    /// Whether every rank of `from` sent its notice of `kind` (nothing taken): counters on a
+    /// shared window, unexpected messages otherwise.
+    fn pscw_arrived(&mut self, id: WinId, from: &[usize], kind: Notice) -> Result<bool> {
+        if self.wins.get(id)?.is_shared() {
+            return self.notices_arrived(id, from, kind);
+        }
+        let ctx = self.wins.get(id)?.ctx;
+        let tag = notice_tag(kind);
+        Ok(from.iter().all(|&g| {
+            self.core
+                .unexpected
+                .iter()
+                .any(|u| crate::core::pattern_matches(ctx, g as i32, tag, &u.env))
+        }))
     }
 
     /// Waits for the post (`start`) or completion (`wait`) notice of every rank of `from` and
@@ -355,10 +386,7 @@ impl<T: Transport> Engine<T> {
         if self.wins.get(id)?.is_shared() {
             return self.await_notices(id, from, kind);
         }
-        let tag = match kind {
-            Notice::Post => TAG_POST,
-            Notice::Completion => TAG_DONE,
-        };
+        let tag = notice_tag(kind);
         let notices: Vec<RequestId> = from
             .iter()
             .map(|&g| self.notice(id, g, tag))
@@ -390,10 +418,26 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_lock`.
     pub fn win_lock(&mut self, id: WinId, kind: LockKind, rank: i32, assert: i32) -> Result<()> {
+        match self.win_lock_begin(id, kind, rank, assert)? {
+            Some(mut l) => self.wait_for(|e| e.win_lock_step(id, &mut l).map(|t| t.then_some(()))),
+            None => Ok(()),
+        }
+    }
+
+    /// Starts `MPI_Win_lock` without waiting: its checks, then the locking to go on with
+    /// [`Self::win_lock_step`], or `None` when there is nothing to take (`MPI_PROC_NULL`, or
+    /// `MPI_MODE_NOCHECK`: the epoch is open already).
+    pub fn win_lock_begin(
+        &mut self,
+        id: WinId,
+        kind: LockKind,
+        rank: i32,
+        assert: i32,
+    ) -> Result<Option<Locking>> {
         check_assert(assert, MODE_NOCHECK, "MPI_Win_lock")?;
         let w = self.wins.get(id)?;
         if rank == PROC_NULL {
-            return Ok(()); // locking no process: nothing to do (as every RMA call on it)
+            return Ok(None); // locking no process: nothing to do (as every RMA call on it)
         }
         let target = self.win_rank(w, rank)?;
         if w.epoch.started() {
@@ -404,12 +448,11 @@ impl<T: Transport> Engine<T> {
                 "rank {target} is already locked by this process"
             )));
         }
-        let taken = (assert & MODE_NOCHECK == 0).then_some(kind);
-        if taken.is_some() {
-            self.acquire(id, target, kind)?;
+        if assert & MODE_NOCHECK != 0 {
+            self.wins.get_mut(id)?.epoch.lock(target, None);
+            return Ok(None);
         }
-        self.wins.get_mut(id)?.epoch.lock(target, taken);
-        Ok(())
+        Ok(Some(Locking::new(target..target + 1, kind, false)))
     }
 
     /// `MPI_Win_unlock`.
@@ -429,6 +472,14 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_lock_all`: a shared lock on every rank.
     pub fn win_lock_all(&mut self, id: WinId, assert: i32) -> Result<()> {
+        match self.win_lock_all_begin(id, assert)? {
+            Some(mut l) => self.wait_for(|e| e.win_lock_step(id, &mut l).map(|t| t.then_some(()))),
+            None => Ok(()),
+        }
+    }
+
+    /// Starts `MPI_Win_lock_all` as [`Self::win_lock_begin`] starts `MPI_Win_lock`.
+    pub fn win_lock_all_begin(&mut self, id: WinId, assert: i32) -> Result<Option<Locking>> {
         check_assert(assert, MODE_NOCHECK, "MPI_Win_lock_all")?;
         let w = self.wins.get(id)?;
         if w.epoch.started() {
@@ -439,14 +490,29 @@ impl<T: Transport> Engine<T> {
                 "MPI_Win_lock_all while this process already holds locks",
             ));
         }
-        let taken = assert & MODE_NOCHECK == 0;
-        if taken {
-            for t in 0..w.nranks() {
-                self.acquire(id, t, LockKind::Shared)?;
-            }
+        if assert & MODE_NOCHECK != 0 {
+            self.wins.get_mut(id)?.epoch.lock_all(false);
+            return Ok(None);
         }
-        self.wins.get_mut(id)?.epoch.lock_all(taken);
-        Ok(())
+        Ok(Some(Locking::new(0..w.nranks(), LockKind::Shared, true)))
+    }
+
+    /// Takes what it can of `l`'s locks, in rank order, without waiting; true once all are
+    /// taken and the epoch is open.
+    pub fn win_lock_step(&mut self, id: WinId, l: &mut Locking) -> Result<bool> {
+        while l.targets.start < l.targets.end {
+            if !self.try_acquire(id, l.targets.start, l.kind, &mut l.asked)? {
+                return Ok(false);
+            }
+            l.targets.start += 1;
+            l.asked = None;
+        }
+        let epoch = &mut self.wins.get_mut(id)?.epoch;
+        match l.all {
+            true => epoch.lock_all(true),
+            false => epoch.lock(l.targets.end - 1, Some(l.kind)),
+        }
+        Ok(true)
     }
 
     /// `MPI_Win_unlock_all`.
@@ -466,17 +532,28 @@ impl<T: Transport> Engine<T> {
         first
     }
 
-    /// Takes the lock of `target`.
-    fn acquire(&mut self, id: WinId, target: usize, kind: LockKind) -> Result<()> {
-        let exclusive = kind == LockKind::Exclusive;
+    /// Tries once to take the lock of `target`: a word of a shared window's segment, else a
+    /// request to the target (`asked` keeps its reply between tries); true once taken.
+    fn try_acquire(
+        &mut self,
+        id: WinId,
+        target: usize,
+        kind: LockKind,
+        asked: &mut Option<RequestId>,
+    ) -> Result<bool> {
         let w = self.wins.get(id)?;
-        let Memory::Shared { seg, .. } = &w.mem else {
-            let reply = self.ask(id, target, Kind::Lock, exclusive)?;
-            return self.await_replies(id, &[reply], &[]);
+        if let Memory::Shared { seg, .. } = &w.mem {
+            return Ok(lock_try(seg.lock_word(target), kind));
+        }
+        let reply = match *asked {
+            Some(reply) => reply,
+            None => *asked.insert(self.ask(id, target, Kind::Lock, kind == LockKind::Exclusive)?),
         };
-        let seg = seg.clone();
-        let try_take = move || lock_try(seg.lock_word(target), kind);
-        self.wait_with(|e| if try_take() { None } else { Some(e.progress()) })
+        if !self.core.requests.get(reply).is_none_or(|q| q.complete) {
+            return Ok(false);
+        }
+        self.await_replies(id, &[reply], &[])?; // the reply is there: no waiting
+        Ok(true)
     }
 
     /// Completes the operations at `target` and gives its lock back (`None`: a lock held under
@@ -561,5 +638,28 @@ impl<T: Transport> Engine<T> {
         self.wins.get(id)?;
         fence(Ordering::SeqCst);
         Ok(())
+    }
+}
+
+/// Locks being taken by `MPI_Win_lock` or `MPI_Win_lock_all` ([`Engine::win_lock_step`]).
+#[derive(Debug)]
+pub struct Locking {
+    /// The window ranks still to lock, in order (the first may have been asked already).
+    targets: std::ops::Range<usize>,
+    kind: LockKind,
+    /// The reply awaited from the first of `targets` (windows whose locks are messages).
+    asked: Option<RequestId>,
+    /// `MPI_Win_lock_all` (else one target's lock).
+    all: bool,
+}
+
+impl Locking {
+    fn new(targets: std::ops::Range<usize>, kind: LockKind, all: bool) -> Self {
+        Self {
+            targets,
+            kind,
+            asked: None,
+            all,
+        }
     }
 }

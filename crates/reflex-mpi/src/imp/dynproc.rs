@@ -8,6 +8,7 @@ use crate::ffi::*;
 use crate::handles;
 use crate::info::InfoId;
 use crate::state::Mpi;
+use reflex_engine::coll::Coll;
 use reflex_engine::dynproc::port::MAX_PORT_NAME;
 use reflex_engine::{CommId, ErrorClass, MpiError, Result};
 use std::ffi::{c_char, c_int};
@@ -135,8 +136,16 @@ pub fn comm_disconnect(w: &mut Mpi, comm: *mut MPI_Comm) -> Result<()> {
             "MPI_COMM_WORLD and MPI_COMM_SELF cannot be disconnected",
         ));
     }
-    w.world.engine.comm_quiesce(id)?;
-    super::comm_free(w, comm)
+    // The barrier is waited for without the lock under MPI_THREAD_MULTIPLE: other threads may
+    // be disconnecting other communicators at once.
+    let start = move |w: &mut Mpi| w.world.engine.coll_start(id, Coll::Barrier);
+    crate::threads::block_on(w, start, move |w, done| {
+        if let Some(e) = done.status.error {
+            return Err(*e);
+        }
+        w.world.engine.comm_drain(id)?;
+        super::comm_free(w, comm)
+    })
 }
 
 /// `MPI_Comm_join`: `fd` is a connected stream socket; both ends call it.

@@ -377,7 +377,5 @@ pub fn buffer_attach_c(w: &mut Mpi, buffer: *mut c_void, size: MPI_Count) -> Res
 
 /// `MPI_Buffer_detach_c`.
 pub fn buffer_detach_c(w: &mut Mpi, buffer_addr: *mut c_void, size: *mut MPI_Count) -> Result<()> {
-    let len = pt2pt::detach(w, buffer_addr)?;
-    util::write(size, widen(len));
-    Ok(())
+    pt2pt::detach(w, buffer_addr, move |len| util::write(size, widen(len)))
 }

@@ -520,16 +520,23 @@ pub(super) fn attach(w: &mut Mpi, buffer: *mut c_void, size: i64) -> Result<()> 
 
 /// `MPI_Buffer_detach`: `buffer_addr` receives the address passed to attach.
 pub fn buffer_detach(w: &mut Mpi, buffer_addr: *mut c_void, size: *mut c_int) -> Result<()> {
-    let len = detach(w, buffer_addr)?;
-    write(size, len as c_int);
-    Ok(())
+    detach(w, buffer_addr, move |len| write(size, len as c_int))
 }
 
-/// Detaches the buffer: its address goes to `buffer_addr`, its size is returned.
-pub(super) fn detach(w: &mut Mpi, buffer_addr: *mut c_void) -> Result<usize> {
-    let (addr, len) = w.world.engine.buffer_detach()?;
-    if !buffer_addr.is_null() {
-        write(buffer_addr.cast::<usize>(), addr);
-    }
-    Ok(len)
+/// Detaches the buffer once every buffered message is on its way (under
+/// `MPI_THREAD_MULTIPLE` waiting without the lock: the receive may be another thread's): its
+/// address goes to `buffer_addr`, its size to `write_size`.
+pub(super) fn detach(
+    w: &mut Mpi,
+    buffer_addr: *mut c_void,
+    write_size: impl FnOnce(usize) + 'static,
+) -> Result<()> {
+    let poll = |e: &mut Engine<Fabric>| e.buffer_detach_try();
+    threads::poll_on(w, poll, move |_, (addr, len)| {
+        if !buffer_addr.is_null() {
+            write(buffer_addr.cast::<usize>(), addr);
+        }
+        write_size(len);
+        Ok(())
+    })
 }

@@ -7,9 +7,11 @@ use crate::ffi::*;
 use crate::handles;
 use crate::ops::OpArg;
 use crate::state::Mpi;
+use reflex_engine::fabric::Fabric;
 use reflex_engine::rma::origin::{Side, Target};
+use reflex_engine::rma::sync::Locking;
 use reflex_engine::{
-    Datatype, ErrorClass, GroupId, LockKind, MpiError, ReduceOp, RequestId, Result, WinId,
+    Datatype, Engine, ErrorClass, GroupId, LockKind, MpiError, ReduceOp, RequestId, Result, WinId,
 };
 use std::ffi::{c_int, c_void};
 
@@ -239,9 +241,14 @@ pub fn win_post(w: &mut Mpi, group: GroupId, assert: c_int, win: WinId) -> Resul
     w.world.engine.win_post(win, group, assert)
 }
 
-/// `MPI_Win_start`.
+/// `MPI_Win_start`. Under `MPI_THREAD_MULTIPLE` it waits for the posts without the lock (as do
+/// `MPI_Win_wait` and the locks below): another thread of a target may still have to post.
 pub fn win_start(w: &mut Mpi, group: GroupId, assert: c_int, win: WinId) -> Result<()> {
-    w.world.engine.win_start(win, group, assert)
+    if !crate::threads::deferring(w) {
+        return w.world.engine.win_start(win, group, assert);
+    }
+    let poll = move |e: &mut Engine<Fabric>| Ok(e.win_start_try(win, group, assert)?.then_some(()));
+    crate::threads::poll_on(w, poll, |_, ()| Ok(()))
 }
 
 /// `MPI_Win_complete`.
@@ -251,7 +258,11 @@ pub fn win_complete(w: &mut Mpi, win: WinId) -> Result<()> {
 
 /// `MPI_Win_wait`.
 pub fn win_wait(w: &mut Mpi, win: WinId) -> Result<()> {
-    w.world.engine.win_wait(win)
+    if !crate::threads::deferring(w) {
+        return w.world.engine.win_wait(win);
+    }
+    let poll = move |e: &mut Engine<Fabric>| Ok(e.win_test(win)?.then_some(()));
+    crate::threads::poll_on(w, poll, |_, ()| Ok(()))
 }
 
 /// `MPI_Win_test`.
@@ -275,7 +286,21 @@ pub fn win_lock(
             format!("{lock_type} is neither MPI_LOCK_EXCLUSIVE nor MPI_LOCK_SHARED"),
         )
     })?;
-    w.world.engine.win_lock(win, kind, rank, assert)
+    if !crate::threads::deferring(w) {
+        return w.world.engine.win_lock(win, kind, rank, assert);
+    }
+    let locking = w.world.engine.win_lock_begin(win, kind, rank, assert)?;
+    take_locks(w, win, locking)
+}
+
+/// Takes the locks `locking` begun, polled without the lock under `MPI_THREAD_MULTIPLE` (the
+/// holder may be another thread of a process whose lock this thread's wait would keep).
+fn take_locks(w: &mut Mpi, win: WinId, locking: Option<Locking>) -> Result<()> {
+    let Some(mut l) = locking else {
+        return Ok(());
+    };
+    let poll = move |e: &mut Engine<Fabric>| Ok(e.win_lock_step(win, &mut l)?.then_some(()));
+    crate::threads::poll_on(w, poll, |_, ()| Ok(()))
 }
 
 /// `MPI_Win_unlock`.
@@ -285,7 +310,11 @@ pub fn win_unlock(w: &mut Mpi, rank: c_int, win: WinId) -> Result<()> {
 
 /// `MPI_Win_lock_all`.
 pub fn win_lock_all(w: &mut Mpi, assert: c_int, win: WinId) -> Result<()> {
-    w.world.engine.win_lock_all(win, assert)
+    if !crate::threads::deferring(w) {
+        return w.world.engine.win_lock_all(win, assert);
+    }
+    let locking = w.world.engine.win_lock_all_begin(win, assert)?;
+    take_locks(w, win, locking)
 }
 
 /// `MPI_Win_unlock_all`.

@@ -16,7 +16,7 @@ use crate::info::{Dict, InfoId};
 use crate::objects::{WinAttrValues, WinExtra};
 use crate::state::Mpi;
 use reflex_base::buf::RecvBuf;
-use reflex_engine::{CommId, ErrorClass, Flavor, MpiError, Result, WinId};
+use reflex_engine::{Built, CommId, ErrorClass, Flavor, MpiError, Result, WinBuild, WinId};
 use std::ffi::{c_char, c_int, c_void};
 
 /// `MPI_WIN_UNIFIED`: public and private copies are the same memory.
@@ -43,17 +43,36 @@ fn unit_arg(disp_unit: MPI_Aint) -> Result<usize> {
     }
 }
 
-/// Records a new window and writes its handle.
-fn register(
+/// The hints a window keeps from the info argument of its constructor (copied when the call
+/// starts: the info object may be freed while the call waits for the other ranks).
+fn hints_of(w: &Mpi, info: Option<InfoId>) -> Dict {
+    info.map(|i| w.objects.infos.get(i).clone())
+        .unwrap_or_default()
+}
+
+/// Makes a window: `build` advanced until it ends (under `MPI_THREAD_MULTIPLE` without the
+/// library lock between steps, so that threads may make windows at once), then `finish`.
+fn make(
     w: &mut Mpi,
-    id: WinId,
-    info: Option<InfoId>,
-    allocated: Option<usize>,
-    out: *mut MPI_Win,
-) {
-    let hints = info
-        .map(|i| w.objects.infos.get(i).clone())
-        .unwrap_or_default();
+    mut build: WinBuild,
+    finish: impl FnOnce(&mut Mpi, Built) -> Result<()> + 'static,
+) -> Result<()> {
+    crate::threads::poll_on(w, move |e| e.win_build_step(&mut build), finish)
+}
+
+/// The window a build over given memory made.
+fn made(built: Built) -> Result<WinId> {
+    match built {
+        Built::Window(id, _) => Ok(id),
+        Built::Unshared(_) => Err(MpiError::new(
+            ErrorClass::Intern,
+            "a window over given memory ended without one",
+        )),
+    }
+}
+
+/// Records a new window and writes its handle.
+fn register(w: &mut Mpi, id: WinId, hints: Dict, allocated: Option<usize>, out: *mut MPI_Win) {
     let attr_values = match w.world.engine.win_info(id) {
         Ok(i) => Box::new(WinAttrValues {
             base: i.base,
@@ -95,14 +114,19 @@ pub fn win_create(
     // SAFETY: MPI-3.1 §11.2.1: the memory stays valid and is accessed only through RMA rules
     // until MPI_Win_free.
     let mem = unsafe { RecvBuf::from_raw(base.cast(), size) };
-    let id = w.world.engine.win_create(comm, mem, unit, Flavor::Create)?;
-    register(w, id, info, None, win);
-    // MPI_WIN_BASE is the base given, also for an empty window (whose buffer of no bytes
-    // has no address of its own).
-    if let Some(extra) = w.objects.wins.get_mut(&id) {
-        extra.attr_values.base = base as usize;
-    }
-    Ok(())
+    let hints = hints_of(w, info);
+    let engine = &mut w.world.engine;
+    let build = engine.win_build_start(comm, (size, unit), Some(mem), Flavor::Create)?;
+    make(w, build, move |w, built| {
+        let id = made(built)?;
+        register(w, id, hints, None, win);
+        // MPI_WIN_BASE is the base given, also for an empty window (whose buffer of no bytes
+        // has no address of its own).
+        if let Some(extra) = w.objects.wins.get_mut(&id) {
+            extra.attr_values.base = base as usize;
+        }
+        Ok(())
+    })
 }
 
 /// `MPI_Win_create_c`.
@@ -127,12 +151,13 @@ pub fn win_create_dynamic(
     comm: CommId,
     win: *mut MPI_Win,
 ) -> Result<()> {
-    let id = w
-        .world
-        .engine
-        .win_create(comm, RecvBuf::empty(), 1, Flavor::Dynamic)?;
-    register(w, id, info, None, win);
-    Ok(())
+    let hints = hints_of(w, info);
+    let engine = &mut w.world.engine;
+    let build = engine.win_build_start(comm, (0, 1), Some(RecvBuf::empty()), Flavor::Dynamic)?;
+    make(w, build, move |w, built| {
+        register(w, made(built)?, hints, None, win);
+        Ok(())
+    })
 }
 
 /// `MPI_Win_allocate`: shared memory when the ranks can map one segment, else `MPI_Alloc_mem`.
@@ -232,26 +257,34 @@ fn allocate(
         return Err(MpiError::new(ErrorClass::Arg, "baseptr is NULL"));
     }
     let (bytes, unit) = (size_arg(size)?, unit_arg(disp_unit)?);
-    let engine = &mut w.world.engine;
-    if let Some((id, base)) = engine.win_allocate_shared(comm, bytes, unit, flavor)? {
-        register(w, id, info, None, win);
-        write(baseptr.cast::<*mut c_void>(), base as *mut c_void);
-        return Ok(());
-    }
-    let mut p: *mut c_void = std::ptr::null_mut();
-    super::mem::alloc_mem(w, size, None, (&mut p as *mut *mut c_void).cast())?;
-    // SAFETY: `p` is a fresh block of `bytes` bytes owned by the window until MPI_Win_free.
-    let mem = unsafe { RecvBuf::from_raw(p.cast(), bytes) };
-    let id = match w.world.engine.win_create(comm, mem, unit, Flavor::Allocate) {
-        Ok(id) => id,
-        Err(e) => {
-            let _ = super::mem::free_mem(w, p);
-            return Err(e);
+    let hints = hints_of(w, info);
+    let build = w
+        .world
+        .engine
+        .win_build_start(comm, (bytes, unit), None, flavor)?;
+    let base_out = baseptr.cast::<*mut c_void>();
+    make(w, build, move |w, built| match built {
+        Built::Window(id, base) => {
+            register(w, id, hints, None, win);
+            write(base_out, base as *mut c_void);
+            Ok(())
         }
-    };
-    register(w, id, info, Some(p as usize), win);
-    write(baseptr.cast::<*mut c_void>(), p);
-    Ok(())
+        Built::Unshared(layout) => {
+            let mut p: *mut c_void = std::ptr::null_mut();
+            let out = (&mut p as *mut *mut c_void).cast();
+            if let Err(e) = super::mem::alloc_mem(w, size, None, out) {
+                w.world.engine.win_abandon(layout);
+                return Err(e);
+            }
+            // SAFETY: `p` is a fresh block of `bytes` bytes owned by the window until
+            // MPI_Win_free.
+            let mem = unsafe { RecvBuf::from_raw(p.cast(), bytes) };
+            let id = w.world.engine.win_install_private(layout, mem);
+            register(w, id, hints, Some(p as usize), win);
+            write(base_out, p);
+            Ok(())
+        }
+    })
 }
 
 /// `MPI_Win_free`.
@@ -262,15 +295,23 @@ pub fn win_free(w: &mut Mpi, win: *mut MPI_Win) -> Result<()> {
     // SAFETY: checked non-NULL; MPI requires a valid pointer.
     let h = unsafe { *win };
     let id = crate::kinds::win(w, h)?;
-    w.world.engine.win_free(id)?;
-    delete_all(w, Obj::Win(id), h)?;
-    if let Some(extra) = w.objects.wins.remove(&id) {
-        if let Some(p) = extra.allocated {
-            super::mem::free_mem(w, p as *mut c_void)?;
+    // Under MPI_THREAD_MULTIPLE the barrier is waited for without the library lock, so that
+    // threads may free their windows at once.
+    let start = move |w: &mut Mpi| w.world.engine.win_free_start(id);
+    crate::threads::block_on(w, start, move |w, done| {
+        if let Some(e) = done.status.error {
+            return Err(*e);
         }
-    }
-    write(win, handles::WIN_NULL);
-    Ok(())
+        w.world.engine.win_free_finish(id)?;
+        delete_all(w, Obj::Win(id), h)?;
+        if let Some(extra) = w.objects.wins.remove(&id) {
+            if let Some(p) = extra.allocated {
+                super::mem::free_mem(w, p as *mut c_void)?;
+            }
+        }
+        write(win, handles::WIN_NULL);
+        Ok(())
+    })
 }
 
 /// `MPI_Win_shared_query`.
