@@ -9,7 +9,10 @@
 # sockets per pair. And a link that goes silent instead (the job runs in a network namespace of
 # its own whose loopback is then taken down: no reset, no data, as when a host dies or its
 # network is cut): TCP keepalive (REFLEX_TCP_KEEPALIVE=2: probes after 2 s, every second, 3 of
-# them) must fail the connection, and the job end as above, within about 8 s. Needs
+# them) must fail the connection (ETIMEDOUT, or the transport reads the unanswered probes first),
+# and the job end as above, within about 8 s; the same with data
+# in flight (a flooding rank: keepalive does not probe then, and the transport must notice the
+# unanswered retransmissions itself, after the same 5 s without an acknowledgement). Needs
 # CAP_NET_ADMIN and a kernel with socket destruction (skips otherwise).
 # Usage: tests/hosts/link-failure.sh [INSTALL_PREFIX]   (default install)
 set -uo pipefail
@@ -84,8 +87,13 @@ run "broken connection, sends waiting for room" 1 "fatal error on rank 0 in MPI_
     break_links "${MPIEXEC[@]}" "$T/stall" flood
 if ip netns add "$NS" && ip -n "$NS" link set lo up; then
     run "silent connection (keepalive), MPI_ERRORS_RETURN" 3 \
-        "MPI_Recv returned class 15 \(MPI_ERR_OTHER\): .*the connection to rank [01] failed \(.*timed out" \
+        "MPI_Recv returned class 15 \(MPI_ERR_OTHER\): .*the connection to rank [01] failed \((.*timed out|nothing sent to it was acknowledged)" \
         silence_links ip netns exec "$NS" env REFLEX_TCP_KEEPALIVE=2 "${MPIEXEC[@]}" "$T/stall" return
+    # Data in flight: keepalive does not probe then; the unanswered retransmissions tell.
+    ip -n "$NS" link set lo up
+    run "silent connection with data in flight" 1 \
+        "fatal error on rank 0 in MPI_Waitall: .*the connection to rank 1 failed \(nothing sent to it was acknowledged" \
+        silence_links ip netns exec "$NS" env REFLEX_TCP_KEEPALIVE=2 "${MPIEXEC[@]}" "$T/stall" flood
 else
     FAIL=$((FAIL + 1)); echo "FAIL  cannot make network namespace $NS"
 fi

@@ -41,12 +41,17 @@
 //!
 //! # Limitations
 //!
-//! - Blocking point-to-point calls, waits, blocking collectives, `MPI_Win_fence` and the
-//!   constructors of intracommunicators (dup, split, create, create_group) wait with [`block_on`].
-//!   Other calls that wait still do so inside the engine with the lock held: the constructors of
-//!   intercommunicators, `MPI_Comm_split_type`'s label exchange, the other RMA synchronisation
-//!   calls, collective file I/O, dynamic processes, `MPI_Buffer_detach` and `MPI_Finalize`. Two
-//!   threads of one process in such calls that need each other's progress can deadlock.
+//! - Blocking point-to-point calls, waits, blocking collectives, every communicator constructor
+//!   (intra- and intercommunicators, `MPI_Comm_split_type`), the window constructors and
+//!   `MPI_Win_free`, `MPI_Win_fence`, `MPI_Win_start`, `MPI_Win_wait`, `MPI_Win_lock(_all)`,
+//!   `MPI_Buffer_detach` and `MPI_Comm_disconnect`'s barrier wait without the lock ([`block_on`]
+//!   for one engine request, [`poll_on`] for an operation the engine advances in polled steps).
+//!   Waits that need only the progress of the other processes (`MPI_Win_complete`, unlocks,
+//!   flushes: a target serves them from whichever of its threads is inside MPI) still wait
+//!   holding it, as do the calls that need another call of another process: collective file
+//!   I/O and dynamic processes (accept, connect, spawn, join). Two threads of one process in
+//!   such calls that need each other's processes can deadlock (MPICH's
+//!   threads/spawn/th_taskmanager: two threads spawning at once).
 //! - `MPI_Finalize` while another thread is inside MPI is the application's error (MPI-3.1 §12.4.3
 //!   requires the other threads to have finished their calls). Reflex takes the lock for it, and a
 //!   call that was waiting returns `MPI_ERR_OTHER` when it finds MPI finalised.

@@ -12,9 +12,11 @@
 //!   keeps answering, out of the epoll set; `place`: large frames read straight into the engine's
 //!   buffer; `stripe`: several sockets per peer, large packets split across them;
 //!   [`TcpTransport`]: the transport;
+//! - `stall`: connections whose peer stopped acknowledging (read from the kernel's `TCP_INFO`,
+//!   the crate's only `unsafe` code);
 //! - `fuzzing` (hidden): the wire formats' fuzz body, run by `cargo fuzz` and by `cargo test`.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod bridge;
@@ -26,6 +28,8 @@ pub mod fuzzing;
 mod hot;
 pub mod link;
 mod place;
+#[allow(unsafe_code)] // one getsockopt(TCP_INFO); see the module's SAFETY notes
+mod stall;
 mod stripe;
 mod transport;
 

@@ -42,6 +42,7 @@ use crate::conn::{Conn, ReadOutcome};
 use crate::frame::{encode_header, Hello, Kind, HEADER_LEN, HELLO_LEN, MAX_STREAMS};
 use crate::hot::Hot;
 use crate::link::{job_sender, judge_from, LinkPhase, Verdict};
+use crate::stall::StallWatch;
 use crate::stripe::{token, untoken, Extra, Streams};
 
 /// Largest packet by default: 4 MiB (the engine clamps its TCP eager limit and chunk size to it;
@@ -101,6 +102,11 @@ impl Keepalive {
             idle_s,
             interval_s: (idle_s / KEEPALIVE_PROBES).max(1),
         })
+    }
+
+    /// How long keepalive takes to declare a silent peer dead: the idle time and every probe.
+    pub fn budget(self) -> Duration {
+        Duration::from_secs(u64::from(self.idle_s + self.interval_s * KEEPALIVE_PROBES))
     }
 
     /// Turns keepalive on for `stream` with these timings.
@@ -213,6 +219,8 @@ pub struct TcpTransport {
     /// The first link that broke other than by the peer's orderly close (an I/O error, a frame
     /// cut off, malformed input), and when: [`Transport::failed_link`].
     pub(crate) failed: Option<(usize, String, Instant)>,
+    /// Links whose peer stopped acknowledging (with keepalive on).
+    stalls: StallWatch,
 }
 
 fn errno(e: Errno) -> io::Error {
@@ -322,6 +330,7 @@ impl TcpTransport {
             bridge: None,
             parked: Vec::new(),
             failed: None,
+            stalls: StallWatch::default(),
         })
     }
 
@@ -733,9 +742,16 @@ impl Transport for TcpTransport {
     /// The first link that broke by a failure. A rank that dies has its connections closed or
     /// reset by its kernel, and its launcher ends the job soon after; a link that fails while
     /// both ranks live stays broken past `grace`, which tells the two apart.
+    ///
+    /// With keepalive on, a link whose peer leaves what was sent to it unacknowledged for the
+    /// keepalive budget is reported too ([`crate::stall`]): keepalive itself does not probe
+    /// while data is in flight.
     fn failed_link(&self, grace: Duration) -> Option<(usize, String)> {
-        let (peer, reason, at) = self.failed.as_ref()?;
-        (at.elapsed() >= grace).then(|| (*peer, reason.clone()))
+        if let Some((peer, reason, at)) = self.failed.as_ref() {
+            return (at.elapsed() >= grace).then(|| (*peer, reason.clone()));
+        }
+        let budget = self.keepalive?.budget();
+        self.stalls.look(budget, self.open_streams())
     }
 }
 

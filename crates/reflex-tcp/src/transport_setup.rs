@@ -81,6 +81,26 @@ impl TcpTransport {
         self.keepalive.map_or(Ok(()), |k| k.apply(stream))
     }
 
+    /// Every established connection to a peer (all its streams), for [`crate::stall`].
+    pub(crate) fn open_streams(&self) -> impl Iterator<Item = (usize, &TcpStream)> {
+        let first = self
+            .links
+            .iter()
+            .enumerate()
+            .filter_map(|(peer, link)| match link {
+                Link::Up(conn) => Some((peer, &conn.stream)),
+                _ => None,
+            });
+        let others = self.stripes.iter().enumerate().flat_map(|(peer, s)| {
+            s.extra
+                .iter()
+                .flatten()
+                .filter(|e| e.connected)
+                .map(move |e| (peer, &e.conn.stream))
+        });
+        first.chain(others)
+    }
+
     /// Marks the link to `peer` broken (closing its connection) by a failure, the first of
     /// which [`Transport::failed_link`] reports.
     pub(crate) fn break_link(&mut self, peer: usize, reason: String) {
