@@ -418,10 +418,8 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_lock`.
     pub fn win_lock(&mut self, id: WinId, kind: LockKind, rank: i32, assert: i32) -> Result<()> {
-        match self.win_lock_begin(id, kind, rank, assert)? {
-            Some(mut l) => self.wait_for(|e| e.win_lock_step(id, &mut l).map(|t| t.then_some(()))),
-            None => Ok(()),
-        }
+        let locking = self.win_lock_begin(id, kind, rank, assert)?;
+        self.take_locks(id, locking)
     }
 
     /// Starts `MPI_Win_lock` without waiting: its checks, then the locking to go on with
@@ -472,10 +470,16 @@ impl<T: Transport> Engine<T> {
 
     /// `MPI_Win_lock_all`: a shared lock on every rank.
     pub fn win_lock_all(&mut self, id: WinId, assert: i32) -> Result<()> {
-        match self.win_lock_all_begin(id, assert)? {
-            Some(mut l) => self.wait_for(|e| e.win_lock_step(id, &mut l).map(|t| t.then_some(()))),
-            None => Ok(()),
-        }
+        let locking = self.win_lock_all_begin(id, assert)?;
+        self.take_locks(id, locking)
+    }
+
+    /// Waits until the locks `locking` begun are taken.
+    fn take_locks(&mut self, id: WinId, locking: Option<Locking>) -> Result<()> {
+        let Some(mut l) = locking else {
+            return Ok(());
+        };
+        self.wait_for(|e| e.win_lock_step(id, &mut l).map(|taken| taken.then_some(())))
     }
 
     /// Starts `MPI_Win_lock_all` as [`Self::win_lock_begin`] starts `MPI_Win_lock`.

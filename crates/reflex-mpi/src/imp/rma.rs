@@ -286,15 +286,13 @@ pub fn win_lock(
             format!("{lock_type} is neither MPI_LOCK_EXCLUSIVE nor MPI_LOCK_SHARED"),
         )
     })?;
-    if !crate::threads::deferring(w) {
-        return w.world.engine.win_lock(win, kind, rank, assert);
-    }
     let locking = w.world.engine.win_lock_begin(win, kind, rank, assert)?;
     take_locks(w, win, locking)
 }
 
-/// Takes the locks `locking` begun, polled without the lock under `MPI_THREAD_MULTIPLE` (the
-/// holder may be another thread of a process whose lock this thread's wait would keep).
+/// Takes the locks `locking` begun: `Engine::wait_for`, or under `MPI_THREAD_MULTIPLE` polled
+/// without the library lock (the holder may be another thread of a process whose lock this
+/// thread's wait would keep).
 fn take_locks(w: &mut Mpi, win: WinId, locking: Option<Locking>) -> Result<()> {
     let Some(mut l) = locking else {
         return Ok(());
@@ -310,9 +308,6 @@ pub fn win_unlock(w: &mut Mpi, rank: c_int, win: WinId) -> Result<()> {
 
 /// `MPI_Win_lock_all`.
 pub fn win_lock_all(w: &mut Mpi, assert: c_int, win: WinId) -> Result<()> {
-    if !crate::threads::deferring(w) {
-        return w.world.engine.win_lock_all(win, assert);
-    }
     let locking = w.world.engine.win_lock_all_begin(win, assert)?;
     take_locks(w, win, locking)
 }
