@@ -79,9 +79,8 @@ pub enum Built {
     Unshared(Layout),
 }
 
-/// What one poll of a stage leads to.
+/// What a stage whose messages arrived leads to.
 enum Next {
-    Wait(Stage),
     Go(Stage),
     Done(Built),
 }
@@ -116,13 +115,12 @@ impl<T: Transport> Engine<T> {
     /// Advances `b` without waiting; its outcome once it has one.
     pub fn win_build_step(&mut self, b: &mut WinBuild) -> Result<Option<Built>> {
         loop {
+            if !self.build_ready(&b.stage)? {
+                return Ok(None);
+            }
             let stage = std::mem::replace(&mut b.stage, Stage::Over);
             let private = stage.private();
             match self.build_stage(b, stage) {
-                Ok(Next::Wait(s)) => {
-                    b.stage = s;
-                    return Ok(None);
-                }
                 Ok(Next::Go(s)) => b.stage = s,
                 Ok(Next::Done(built)) => return Ok(Some(built)),
                 Err(e) => {
@@ -206,12 +204,21 @@ impl<T: Transport> Engine<T> {
         let _ = self.comm_free(layout.private);
     }
 
+    /// Whether what `stage` waits for has arrived.
+    fn build_ready(&self, stage: &Stage) -> Result<bool> {
+        Ok(match stage {
+            Stage::Dup { request, .. } => self.is_complete(*request)?,
+            Stage::Sizes { gathering, .. }
+            | Stage::Name { gathering, .. }
+            | Stage::Mapped { gathering, .. } => gathering.arrived(self),
+            Stage::Over => true,
+        })
+    }
+
+    /// Finishes `stage`, whose messages arrived, and starts the next.
     fn build_stage(&mut self, b: &mut WinBuild, stage: Stage) -> Result<Next> {
         match stage {
             Stage::Dup { private, request } => {
-                if !self.is_complete(request)? {
-                    return Ok(Next::Wait(Stage::Dup { private, request }));
-                }
                 if let Some(e) = self.retire(request)?.status.error {
                     return Err(*e);
                 }
@@ -221,9 +228,6 @@ impl<T: Transport> Engine<T> {
                 Ok(Next::Go(Stage::Sizes { private, gathering }))
             }
             Stage::Sizes { private, gathering } => {
-                if !gathering.arrived(self) {
-                    return Ok(Next::Wait(Stage::Sizes { private, gathering }));
-                }
                 let all = self.collect(gathering)?;
                 let word = |b: &[u8], at: usize| {
                     b.get(at..at + 8).map_or(0, |w| {
@@ -245,13 +249,6 @@ impl<T: Transport> Engine<T> {
                 made,
                 gathering,
             } => {
-                if !gathering.arrived(self) {
-                    return Ok(Next::Wait(Stage::Name {
-                        layout,
-                        made,
-                        gathering,
-                    }));
-                }
                 let said = self.collect(gathering)?.swap_remove(0);
                 let said: Vec<u8> = said.into_iter().take_while(|&b| b != 0).collect();
                 let (made_name, mine) = match made {
@@ -279,14 +276,6 @@ impl<T: Transport> Engine<T> {
                 mine,
                 gathering,
             } => {
-                if !gathering.arrived(self) {
-                    return Ok(Next::Wait(Stage::Mapped {
-                        layout,
-                        made_name,
-                        mine,
-                        gathering,
-                    }));
-                }
                 let all = self.collect(gathering)?;
                 if let Some(n) = &made_name {
                     let _ = WinSegment::unlink(n);
