@@ -397,3 +397,41 @@ fn single_element_direct_matches_the_general_path() {
         single_element_direct(e, true)
     });
 }
+
+/// Rank 0 cannot create the segment (its name points into a directory that does not exist):
+/// every rank learns it alike, `MPI_Win_allocate_shared` fails with `MPI_ERR_RMA_SHARED`, and
+/// `MPI_Win_allocate`'s build ends unshared, whose layout takes memory of the caller's and then
+/// works as a private window (a Put around the ring between fences).
+fn unshared_fallback(e: &mut E) {
+    let (me, n) = (e.world_rank(), e.world_size());
+    if me == 0 {
+        e.set_segment_base("reflex-no-such-directory/win".into());
+    }
+    let err = e
+        .win_allocate_shared(COMM_WORLD, WORDS * 8, 8, Flavor::Shared)
+        .unwrap_err();
+    assert_eq!(err.class, ErrorClass::RmaShared, "rank {me}: {err}");
+    let built = e
+        .win_build(COMM_WORLD, (WORDS * 8, 8), None, Flavor::Allocate)
+        .unwrap();
+    let Built::Unshared(layout) = built else {
+        panic!("rank {me}: a window was shared without a segment");
+    };
+    let mem = leak(vec![-1; WORDS]);
+    let win = e.win_install_private(layout, mem);
+    let info = e.win_info(win).unwrap();
+    assert_eq!((info.flavor, info.size), (Flavor::Allocate, WORDS * 8));
+    e.win_fence(win, 0).unwrap();
+    e.rma_put(win, src(&[me as i64]), at((me + 1) % n, 3, 1), false)
+        .unwrap();
+    e.win_fence(win, 0).unwrap();
+    assert_eq!(longs(&mem)[3], ((me + n - 1) % n) as i64, "rank {me}");
+    e.win_free(win).unwrap();
+}
+
+#[test]
+fn ranks_that_cannot_share_a_segment_fall_back_together() {
+    for n in [1, 3] {
+        run_ranks(n, 64, 1 << 12, small_tuning(), unshared_fallback);
+    }
+}
