@@ -53,11 +53,7 @@ static void *role(void *arg)
 int main(int argc, char **argv)
 {
     if (MTest_Init_multiple(&argc, &argv)) {
-        for (int t = 0; t < THREADS; t++)
-            MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]);
-        mtest_threads(THREADS + 1, role);
-        for (int t = 0; t < THREADS; t++)
-            MPI_Comm_free(&comms[t]);
+        mtest_threads_on_dups(THREADS + 1, role, comms, THREADS);
     }
     return MTest_Finalize();
 }

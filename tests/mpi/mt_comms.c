@@ -82,11 +82,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     if (MTest_Init_multiple(&argc, &argv)) {
-        for (int t = 0; t < THREADS; t++)
-            MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]);
-        mtest_threads(THREADS, worker);
-        for (int t = 0; t < THREADS; t++)
-            MPI_Comm_free(&comms[t]);
+        mtest_threads_on_dups(THREADS, worker, comms, THREADS);
     }
     return MTest_Finalize();
 }

@@ -83,11 +83,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     if (MTest_Init_multiple(&argc, &argv)) {
-        for (int t = 0; t < THREADS; t++)
-            MPI_Comm_dup(MPI_COMM_WORLD, &parents[t]);
-        mtest_threads(THREADS, worker);
-        for (int t = 0; t < THREADS; t++)
-            MPI_Comm_free(&parents[t]);
+        mtest_threads_on_dups(THREADS, worker, parents, THREADS);
     }
     return MTest_Finalize();
 }

@@ -133,11 +133,7 @@ int main(int argc, char **argv)
         MPI_Allreduce(MPI_IN_PLACE, &node_size, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         all_shared = node_size == mtest_size;
         MPI_Comm_free(&node);
-        for (int t = 0; t < THREADS; t++)
-            MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]);
-        mtest_threads(THREADS, worker);
-        for (int t = 0; t < THREADS; t++)
-            MPI_Comm_free(&comms[t]);
+        mtest_threads_on_dups(THREADS, worker, comms, THREADS);
     }
     return MTest_Finalize();
 }

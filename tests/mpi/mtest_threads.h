@@ -64,6 +64,17 @@ static inline void mtest_threads(int n, void *(*fn)(void *))
         pthread_join(tid[i], NULL);
 }
 
+/* mtest_threads(n, fn) with a duplicate of MPI_COMM_WORLD in comms[0..ncomms), made before the
+ * threads start and freed after they all ended (each thread's communicator of its own). */
+static inline void mtest_threads_on_dups(int n, void *(*fn)(void *), MPI_Comm *comms, int ncomms)
+{
+    for (int t = 0; t < ncomms; t++)
+        MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]);
+    mtest_threads(n, fn);
+    for (int t = 0; t < ncomms; t++)
+        MPI_Comm_free(&comms[t]);
+}
+
 /* The thread index passed by mtest_threads. */
 #define MTEST_THREAD_INDEX(arg) ((int)(intptr_t)(arg))
 
