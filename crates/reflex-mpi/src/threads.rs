@@ -253,6 +253,14 @@ pub fn poll_on<R: 'static>(
     })
 }
 
+/// [`poll_on`] for an operation whose poll only tells whether it is done (and finished).
+pub fn poll_until(
+    w: &mut Mpi,
+    mut done: impl FnMut(&mut Engine<Fabric>) -> Result<bool> + 'static,
+) -> Result<()> {
+    poll_on(w, move |e| Ok(done(e)?.then_some(())), |_, ()| Ok(()))
+}
+
 /// Retires `id` if it is complete (no progress made).
 pub fn try_retire(w: &mut Mpi, id: RequestId) -> Result<Option<Completion>> {
     let e = &mut w.world.engine;

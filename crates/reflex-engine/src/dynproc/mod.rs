@@ -121,17 +121,10 @@ impl Engine<Fabric> {
         self.finish_connection(ctx, 0, local, &theirs, errhandler)
     }
 
-    /// `MPI_Comm_disconnect`'s wait: every process of `comm` has reached it, and nothing this
-    /// process queued for the processes of `comm` is still waiting to leave. The caller frees
-    /// the communicator.
-    pub fn comm_quiesce(&mut self, comm: CommId) -> Result<()> {
-        self.barrier(comm)?;
-        self.comm_drain(comm)
-    }
-
-    /// The second half of [`Self::comm_quiesce`] (after its barrier, which an
-    /// `MPI_THREAD_MULTIPLE` caller waits for without the library lock): waits until nothing
-    /// queued for the processes of `comm` is left (which needs their progress only).
+    /// `MPI_Comm_disconnect`'s wait after its barrier (which the caller runs as a collective,
+    /// waited for without the library lock under `MPI_THREAD_MULTIPLE`): until nothing this
+    /// process queued for the processes of `comm` is left (which needs their progress only).
+    /// The caller frees the communicator.
     pub fn comm_drain(&mut self, comm: CommId) -> Result<()> {
         let peers = self.comms.get(comm)?.peers().members.clone();
         self.wait_until(|e| peers.iter().all(|&p| e.core.outbox[p as usize].is_empty()))

@@ -7,11 +7,10 @@ use crate::ffi::*;
 use crate::handles;
 use crate::ops::OpArg;
 use crate::state::Mpi;
-use reflex_engine::fabric::Fabric;
 use reflex_engine::rma::origin::{Side, Target};
 use reflex_engine::rma::sync::Locking;
 use reflex_engine::{
-    Datatype, Engine, ErrorClass, GroupId, LockKind, MpiError, ReduceOp, RequestId, Result, WinId,
+    Datatype, ErrorClass, GroupId, LockKind, MpiError, ReduceOp, RequestId, Result, WinId,
 };
 use std::ffi::{c_int, c_void};
 
@@ -247,8 +246,7 @@ pub fn win_start(w: &mut Mpi, group: GroupId, assert: c_int, win: WinId) -> Resu
     if !crate::threads::deferring(w) {
         return w.world.engine.win_start(win, group, assert);
     }
-    let poll = move |e: &mut Engine<Fabric>| Ok(e.win_start_try(win, group, assert)?.then_some(()));
-    crate::threads::poll_on(w, poll, |_, ()| Ok(()))
+    crate::threads::poll_until(w, move |e| e.win_start_try(win, group, assert))
 }
 
 /// `MPI_Win_complete`.
@@ -261,8 +259,7 @@ pub fn win_wait(w: &mut Mpi, win: WinId) -> Result<()> {
     if !crate::threads::deferring(w) {
         return w.world.engine.win_wait(win);
     }
-    let poll = move |e: &mut Engine<Fabric>| Ok(e.win_test(win)?.then_some(()));
-    crate::threads::poll_on(w, poll, |_, ()| Ok(()))
+    crate::threads::poll_until(w, move |e| e.win_test(win))
 }
 
 /// `MPI_Win_test`.
@@ -297,8 +294,7 @@ fn take_locks(w: &mut Mpi, win: WinId, locking: Option<Locking>) -> Result<()> {
     let Some(mut l) = locking else {
         return Ok(());
     };
-    let poll = move |e: &mut Engine<Fabric>| Ok(e.win_lock_step(win, &mut l)?.then_some(()));
-    crate::threads::poll_on(w, poll, |_, ()| Ok(()))
+    crate::threads::poll_until(w, move |e| e.win_lock_step(win, &mut l))
 }
 
 /// `MPI_Win_unlock`.
