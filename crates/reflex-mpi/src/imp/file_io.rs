@@ -10,6 +10,13 @@
 //! over the file's communicator (all ranks learn whether every rank succeeded).
 //! Nonblocking forms complete before returning and hand out a completed request; a split
 //! collective does its work in `_begin` and keeps the byte count for `_end`.
+//!
+//! The nonblocking collective forms (`MPI_File_iread_all`, `_iwrite_all`, `_iread_at_all`,
+//! `_iwrite_at_all`) are each rank's independent access, with neither aggregators nor the
+//! agreement: their initiation must not wait for the other ranks (MPI-3.1 §13.4.5; a program may
+//! start one and then send what another rank waits for before it starts its own), and the
+//! access itself needs nothing from them. Each rank reports its own errors, at the call, on the
+//! file's error handler.
 
 use super::file_rep::{check_external_len, coder};
 use super::util::{write, write_status};
@@ -207,8 +214,9 @@ fn end(w: &mut Mpi, fh: FileId, status: *mut MPI_Status) -> Result<()> {
     Ok(())
 }
 
-/// One C entry point: `status` (blocking) and `request` (nonblocking, complete when it returns)
-/// run `$op` (`access` or `collective`); `begin` starts a split collective. `[offset]` adds the
+/// One C entry point: `status` (blocking) runs `$op` (`access` or `collective`), `request`
+/// (nonblocking, complete when it returns) runs `access`, also for the collective forms (see
+/// the module documentation); `begin` starts a split collective. `[offset]` adds the
 /// explicit-offset argument that `$at` uses. (`@fn` receives the parameter names from the arm
 /// that uses them: a name a macro writes is another name in the expansion it calls.)
 macro_rules! form {
@@ -254,8 +262,8 @@ form!(request access, Read(Out), [offset], At::Offset(offset) => file_iread_at);
 form!(request access, Write(In), [offset], At::Offset(offset) => file_iwrite_at);
 form!(status collective, Read(Out), [offset], At::Offset(offset) => file_read_at_all);
 form!(status collective, Write(In), [offset], At::Offset(offset) => file_write_at_all);
-form!(request collective, Read(Out), [offset], At::Offset(offset) => file_iread_at_all);
-form!(request collective, Write(In), [offset], At::Offset(offset) => file_iwrite_at_all);
+form!(request access, Read(Out), [offset], At::Offset(offset) => file_iread_at_all);
+form!(request access, Write(In), [offset], At::Offset(offset) => file_iwrite_at_all);
 form!(begin Read(Out), [offset], At::Offset(offset) => file_read_at_all_begin);
 form!(begin Write(In), [offset], At::Offset(offset) => file_write_at_all_begin);
 
@@ -265,8 +273,8 @@ form!(request access, Read(Out), [], At::Pointer => file_iread);
 form!(request access, Write(In), [], At::Pointer => file_iwrite);
 form!(status collective, Read(Out), [], At::Pointer => file_read_all);
 form!(status collective, Write(In), [], At::Pointer => file_write_all);
-form!(request collective, Read(Out), [], At::Pointer => file_iread_all);
-form!(request collective, Write(In), [], At::Pointer => file_iwrite_all);
+form!(request access, Read(Out), [], At::Pointer => file_iread_all);
+form!(request access, Write(In), [], At::Pointer => file_iwrite_all);
 form!(begin Read(Out), [], At::Pointer => file_read_all_begin);
 form!(begin Write(In), [], At::Pointer => file_write_all_begin);
 
