@@ -308,6 +308,12 @@ impl<T: Transport> Engine<T> {
             .unwrap_or_else(|| format!("reflex-solo-{}", self.core.pid))
     }
 
+    /// The name base of this node's shared segments, when the launcher set one (the job and the
+    /// node: every rank on the node has the same, ranks on other nodes another).
+    pub fn node_segment_base(&self) -> Option<&str> {
+        self.segment_base.as_deref()
+    }
+
     /// What names this process's shared-memory domain (`MPI_COMM_TYPE_SHARED`): the node's
     /// segment (job and node index, so that emulated nodes on one host stay apart, as the
     /// transports keep them), else the host name.

@@ -1,5 +1,10 @@
 //! The shared file pointer (MPI-3.1 §13.4.4): one counter for all ranks of a file, kept in a
-//! small sidecar file next to it (as ROMIO does), read and advanced under an exclusive lock.
+//! small sidecar file, read and advanced under an exclusive lock.
+//!
+//! Where the sidecar lives: when every rank of the file shares one node, in `/dev/shm` under the
+//! job's segment names ([`SharedPointer::name_on_node`]), so that a launcher that removes the
+//! job's segments after a crash removes it too; otherwise next to the file (as ROMIO does), on
+//! the file system the ranks of several nodes share.
 //!
 //! The sidecar holds the pointer as 8 little-endian bytes (in bytes of view data); an empty or
 //! missing sidecar is pointer 0. Every rank opens it lazily with `O_CREAT` (no truncation), so
@@ -31,6 +36,15 @@ impl SharedPointer {
             .file_name()
             .map_or_else(|| "file".into(), |f| f.to_string_lossy().into_owned());
         file.with_file_name(format!(".{base}.shfp.{}.{n}", std::process::id()))
+    }
+
+    /// A new sidecar name for a file whose ranks all share the node whose shared segments are
+    /// named after `base` (`reflex-<job>-<node>`): `/dev/shm/<base>.shfp_<pid>_<n>`, a name the
+    /// launcher's sweep of the job's segments matches.
+    pub fn name_on_node(base: &str) -> PathBuf {
+        let n = OPENED.fetch_add(1, Ordering::Relaxed);
+        Path::new(reflex_base::segment::SHM_DIR)
+            .join(format!("{base}.shfp_{}_{n}", std::process::id()))
     }
 
     /// The sidecar at `path`.

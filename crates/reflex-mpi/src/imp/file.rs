@@ -95,15 +95,44 @@ pub fn file_open(
     Ok(())
 }
 
-/// The shared file pointer's sidecar: rank 0 names it, every rank learns the name.
+/// The shared file pointer's sidecar: every rank says which node it is on (the name base of
+/// the node's shared segments, empty when unknown) and rank 0 adds two names, one in `/dev/shm`
+/// and one next to the file; all ranks take the first when they all named rank 0's node, the
+/// second otherwise.
 fn shared_pointer(w: &mut Mpi, comm: CommId, path: &Path, first: bool) -> Result<SharedPointer> {
-    let name = match first {
-        true => SharedPointer::name_for(path).into_os_string().into_vec(),
-        false => Vec::new(),
+    let node = w.world.engine.node_segment_base().unwrap_or("").to_owned();
+    let mut mine = node.clone().into_bytes();
+    if first && !node.is_empty() {
+        mine.push(0);
+        mine.extend(
+            SharedPointer::name_on_node(&node)
+                .into_os_string()
+                .into_vec(),
+        );
+    }
+    if first {
+        mine.push(0);
+        mine.extend(SharedPointer::name_for(path).into_os_string().into_vec());
+    }
+    let all = w.world.engine.file_allgather(comm, &mine)?;
+    let mut fields = all.first().map_or(&[][..], |v| &v[..]).split(|&b| b == 0);
+    let node0 = fields.next().unwrap_or_default();
+    let one_node = !node0.is_empty()
+        && all
+            .iter()
+            .all(|v| v.split(|&b| b == 0).next() == Some(node0));
+    let on_node = match node0.is_empty() {
+        true => None,
+        false => fields.next(),
     };
-    let all = w.world.engine.file_allgather(comm, &name)?;
-    let name = all.into_iter().next().unwrap_or_default();
-    Ok(SharedPointer::at(PathBuf::from(OsString::from_vec(name))))
+    let beside = fields.next().unwrap_or_default();
+    let name = match (one_node, on_node) {
+        (true, Some(name)) => name,
+        _ => beside,
+    };
+    Ok(SharedPointer::at(PathBuf::from(OsString::from_vec(
+        name.to_vec(),
+    ))))
 }
 
 /// The size of the file in bytes.
