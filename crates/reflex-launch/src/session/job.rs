@@ -85,6 +85,9 @@ pub struct HostJob {
     stdin_eof: bool,
     phase: Phase,
     launched: bool,
+    /// The job's PMI name, once launched: the session removes the job's `/dev/shm` files
+    /// (shared segments, shared file pointers) on this host when the job ends.
+    kvsname: Option<String>,
     drain_until: Option<Instant>,
     user: Option<(u32, u32)>,
 }
@@ -108,6 +111,7 @@ impl HostJob {
             stdin_eof: false,
             phase: Phase::Running,
             launched: false,
+            kvsname: None,
             drain_until: None,
             user: None,
         }
@@ -142,6 +146,7 @@ impl HostJob {
                 self.lose_link();
             }
         }
+        self.remove_segments();
         if self.link_open && self.launched {
             self.send(&Msg::Done);
             self.link.close();
@@ -149,6 +154,20 @@ impl HostJob {
         match failure {
             Some(f) => Err(io::Error::other(f)),
             None => Ok(()),
+        }
+    }
+
+    /// Removes what the job's ranks left in `/dev/shm` on this host (a rank that crashed
+    /// cannot remove its segments or its files' shared-pointer sidecars), as `mpiexec` does on
+    /// its own host.
+    fn remove_segments(&self) {
+        let Some(kvsname) = &self.kvsname else {
+            return;
+        };
+        if let Err(e) = reflex_base::segment::remove_job_segments(kvsname) {
+            eprintln!(
+                "reflex-session: cannot remove the shared-memory files of job {kvsname}: {e}"
+            );
         }
     }
 

@@ -51,6 +51,7 @@ impl HostJob {
     /// Starts the ranks of `spec` in the job's directory, each in the ranks' cgroup.
     pub(super) fn launch(&mut self, spec: &LaunchSpec) {
         self.launched = true;
+        self.kvsname = Some(spec.kvsname.clone());
         let cwd = std::path::PathBuf::from(OsString::from_vec(spec.cwd.clone()));
         if let Err(e) = std::env::set_current_dir(&cwd) {
             let text = format!("cannot use working directory {}: {e}", cwd.display());
