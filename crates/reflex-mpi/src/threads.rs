@@ -49,9 +49,10 @@
 //!   Waits that need only the progress of the other processes (`MPI_Win_complete`, unlocks,
 //!   flushes: a target serves them from whichever of its threads is inside MPI) still wait
 //!   holding it, as do the calls that need another call of another process: blocking and
-//!   split collective file I/O (the nonblocking forms do not wait) and dynamic processes (accept, connect, spawn, join). Two threads of one process in
-//!   such calls that need each other's processes can deadlock (MPICH's
-//!   threads/spawn/th_taskmanager: two threads spawning at once).
+//!   split collective file I/O (the nonblocking forms do not wait) and dynamic processes
+//!   (accept, connect, spawn, join). Two threads of one process in such calls that need each
+//!   other's processes can deadlock (MPICH's threads/spawn/th_taskmanager: two threads spawning
+//!   at once).
 //! - `MPI_Finalize` while another thread is inside MPI is the application's error (MPI-3.1 §12.4.3
 //!   requires the other threads to have finished their calls). Reflex takes the lock for it, and a
 //!   call that was waiting returns `MPI_ERR_OTHER` when it finds MPI finalised.

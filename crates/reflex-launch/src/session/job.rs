@@ -84,10 +84,9 @@ pub struct HostJob {
     stdin_buf: Vec<u8>,
     stdin_eof: bool,
     phase: Phase,
-    launched: bool,
-    /// The job's PMI name, once launched: the session removes the job's `/dev/shm` files
-    /// (shared segments, shared file pointers) on this host when the job ends.
-    kvsname: Option<String>,
+    /// The job's PMI name once its ranks were launched: the session removes the job's
+    /// `/dev/shm` files (shared segments, shared file pointers) on this host when the job ends.
+    launched: Option<String>,
     drain_until: Option<Instant>,
     user: Option<(u32, u32)>,
 }
@@ -110,8 +109,7 @@ impl HostJob {
             stdin_buf: Vec::new(),
             stdin_eof: false,
             phase: Phase::Running,
-            launched: false,
-            kvsname: None,
+            launched: None,
             drain_until: None,
             user: None,
         }
@@ -128,7 +126,7 @@ impl HostJob {
             if self.finished(now) {
                 break;
             }
-            if !self.link_open && !self.launched {
+            if !self.link_open && self.launched.is_none() {
                 break;
             }
             if self.link_open {
@@ -147,7 +145,7 @@ impl HostJob {
             }
         }
         self.remove_segments();
-        if self.link_open && self.launched {
+        if self.link_open && self.launched.is_some() {
             self.send(&Msg::Done);
             self.link.close();
         }
@@ -161,7 +159,7 @@ impl HostJob {
     /// cannot remove its segments or its files' shared-pointer sidecars), as `mpiexec` does on
     /// its own host.
     fn remove_segments(&self) {
-        let Some(kvsname) = &self.kvsname else {
+        let Some(kvsname) = &self.launched else {
             return;
         };
         if let Err(e) = reflex_base::segment::remove_job_segments(kvsname) {
@@ -223,7 +221,7 @@ impl HostJob {
                 wait = wait.min(kill_at.saturating_duration_since(now).min(KILL_RESCAN))
             }
             Phase::Killing => wait = wait.min(KILL_RESCAN),
-            Phase::Running if self.launched && self.all_ranks_ended() => {
+            Phase::Running if self.launched.is_some() && self.all_ranks_ended() => {
                 wait = wait.min(KILL_RESCAN)
             }
             Phase::Running => {}
@@ -303,7 +301,7 @@ impl HostJob {
         }
         if received.closed {
             self.lose_link();
-            if self.launched && !self.all_ranks_ended() {
+            if self.launched.is_some() && !self.all_ranks_ended() {
                 return Err(io::Error::other("mpiexec closed the connection"));
             }
         }

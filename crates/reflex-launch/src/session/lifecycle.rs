@@ -50,8 +50,7 @@ impl HostJob {
 
     /// Starts the ranks of `spec` in the job's directory, each in the ranks' cgroup.
     pub(super) fn launch(&mut self, spec: &LaunchSpec) {
-        self.launched = true;
-        self.kvsname = Some(spec.kvsname.clone());
+        self.launched = Some(spec.kvsname.clone());
         let cwd = std::path::PathBuf::from(OsString::from_vec(spec.cwd.clone()));
         if let Err(e) = std::env::set_current_dir(&cwd) {
             let text = format!("cannot use working directory {}: {e}", cwd.display());
@@ -140,7 +139,8 @@ impl HostJob {
 
     /// Whether the job on this host is over: ranks reaped, nothing left, output drained.
     pub(super) fn finished(&mut self, now: Instant) -> bool {
-        if !self.launched || !self.all_ranks_ended() || !live_children(self.me).is_empty() {
+        if self.launched.is_none() || !self.all_ranks_ended() || !live_children(self.me).is_empty()
+        {
             return false;
         }
         if self
@@ -298,7 +298,7 @@ impl HostJob {
     pub(super) fn advance_phase(&mut self, now: Instant) {
         match self.phase {
             Phase::Running
-                if self.launched
+                if self.launched.is_some()
                     && self.all_ranks_ended()
                     && !live_children(self.me).is_empty() =>
             {

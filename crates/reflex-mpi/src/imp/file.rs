@@ -97,42 +97,32 @@ pub fn file_open(
 
 /// The shared file pointer's sidecar: every rank says which node it is on (the name base of
 /// the node's shared segments, empty when unknown) and rank 0 adds two names, one in `/dev/shm`
-/// and one next to the file; all ranks take the first when they all named rank 0's node, the
-/// second otherwise.
+/// (empty when its node is unknown) and one next to the file; all ranks take the first when they
+/// all named rank 0's node, the second otherwise.
 fn shared_pointer(w: &mut Mpi, comm: CommId, path: &Path, first: bool) -> Result<SharedPointer> {
     let node = w.world.engine.node_segment_base().unwrap_or("").to_owned();
     let mut mine = node.clone().into_bytes();
-    if first && !node.is_empty() {
-        mine.push(0);
-        mine.extend(
-            SharedPointer::name_on_node(&node)
-                .into_os_string()
-                .into_vec(),
-        );
-    }
     if first {
-        mine.push(0);
-        mine.extend(SharedPointer::name_for(path).into_os_string().into_vec());
+        let on_node = match node.is_empty() {
+            true => PathBuf::new(),
+            false => SharedPointer::name_on_node(&node),
+        };
+        for name in [on_node, SharedPointer::name_for(path)] {
+            mine.push(0);
+            mine.extend(name.into_os_string().into_vec());
+        }
     }
     let all = w.world.engine.file_allgather(comm, &mine)?;
-    let mut fields = all.first().map_or(&[][..], |v| &v[..]).split(|&b| b == 0);
-    let node0 = fields.next().unwrap_or_default();
-    let one_node = !node0.is_empty()
-        && all
-            .iter()
-            .all(|v| v.split(|&b| b == 0).next() == Some(node0));
-    let on_node = match node0.is_empty() {
-        true => None,
-        false => fields.next(),
-    };
-    let beside = fields.next().unwrap_or_default();
-    let name = match (one_node, on_node) {
-        (true, Some(name)) => name,
-        _ => beside,
-    };
-    Ok(SharedPointer::at(PathBuf::from(OsString::from_vec(
-        name.to_vec(),
-    ))))
+    let fields = |v: &[u8]| v.split(|&b| b == 0).map(<[u8]>::to_vec).collect::<Vec<_>>();
+    let [node0, on_node, beside] = <[Vec<u8>; 3]>::try_from(fields(&all[0])).map_err(|_| {
+        MpiError::new(
+            ErrorClass::Intern,
+            "rank 0 sent no shared file pointer names",
+        )
+    })?;
+    let one_node = !node0.is_empty() && all.iter().all(|v| fields(v)[0] == node0);
+    let name = if one_node { on_node } else { beside };
+    Ok(SharedPointer::at(PathBuf::from(OsString::from_vec(name))))
 }
 
 /// The size of the file in bytes.

@@ -215,8 +215,8 @@ fn end(w: &mut Mpi, fh: FileId, status: *mut MPI_Status) -> Result<()> {
 }
 
 /// One C entry point: `status` (blocking) runs `$op` (`access` or `collective`), `request`
-/// (nonblocking, complete when it returns) runs `access`, also for the collective forms (see
-/// the module documentation); `begin` starts a split collective. `[offset]` adds the
+/// (nonblocking, complete when it returns) runs `access`, for the collective forms too (see the
+/// module documentation); `begin` starts a split collective. `[offset]` adds the
 /// explicit-offset argument that `$at` uses. (`@fn` receives the parameter names from the arm
 /// that uses them: a name a macro writes is another name in the expansion it calls.)
 macro_rules! form {
@@ -224,10 +224,10 @@ macro_rules! form {
         form!(@fn $name(w, fh, [$($off)?], buf: $buf, count, datatype, [status: *mut MPI_Status])
             status_of(status, $op(w, fh, $at, Dir::$dir(buf), count, &datatype)?));
     };
-    (request $op:ident, $dir:ident($buf:ty), [$($off:ident)?], $at:expr => $name:ident) => {
+    (request $dir:ident($buf:ty), [$($off:ident)?], $at:expr => $name:ident) => {
         form!(@fn $name(w, fh, [$($off)?], buf: $buf, count, datatype, [request: *mut MPI_Request])
             {
-                let n = $op(w, fh, $at, Dir::$dir(buf), count, &datatype)?;
+                let n = access(w, fh, $at, Dir::$dir(buf), count, &datatype)?;
                 request_of(w, request, n)
             });
     };
@@ -258,30 +258,30 @@ type In = *const c_void;
 
 form!(status access, Read(Out), [offset], At::Offset(offset) => file_read_at);
 form!(status access, Write(In), [offset], At::Offset(offset) => file_write_at);
-form!(request access, Read(Out), [offset], At::Offset(offset) => file_iread_at);
-form!(request access, Write(In), [offset], At::Offset(offset) => file_iwrite_at);
+form!(request Read(Out), [offset], At::Offset(offset) => file_iread_at);
+form!(request Write(In), [offset], At::Offset(offset) => file_iwrite_at);
 form!(status collective, Read(Out), [offset], At::Offset(offset) => file_read_at_all);
 form!(status collective, Write(In), [offset], At::Offset(offset) => file_write_at_all);
-form!(request access, Read(Out), [offset], At::Offset(offset) => file_iread_at_all);
-form!(request access, Write(In), [offset], At::Offset(offset) => file_iwrite_at_all);
+form!(request Read(Out), [offset], At::Offset(offset) => file_iread_at_all);
+form!(request Write(In), [offset], At::Offset(offset) => file_iwrite_at_all);
 form!(begin Read(Out), [offset], At::Offset(offset) => file_read_at_all_begin);
 form!(begin Write(In), [offset], At::Offset(offset) => file_write_at_all_begin);
 
 form!(status access, Read(Out), [], At::Pointer => file_read);
 form!(status access, Write(In), [], At::Pointer => file_write);
-form!(request access, Read(Out), [], At::Pointer => file_iread);
-form!(request access, Write(In), [], At::Pointer => file_iwrite);
+form!(request Read(Out), [], At::Pointer => file_iread);
+form!(request Write(In), [], At::Pointer => file_iwrite);
 form!(status collective, Read(Out), [], At::Pointer => file_read_all);
 form!(status collective, Write(In), [], At::Pointer => file_write_all);
-form!(request access, Read(Out), [], At::Pointer => file_iread_all);
-form!(request access, Write(In), [], At::Pointer => file_iwrite_all);
+form!(request Read(Out), [], At::Pointer => file_iread_all);
+form!(request Write(In), [], At::Pointer => file_iwrite_all);
 form!(begin Read(Out), [], At::Pointer => file_read_all_begin);
 form!(begin Write(In), [], At::Pointer => file_write_all_begin);
 
 form!(status access, Read(Out), [], At::Shared => file_read_shared);
 form!(status access, Write(In), [], At::Shared => file_write_shared);
-form!(request access, Read(Out), [], At::Shared => file_iread_shared);
-form!(request access, Write(In), [], At::Shared => file_iwrite_shared);
+form!(request Read(Out), [], At::Shared => file_iread_shared);
+form!(request Write(In), [], At::Shared => file_iwrite_shared);
 form!(status collective, Read(Out), [], At::Ordered => file_read_ordered);
 form!(status collective, Write(In), [], At::Ordered => file_write_ordered);
 form!(begin Read(Out), [], At::Ordered => file_read_ordered_begin);
